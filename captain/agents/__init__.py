@@ -1,0 +1,5 @@
+"""Builders: database rows -> runtime agents (assistant -> triage agent, scenario -> specialist)."""
+
+from .builder import build_team
+
+__all__ = ["build_team"]

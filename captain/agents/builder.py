@@ -1,0 +1,89 @@
+"""Turn an assistant and its enabled scenarios into a team of runtime agents (Chatwoot's star topology:
+triage <-> every scenario; each specialist can hand back)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..conf import captain_setting
+from ..models import TRIAGE_KEY, Assistant, FaqEntry, Scenario
+from ..prompts import render_builder_text, render_file
+from ..runtime import Agent, Handoff, handoff_tool_name
+from ..tools import build_tools
+
+TRIAGE_TOOLS = ("faq_lookup", "handoff_to_human")
+BACK_TO_TRIAGE = "Transfer back to the assistant when the customer's request is outside your topic."
+
+
+@dataclass(frozen=True)
+class PromptVariables:
+    """What builder-written instructions may refer to, e.g. `{{ contact.name }}`."""
+
+    contact_name: str = ""
+
+    def as_dict(self, assistant: Assistant) -> dict[str, object]:
+        return {
+            "contact": {"name": self.contact_name},
+            "assistant": {"name": assistant.name, "product_name": assistant.product_name},
+        }
+
+
+def _as_list(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    if isinstance(value, str) and value.strip():
+        return [line.strip("- ").strip() for line in value.splitlines() if line.strip()]
+    return []
+
+
+def build_team(assistant: Assistant, *, variables: PromptVariables | None = None) -> dict[str, Agent]:
+    """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys."""
+    variables = variables or PromptVariables()
+    template_vars = variables.as_dict(assistant)
+    model = assistant.model or captain_setting("DEFAULT_MODEL")
+    scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
+    has_faq = FaqEntry.objects.filter(assistant=assistant, enabled=True).exists()
+    guidelines = _as_list(assistant.response_guidelines)
+    guardrails = _as_list(assistant.guardrails)
+
+    triage = Agent(
+        key=TRIAGE_KEY,
+        name=assistant.name,
+        instructions=render_file(
+            "assistant.jinja",
+            assistant=assistant,
+            instructions=render_builder_text(assistant.instructions, **template_vars),
+            scenarios=[{"tool_name": s.handoff_tool_name, "description": s.description} for s in scenarios],
+            guidelines=guidelines,
+            guardrails=guardrails,
+            contact_name=variables.contact_name,
+        ),
+        model=model,
+        temperature=assistant.temperature,
+        tools=build_tools(TRIAGE_TOOLS),
+        handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios],
+    )
+    team = {TRIAGE_KEY: triage}
+    for scenario in scenarios:
+        # The scenario's allowlist, plus the escalation every agent must always be able to make.
+        tool_names = ["handoff_to_human", *[t for t in scenario.tools if t != "handoff_to_human"]]
+        team[scenario.key] = Agent(
+            key=scenario.key,
+            name=scenario.title,
+            instructions=render_file(
+                "scenario.jinja",
+                assistant=assistant,
+                scenario=scenario,
+                instruction=render_builder_text(scenario.instruction, **template_vars),
+                has_faq=has_faq and "faq_lookup" in tool_names,
+                back_tool=handoff_tool_name(TRIAGE_KEY),
+                guidelines=guidelines,
+                guardrails=guardrails,
+                contact_name=variables.contact_name,
+            ),
+            model=model,
+            temperature=assistant.temperature,
+            tools=build_tools(tool_names),
+            handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)],
+        )
+    return team

@@ -1,0 +1,104 @@
+"""Seed a demo account: an API inbox, an assistant with three scenarios, FAQ entries and two users.
+
+Idempotent: running it again updates the demo objects instead of duplicating them.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, Scenario
+from helpdesk.models import Account, Inbox, Membership
+
+DEMO_ACCOUNT = "Acme Demo"
+DEMO_SECRET = "demo-inbox-secret"
+DEMO_WEBHOOK_TOKEN = "demo-api-inbox"
+
+SCENARIOS = [
+    {
+        "key": "refunds",
+        "title": "Refunds",
+        "description": "The customer wants a refund, to return an item, or asks about money back.",
+        "instruction": "Ask for the order number if it is missing, explain the 30-day refund policy using "
+        "faq_lookup, and confirm the next step. Hand over to a human for refunds above 500 EUR.",
+        "tools": ["faq_lookup", "add_label", "add_private_note"],
+    },
+    {
+        "key": "shipping",
+        "title": "Shipping",
+        "description": "Questions about delivery times, shipping costs, tracking an order or a late parcel.",
+        "instruction": "Use faq_lookup for delivery times and costs. For a late parcel, ask for the order number.",
+        "tools": ["faq_lookup", "add_label"],
+    },
+    {
+        "key": "tech_support",
+        "title": "Technical support",
+        "description": "The product does not work, an error message, login or app problems.",
+        "instruction": "Ask what the customer sees and on which device, then suggest the documented fix from "
+        "faq_lookup. If nothing helps, hand over to a human with a summary.",
+        "tools": ["faq_lookup", "set_priority", "add_private_note"],
+    },
+]
+
+FAQ = [
+    ("How long does a refund take?", "Refunds reach your original payment method within 5 business days."),
+    ("What is the refund policy?", "You can return any item within 30 days of delivery for a full refund."),
+    ("How long does shipping take?", "Standard shipping takes 2-4 business days in the EU, express 1 day."),
+    ("How much does shipping cost?", "Shipping is free above 50 EUR, otherwise 4.90 EUR."),
+    ("How do I track my order?", "Use the tracking link in your shipping confirmation e-mail."),
+    ("I forgot my password", "Use 'Forgot password' on the login page; the reset link is valid for 1 hour."),
+    ("The app crashes on start", "Update the app to the latest version, then restart your phone."),
+    ("退款需要多长时间？", "退款会在 5 个工作日内退回到您的原支付方式。"),
+]
+
+
+class Command(BaseCommand):
+    help = "Seed the demo account (inbox, assistant, scenarios, FAQ, users). Safe to run repeatedly."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--callback-url", default="", help="Where the API inbox POSTs replies.")
+        parser.add_argument("--password", default="demo-password", help="Password of the demo users.")
+
+    @transaction.atomic
+    def handle(self, *args, callback_url: str, password: str, **options) -> None:
+        account, _ = Account.objects.get_or_create(name=DEMO_ACCOUNT)
+        CreditBalance.objects.get_or_create(account=account, defaults={"limit": 1000})
+        inbox, _ = Inbox.objects.update_or_create(
+            webhook_token=DEMO_WEBHOOK_TOKEN,
+            defaults={"account": account, "name": "Website API", "channel_type": Inbox.ChannelType.API,
+                      "secret": DEMO_SECRET, **({"callback_url": callback_url} if callback_url else {})},
+        )
+        assistant, _ = Assistant.objects.update_or_create(
+            account=account,
+            name="Captain",
+            defaults={
+                "product_name": "Acme Shop",
+                "description": "Acme Shop sells home electronics online in the EU.",
+                "response_guidelines": ["Keep answers under three sentences.", "Use the customer's language."],
+                "guardrails": ["Never promise a refund amount or a delivery date that the FAQ does not state."],
+            },
+        )
+        AssistantInbox.objects.update_or_create(inbox=inbox, defaults={"assistant": assistant})
+        for spec in SCENARIOS:
+            Scenario.objects.update_or_create(assistant=assistant, key=spec["key"], defaults=spec)
+        for question, answer in FAQ:
+            FaqEntry.objects.update_or_create(
+                assistant=assistant, question=question, defaults={"account": account, "answer": answer}
+            )
+        users = {}
+        for username, role, staff in (("admin", Membership.Role.ADMIN, True), ("agent", Membership.Role.AGENT, False)):
+            user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_staff": staff})
+            if created:
+                user.set_password(password)
+                user.save()
+            Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+            users[username] = Token.objects.get_or_create(user=user)[0].key
+        self.stdout.write(
+            f"Demo account #{account.id} '{account.name}': inbox webhook /webhooks/api/{inbox.webhook_token}/ "
+            f"(secret {DEMO_SECRET}), assistant '{assistant.name}' with {len(SCENARIOS)} scenarios, "
+            f"{len(FAQ)} FAQ entries.\nUsers: admin / agent (password '{password}' on first creation); "
+            f"API tokens: admin={users['admin']} agent={users['agent']}"
+        )

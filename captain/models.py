@@ -1,0 +1,211 @@
+"""Captain's data: assistants and their scenarios, FAQ knowledge, credits, and the record of each AI run."""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F, Q
+
+from helpdesk.models import Account, Conversation, Inbox, Message
+
+from .runtime.types import HANDOFF_PREFIX, MAX_TOOL_NAME_LENGTH
+
+TRIAGE_KEY = "assistant"
+MAX_SCENARIO_KEY_LENGTH = MAX_TOOL_NAME_LENGTH - len(HANDOFF_PREFIX)  # 53: handoff_to_<key> fits in 64
+SCENARIO_KEY_RE = re.compile(r"^[a-z0-9_]+$")
+
+
+class Assistant(models.Model):
+    """The triage agent of an account's AI team, and the settings its scenarios share."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="assistants")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    product_name = models.CharField(max_length=200, blank=True)
+    instructions = models.TextField(blank=True, help_text="Extra instructions for the triage assistant.")
+    response_guidelines = models.JSONField(default=list, blank=True, help_text="List of short rules.")
+    guardrails = models.JSONField(default=list, blank=True, help_text="List of things the AI must not do.")
+    handoff_message = models.TextField(
+        default="I'm connecting you with a member of our team. They will reply here shortly.",
+        help_text="Sent to the customer when the AI hands the conversation to people.",
+    )
+    resolution_message = models.TextField(
+        default="Glad I could help! I'm marking this conversation as resolved.",
+        help_text="Sent when the AI resolves the conversation.",
+    )
+    model = models.CharField(max_length=200, blank=True, help_text="Empty: the server default (CAPTAIN_MODEL).")
+    temperature = models.FloatField(default=0.2)
+    max_turns = models.PositiveSmallIntegerField(default=6, help_text="Model calls allowed per customer message.")
+    inboxes = models.ManyToManyField(Inbox, through="AssistantInbox", related_name="+", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AssistantInbox(models.Model):
+    """Which assistant serves an inbox (at most one per inbox); helpdesk stays unaware of captain."""
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="assistant_inboxes")
+    inbox = models.OneToOneField(Inbox, on_delete=models.CASCADE, related_name="captain_assistant")
+
+    def __str__(self) -> str:
+        return f"{self.assistant} -> {self.inbox}"
+
+    def clean(self) -> None:
+        if self.assistant_id and self.inbox_id and self.assistant.account_id != self.inbox.account_id:
+            raise ValidationError("The inbox and the assistant belong to different accounts.")
+
+
+def validate_scenario_key(value: str) -> None:
+    if not SCENARIO_KEY_RE.match(value):
+        raise ValidationError("Use lowercase letters, digits and underscores only.")
+    if len(value) > MAX_SCENARIO_KEY_LENGTH:
+        raise ValidationError(f"At most {MAX_SCENARIO_KEY_LENGTH} characters (handoff_to_<key> <= 64).")
+    if value == TRIAGE_KEY:
+        raise ValidationError(f"'{TRIAGE_KEY}' is reserved for the triage assistant.")
+
+
+class Scenario(models.Model):
+    """A specialist agent. Its `key` is stored once at creation and never re-derived from the title, so renaming
+    a scenario never changes the handoff tool a prompt or a conversation refers to."""
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="scenarios")
+    title = models.CharField(max_length=200)
+    description = models.TextField(help_text="When the assistant should hand the conversation to this scenario.")
+    instruction = models.TextField(help_text="How this specialist handles the conversation.")
+    enabled = models.BooleanField(default=True)
+    tools = models.JSONField(default=list, blank=True, help_text="Names of built-in tools this scenario may call.")
+    key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH, validators=[validate_scenario_key])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assistant", "key"], name="scenario_unique_key_per_assistant"),
+            models.CheckConstraint(condition=~Q(key=TRIAGE_KEY) & ~Q(key=""), name="scenario_key_not_reserved"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.key})"
+
+    @property
+    def handoff_tool_name(self) -> str:
+        return f"{HANDOFF_PREFIX}{self.key}"
+
+
+class FaqEntry(models.Model):
+    """A question and its approved answer, searched by the `faq_lookup` tool."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="faq_entries")
+    question = models.TextField()
+    answer = models.TextField()
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "FAQ entry"
+        verbose_name_plural = "FAQ entries"
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+
+class CreditBalance(models.Model):
+    """An account's credit limit and how much of it is used. Debits are one conditional UPDATE (never
+    check-then-act), so concurrent runs cannot overdraw."""
+
+    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="credit_balance")
+    limit = models.PositiveIntegerField(default=1000)
+    used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(used__lte=F("limit")), name="credit_used_within_limit")]
+
+    def __str__(self) -> str:
+        return f"{self.account}: {self.used}/{self.limit}"
+
+    @property
+    def remaining(self) -> int:
+        return max(self.limit - self.used, 0)
+
+
+class CreditLedgerEntry(models.Model):
+    """One billable event, written in the same transaction as the message it pays for."""
+
+    class Kind(models.TextChoices):
+        AI_REPLY = "ai_reply", "AI reply"
+        REFUND = "refund", "Refund (delivery failed)"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    message = models.ForeignKey(Message, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.AI_REPLY)
+    amount = models.IntegerField(help_text="Credits used (negative for a refund).")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
+    agent_key = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["message", "kind"], name="ledger_unique_message_kind")]
+        indexes = [models.Index(fields=["account", "created_at"], name="ledger_account_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} for message {self.message_id}"
+
+
+class Run(models.Model):
+    """One AI run: which customer message triggered it, which agents acted, how it ended, what it cost."""
+
+    class Outcome(models.TextChoices):
+        REPLY = "reply", "Reply"
+        HUMAN_HANDOFF = "human_handoff", "Human handoff"
+        RESOLVE = "resolve", "Resolved"
+        ERROR = "error", "Error (handed to people)"
+        SKIPPED = "skipped", "Skipped"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="runs")
+    conversation = models.ForeignKey(Conversation, null=True, on_delete=models.CASCADE, related_name="ai_runs")
+    trigger_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
+    reply_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    detail = models.TextField(blank=True, help_text="Handoff reason or internal error detail (never shown to the customer).")
+    start_agent_key = models.CharField(max_length=64, blank=True)
+    end_agent_key = models.CharField(max_length=64, blank=True)
+    route = models.JSONField(default=list)
+    llm_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    credit_used = models.BooleanField(default=False)
+    trace_id = models.CharField(max_length=32, blank=True, db_index=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"Run #{self.pk}: {self.outcome}"
+
+
+class SpanRecord(models.Model):
+    """A finished OpenTelemetry span kept in the database so the dashboard can show what the AI did and why."""
+
+    trace_id = models.CharField(max_length=32, db_index=True)
+    span_id = models.CharField(max_length=16)
+    parent_span_id = models.CharField(max_length=16, blank=True)
+    name = models.CharField(max_length=200)
+    start_time = models.DateTimeField()
+    end_time = models.DateTimeField()
+    status = models.CharField(max_length=16, blank=True)
+    attributes = models.JSONField(default=dict)
+    events = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["start_time", "id"]
+        constraints = [models.UniqueConstraint(fields=["trace_id", "span_id"], name="span_unique_id")]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.trace_id}/{self.span_id}"

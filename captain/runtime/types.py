@@ -1,0 +1,198 @@
+"""Plain runtime objects: agents, tools, handoffs, the run context and the typed outcome of a run.
+
+Nothing here imports Django or the `openai` SDK, so the runtime can be unit-tested with a scripted model and
+reused outside the helpdesk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+HANDOFF_PREFIX = "handoff_to_"
+MAX_TOOL_NAME_LENGTH = 64  # the OpenAI function-name limit; Chatwoot's handoff keys obey it too
+
+
+def handoff_tool_name(agent_key: str) -> str:
+    """The stable tool name a model calls to transfer control to the agent with this key."""
+    return f"{HANDOFF_PREFIX}{agent_key}"
+
+
+@dataclass
+class Usage:
+    """Token and request counts accumulated over a run (and over every agent in it)."""
+
+    requests: int = 0
+    """Number of model calls made."""
+    input_tokens: int = 0
+    """Prompt tokens reported by the model endpoint."""
+    output_tokens: int = 0
+    """Completion tokens reported by the model endpoint."""
+
+    def add(self, other: Usage) -> None:
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class RunContext:
+    """What tools may know about the run. It never reaches the model."""
+
+    account_id: int
+    """Tenant of the conversation; tools scope every query to it."""
+    conversation_id: int | None
+    """Conversation being answered (None in a playground run)."""
+    usage: Usage = field(default_factory=Usage)
+    """Accumulated over the whole run."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Free slot for the host application (e.g. the assistant id, a dry-run flag)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool function returns."""
+
+    content: str
+    """Text given back to the model as the tool result."""
+    outcome: Outcome | None = None
+    """When set, the run ends with this outcome (e.g. a human handoff) after the tool call."""
+
+
+ToolFunction = Callable[[RunContext, dict[str, Any]], "ToolOutput | str"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call. Arguments are validated against `parameters` before `function` runs."""
+
+    name: str
+    """Function name shown to the model; unique within an agent."""
+    description: str
+    """What the tool does and when to use it, shown to the model."""
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object (type object, properties, required, additionalProperties false)."""
+    function: ToolFunction
+    """Called with the run context and the validated arguments."""
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """An edge from one agent to another, offered to the model as a `handoff_to_<key>` tool."""
+
+    target_key: str
+    """Key of the agent that takes over."""
+    description: str
+    """When to transfer, shown to the model as the tool description."""
+
+    @property
+    def tool_name(self) -> str:
+        return handoff_tool_name(self.target_key)
+
+
+@dataclass
+class Agent:
+    """One member of the AI team: the triage assistant or a scenario specialist."""
+
+    key: str
+    """Stable key: the handoff target name and what a conversation stores as 'agent in charge'."""
+    name: str
+    """Human-readable name for logs and the dashboard."""
+    instructions: str
+    """Fully rendered system prompt."""
+    model: str
+    """Model name passed to the Chat Completions API."""
+    temperature: float = 0.0
+    tools: list[Tool] = field(default_factory=list)
+    """Function tools this agent owns (its allowlist)."""
+    handoffs: list[Handoff] = field(default_factory=list)
+    """Agents this agent may transfer to (its handoff allowlist)."""
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def handoff(self, tool_name: str) -> Handoff | None:
+        return next((h for h in self.handoffs if h.tool_name == tool_name), None)
+
+
+# ---- outcomes ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The run produced a message for the customer."""
+
+    text: str
+    kind: Literal["reply"] = "reply"
+
+
+@dataclass(frozen=True)
+class HumanHandoff:
+    """The conversation goes to people. `reason` is for agents (a private note), never for the customer."""
+
+    reason: str
+    priority: str | None = None
+    kind: Literal["human_handoff"] = "human_handoff"
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """The AI considers the conversation resolved."""
+
+    reason: str = ""
+    kind: Literal["resolve"] = "resolve"
+
+
+ErrorKind = Literal[
+    "model_error", "max_turns", "empty_reply", "loop_detected", "deadline", "attempts_exhausted", "internal_error"
+]
+
+
+@dataclass(frozen=True)
+class RunError:
+    """The run failed. The host turns this into a human handoff; `detail` is internal and never sent to a customer."""
+
+    error: ErrorKind
+    detail: str = ""
+    kind: Literal["error"] = "error"
+
+
+Outcome = Reply | HumanHandoff | Resolve | RunError
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """One notable step of a run, kept for tests, the outcome service and the debug log."""
+
+    type: Literal[
+        "llm_call",
+        "tool_call",
+        "tool_refused",
+        "tool_error",
+        "handoff",
+        "handoff_ignored",
+        "handoff_refused",
+    ]
+    agent_key: str
+    name: str = ""
+    """Tool or handoff tool name (empty for llm_call)."""
+    detail: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """What `Runner.run` returns."""
+
+    outcome: Outcome
+    agent_key: str
+    """Agent in charge at the end of the run: it continues on the next customer message."""
+    usage: Usage
+    route: list[str]
+    """Agent keys in the order they took control, starting with the starting agent."""
+    events: list[RunEvent] = field(default_factory=list)

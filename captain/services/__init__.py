@@ -1,0 +1,1 @@
+"""Captain's write operations: runs, outcomes, credits."""

@@ -1,0 +1,131 @@
+"""Applying a run's outcome: the customer-visible result, the credit and the run record in ONE transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from helpdesk.models import Conversation, Message
+from helpdesk.services.conversations import conversation_escalate, conversation_set_status
+from helpdesk.services.messages import message_create_ai_reply
+
+from ..models import Assistant, Run
+from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
+from .credits import credit_debit
+
+ERROR_REASONS = {
+    "model_error": "The AI model could not be reached.",
+    "max_turns": "The AI did not finish within its turn limit.",
+    "empty_reply": "The AI produced an empty reply.",
+    "loop_detected": "The AI repeated the same tool call.",
+    "deadline": "The AI ran out of time.",
+    "attempts_exhausted": "The AI failed on this message several times.",
+    "internal_error": "The AI run failed with an internal error.",
+}
+
+
+@dataclass(frozen=True)
+class AppliedOutcome:
+    run: Run
+    reply_message: Message | None
+    credit_used: bool
+
+
+def handoff_message_for(conversation: Conversation, assistant: Assistant | None) -> str:
+    """The inbox's own handoff text wins (it may be channel-specific), then the assistant's."""
+    return conversation.inbox.handoff_message or (assistant.handoff_message if assistant else "")
+
+
+@transaction.atomic
+def outcome_apply(
+    *,
+    conversation_id: int,
+    assistant: Assistant | None,
+    outcome: Outcome,
+    result: RunResult | None,
+    agent_names: dict[str, str],
+    trigger_message_ids: list[int],
+    trace_id: str,
+    duration_ms: int,
+) -> AppliedOutcome:
+    """Make the outcome real. Replies are charged here, in the same transaction as the message; handoffs,
+    resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped."""
+    conversation = Conversation.objects.select_for_update().select_related("inbox").get(pk=conversation_id)
+    reply_message: Message | None = None
+    credit_used = False
+    recorded = outcome.kind
+    detail = ""
+    agent_key = result.agent_key if result else ""
+
+    if conversation.status != Conversation.Status.PENDING:
+        recorded, detail = Run.Outcome.SKIPPED, f"People took over during the run ({conversation.status})."
+    elif isinstance(outcome, Reply):
+        savepoint = transaction.savepoint()
+        reply_message = message_create_ai_reply(
+            conversation=conversation,
+            content=outcome.text,
+            agent_key=agent_key,
+            agent_name=agent_names.get(agent_key, agent_key),
+        )
+        credit_used = credit_debit(message=reply_message, assistant=assistant, agent_key=agent_key)
+        if credit_used:
+            conversation.ai_agent_key = agent_key
+            conversation.save(update_fields=["ai_agent_key"])
+        else:
+            # The limit was reached by a concurrent run since we checked: hand over instead of replying free.
+            transaction.savepoint_rollback(savepoint)
+            reply_message = None
+            recorded, detail = Run.Outcome.HUMAN_HANDOFF, "Credit limit reached."
+            reply_message = _escalate(conversation, assistant, detail, None)
+    elif isinstance(outcome, HumanHandoff):
+        detail = outcome.reason
+        reply_message = _escalate(conversation, assistant, outcome.reason, outcome.priority)
+    elif isinstance(outcome, Resolve):
+        detail = outcome.reason
+        if assistant and assistant.resolution_message.strip():
+            reply_message = message_create_ai_reply(
+                conversation=conversation,
+                content=assistant.resolution_message,
+                agent_key=agent_key,
+                agent_name=agent_names.get(agent_key, agent_key),
+            )
+        conversation_set_status(conversation=conversation, status=Conversation.Status.RESOLVED, actor="The AI")
+    elif isinstance(outcome, RunError):
+        detail = f"{ERROR_REASONS.get(outcome.error, outcome.error)} {outcome.detail}".strip()
+        reply_message = _escalate(conversation, assistant, ERROR_REASONS.get(outcome.error, outcome.error), None)
+
+    Message.objects.filter(pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING).update(
+        ai_status=Message.AIStatus.DONE if recorded != Run.Outcome.SKIPPED else Message.AIStatus.SKIPPED
+    )
+    usage = result.usage if result else None
+    run = Run.objects.create(
+        account_id=conversation.account_id,
+        assistant=assistant,
+        conversation=conversation,
+        trigger_message_id=max(trigger_message_ids) if trigger_message_ids else None,
+        reply_message=reply_message,
+        outcome=recorded,
+        detail=detail[:4000],
+        start_agent_key=result.route[0] if result and result.route else "",
+        end_agent_key=agent_key,
+        route=result.route if result else [],
+        llm_calls=usage.requests if usage else 0,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        credit_used=credit_used,
+        trace_id=trace_id,
+        duration_ms=duration_ms,
+    )
+    return AppliedOutcome(run=run, reply_message=reply_message, credit_used=credit_used)
+
+
+def _escalate(conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None) -> Message | None:
+    conversation.ai_agent_key = ""
+    conversation.save(update_fields=["ai_agent_key"])
+    return conversation_escalate(
+        conversation=conversation,
+        reason=reason,
+        priority=priority,
+        customer_message=handoff_message_for(conversation, assistant),
+    )

@@ -1,0 +1,27 @@
+"""Celery tasks of the AI team. They take ids (never message bodies) and call one service each."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from opentelemetry import trace
+
+from helpdesk.tracing import extract_context
+
+from .conf import captain_setting
+from .runtime import semconv as sc
+from .services.runs import ConversationBusy, run_for_message
+
+tracer = trace.get_tracer("captain")
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def reply_generate(self, message_id: int, trace_context: dict[str, str] | None = None) -> str:
+    """Answer a customer message with the AI team (or hand it to people)."""
+    with tracer.start_as_current_span(sc.SPAN_TASK, context=extract_context(trace_context)) as span:
+        span.set_attribute(sc.CAPTAIN_TASK_NAME, "reply_generate")
+        span.set_attribute(sc.CAPTAIN_MESSAGE_ID, message_id)
+        try:
+            return run_for_message(message_id=message_id)
+        except ConversationBusy:
+            # The running task answers every pending message of the conversation; this one re-checks soon.
+            raise self.retry(countdown=captain_setting("LOCK_RETRY_SECONDS"), max_retries=None) from None

@@ -1,0 +1,84 @@
+"""Tracing setup: a TracerProvider that keeps spans in the database (for the dashboard's debug log) and exports
+them over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. Span and attribute names live in
+`captain.runtime.semconv` (AI work) and `helpdesk.tracing` (webhooks and delivery)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+from collections.abc import Sequence
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+from .conf import captain_setting
+
+logger = logging.getLogger(__name__)
+_configured = False
+
+
+def _ts(ns: int | None) -> dt.datetime:
+    return dt.datetime.fromtimestamp((ns or 0) / 1e9, tz=dt.UTC)
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+class DatabaseSpanExporter(SpanExporter):
+    """Writes finished spans to `captain.SpanRecord`. Failing to store telemetry never fails the product."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        from .models import SpanRecord
+
+        rows = []
+        for span in spans:
+            ctx = span.get_span_context()
+            rows.append(
+                SpanRecord(
+                    trace_id=format(ctx.trace_id, "032x"),
+                    span_id=format(ctx.span_id, "016x"),
+                    parent_span_id=format(span.parent.span_id, "016x") if span.parent else "",
+                    name=span.name[:200],
+                    start_time=_ts(span.start_time),
+                    end_time=_ts(span.end_time),
+                    status=span.status.status_code.name,
+                    attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
+                    events=[
+                        {"name": e.name, "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}}
+                        for e in span.events
+                    ],
+                )
+            )
+        try:
+            SpanRecord.objects.bulk_create(rows, ignore_conflicts=True)
+        except Exception:
+            logger.exception("could not store %d spans", len(rows))
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+
+def configure_tracing() -> None:
+    """Install our TracerProvider once per process, unless the host application installed its own."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    if isinstance(trace.get_tracer_provider(), TracerProvider):
+        return
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "captain-helpdesk")})
+    provider = TracerProvider(resource=resource)
+    if captain_setting("STORE_SPANS"):
+        # Synchronous on purpose: the debug log must show a run as soon as its task ends.
+        provider.add_span_processor(SimpleSpanProcessor(DatabaseSpanExporter()))
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)

@@ -1,0 +1,11 @@
+"""The Celery app. Workers answer customer messages (captain) and deliver replies (helpdesk)."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("captain_helpdesk")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,188 @@
+"""Settings for Captain Helpdesk, read from the environment.
+
+Embedded defaults (SQLite, a local Redis, the bundled local model on 127.0.0.1) need no configuration;
+`DATABASE_URL`, `REDIS_URL`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `CAPTAIN_MODEL` and the standard `OTEL_*`
+variables move the same code to real infrastructure.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("HELPDESK_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+# A development key is only acceptable when DEBUG is on; production must set DJANGO_SECRET_KEY.
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key" if DEBUG else "")
+ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+PUBLIC_BASE_URL = os.environ.get("HELPDESK_PUBLIC_URL", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "helpdesk",
+    "captain",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # WAL lets the web server and a worker read while the other writes; the timeout absorbs short write locks.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_URL = "/admin/login/"
+
+# Webhook bodies are refused above this size before any parsing (see helpdesk.api.webhooks).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HELPDESK_MAX_BODY_BYTES", 256 * 1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Captain Helpdesk API",
+    "DESCRIPTION": "Conversations, messages, assistants, scenarios, FAQ entries and credit usage.",
+    "VERSION": "0.1.0",
+}
+
+# ---- Redis and Celery --------------------------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# Time budgets nest (RELIABILITY.md): per LLM call timeout x (retries + 1) x max turns < soft limit < hard limit
+# < broker visibility timeout < conversation lock TTL is checked by `captain.checks`.
+LLM_TIMEOUT_SECONDS = env_float("CAPTAIN_LLM_TIMEOUT", 30.0)
+LLM_MAX_RETRIES = env_int("CAPTAIN_LLM_MAX_RETRIES", 1)
+MAX_TURNS_CAP = env_int("CAPTAIN_MAX_TURNS_CAP", 8)
+RUN_BUDGET_SECONDS = LLM_TIMEOUT_SECONDS * (LLM_MAX_RETRIES + 1) * MAX_TURNS_CAP
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = int(RUN_BUDGET_SECONDS + 60)
+CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 30
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT * 2,
+    # A webhook must answer fast even when Redis is down: fail the publish quickly, the message is already
+    # stored and the sweeper enqueues it after recovery.
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
+CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
+
+HELPDESK = {
+    # Import path of the object that answers customers; `captain` plugs in here so helpdesk never imports it.
+    "AI_RESPONDER": os.environ.get("HELPDESK_AI_RESPONDER", "captain.integration.responder"),
+    "WEBHOOK_REPLAY_WINDOW_SECONDS": 300,
+    "WEBHOOK_MAX_JSON_DEPTH": 20,
+    "DELIVERY_MAX_RETRIES": env_int("HELPDESK_DELIVERY_MAX_RETRIES", 5),
+    "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),
+    "DELIVERY_BACKOFF_SECONDS": env_float("HELPDESK_DELIVERY_BACKOFF", 2.0),
+}
+
+CAPTAIN = {
+    "OPENAI_BASE_URL": os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1"),
+    "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "local"),
+    "DEFAULT_MODEL": os.environ.get("CAPTAIN_MODEL", "qwen2.5-coder-0.5b-instruct"),
+    "LLM_TIMEOUT_SECONDS": LLM_TIMEOUT_SECONDS,
+    "LLM_MAX_RETRIES": LLM_MAX_RETRIES,
+    "MAX_TURNS_CAP": MAX_TURNS_CAP,
+    "RUN_DEADLINE_SECONDS": RUN_BUDGET_SECONDS,
+    "LOCK_TTL_SECONDS": CELERY_TASK_TIME_LIMIT + 60,
+    "LOCK_RETRY_SECONDS": 2,
+    "MAX_ATTEMPTS": env_int("CAPTAIN_MAX_ATTEMPTS", 3),
+    "CREDITS_PER_REPLY": 1,
+    "DEFAULT_CREDIT_LIMIT": env_int("CAPTAIN_DEFAULT_CREDIT_LIMIT", 1000),
+    "FAQ_SCORE_THRESHOLD": env_float("CAPTAIN_FAQ_THRESHOLD", 0.45),
+    # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if your
+    # privacy policy forbids keeping message bodies in telemetry.
+    "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),
+    "STORE_SPANS": env_bool("CAPTAIN_STORE_SPANS", True),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,1 @@
+"""The helpdesk domain: accounts, inboxes, contacts, conversations, messages and channels. Knows nothing of LLMs."""

@@ -1,0 +1,1 @@
+"""HTTP interfaces: channel webhooks and the REST API (DRF)."""

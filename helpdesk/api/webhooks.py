@@ -1,0 +1,77 @@
+"""Channel webhooks: verify over the raw body, parse, store, answer fast. The AI runs later, in a worker."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from helpdesk import tracing
+from helpdesk.channels import api_channel
+from helpdesk.channels.base import WebhookRejected, parse_json_body
+from helpdesk.conf import helpdesk_setting
+from helpdesk.models import Inbox
+from helpdesk.services.messages import message_ingest
+
+logger = logging.getLogger(__name__)
+
+
+def read_body(request: HttpRequest, limit: int) -> bytes:
+    """The raw body, refused before parsing when larger than `limit` (declared or actual size)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError as exc:
+        raise WebhookRejected(400, "invalid_length", "Content-Length is not a number.") from exc
+    if declared > limit:
+        raise WebhookRejected(400, "too_large", f"Body is larger than {limit} bytes.")
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        raise WebhookRejected(400, "too_large", f"Body is larger than {limit} bytes.")
+    return body
+
+
+def _rejected(exc: WebhookRejected) -> JsonResponse:
+    return JsonResponse({"error": exc.code, "detail": exc.message}, status=exc.status)
+
+
+@csrf_exempt  # authenticated by the HMAC signature instead of a session
+@require_POST
+def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonResponse:
+    """`POST /webhooks/api/<token>/`: the generic signed API channel."""
+    with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
+        span.set_attribute(tracing.ATTR_CHANNEL, Inbox.ChannelType.API)
+        inbox = Inbox.objects.filter(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API).first()
+        if inbox is None:
+            return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
+        span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
+        span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
+        try:
+            body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+            api_channel.verify(
+                secret=inbox.secret,
+                headers=request.headers,
+                body=body,
+                window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
+            )
+            payload = parse_json_body(body, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
+            inbound_messages = api_channel.parse(payload)
+        except WebhookRejected as exc:
+            span.set_attribute(tracing.ATTR_REJECTED, exc.code)
+            logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)
+            return _rejected(exc)
+        results = [message_ingest(inbox=inbox, inbound=inbound) for inbound in inbound_messages]
+        duplicate = all(not r.created for r in results)
+        span.set_attribute(tracing.ATTR_DUPLICATE, duplicate)
+        if results:
+            span.set_attribute(tracing.ATTR_MESSAGE_ID, results[0].message.id)
+            span.set_attribute(tracing.ATTR_CONVERSATION_ID, results[0].message.conversation_id)
+        return JsonResponse(
+            {
+                "status": "duplicate" if duplicate else "accepted",
+                "message_ids": [r.message.id for r in results],
+                "conversation_id": results[0].message.conversation_id if results else None,
+            }
+        )

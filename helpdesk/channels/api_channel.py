@@ -1,0 +1,118 @@
+"""The generic signed API channel.
+
+Inbound: `POST /webhooks/api/<webhook_token>/` with a JSON body and two headers,
+`X-Helpdesk-Timestamp: <unix seconds>` and `X-Helpdesk-Signature: sha256=<hex HMAC-SHA256(secret, "{ts}.{body}")>`.
+Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from rest_framework import serializers
+
+from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+
+TIMESTAMP_HEADER = "X-Helpdesk-Timestamp"
+SIGNATURE_HEADER = "X-Helpdesk-Signature"
+EVENT_ID_HEADER = "X-Helpdesk-Event-Id"
+SIGNATURE_PREFIX = "sha256="
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """The signature header value for `body` sent at `timestamp`."""
+    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return SIGNATURE_PREFIX + mac.hexdigest()
+
+
+def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
+    timestamp = str(int(time.time() if now is None else now))
+    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(secret, timestamp, body)}
+
+
+def verify(*, secret: str, headers: Mapping[str, str], body: bytes, window_seconds: int, now: float | None = None) -> None:
+    """Raise WebhookRejected(401) unless the body carries a fresh, valid signature made with `secret`."""
+    timestamp = headers.get(TIMESTAMP_HEADER, "")
+    signature = headers.get(SIGNATURE_HEADER, "")
+    if not timestamp or not signature:
+        raise WebhookRejected(401, "signature_missing", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required.")
+    try:
+        sent_at = int(timestamp)
+    except ValueError as exc:
+        raise WebhookRejected(401, "timestamp_invalid", "Timestamp must be integer unix seconds.") from exc
+    current = time.time() if now is None else now
+    if abs(current - sent_at) > window_seconds:
+        raise WebhookRejected(401, "timestamp_expired", f"Timestamp is outside the {window_seconds} s window.")
+    expected = sign(secret, timestamp, body)
+    # compare_digest on bytes: constant time, and non-ASCII header junk cannot raise a TypeError.
+    if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
+        raise WebhookRejected(401, "signature_invalid", "Signature does not match.")
+
+
+class _ContactSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=255)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+
+class _PayloadSerializer(serializers.Serializer):
+    message_id = serializers.CharField(max_length=255)
+    contact = _ContactSerializer()
+    text = serializers.CharField(max_length=10_000, trim_whitespace=False)
+
+
+def parse(payload: Any) -> list[InboundMessage]:
+    """Validate the decoded body and turn it into one InboundMessage."""
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "Body must be a JSON object.")
+    serializer = _PayloadSerializer(data=payload)
+    if not serializer.is_valid():
+        raise WebhookRejected(400, "invalid_payload", json.dumps(serializer.errors))
+    data = serializer.validated_data
+    contact = data["contact"]
+    return [
+        InboundMessage(
+            provider_message_id=data["message_id"],
+            contact=InboundContact(source_id=contact["id"], name=contact["name"], email=contact["email"]),
+            text=data["text"],
+        )
+    ]
+
+
+def send(*, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float) -> DeliveryResult:
+    """POST a signed event to the inbox's callback URL and classify the answer for the retry policy."""
+    if not callback_url:
+        return DeliveryResult(ok=False, permanent=True, error="The inbox has no callback URL.")
+    body = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = {"Content-Type": "application/json", EVENT_ID_HEADER: event_id, **signed_headers(secret, body)}
+    try:
+        response = httpx.post(callback_url, content=body, headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        return DeliveryResult(ok=False, error=f"{type(exc).__name__}: {exc}")
+    if response.is_success:
+        return DeliveryResult(ok=True, status_code=response.status_code)
+    retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
+    # 408/429 and 5xx are the receiver's temporary trouble; any other 4xx will not change on retry.
+    transient = response.status_code in (408, 429) or response.status_code >= 500
+    return DeliveryResult(
+        ok=False,
+        permanent=not transient,
+        error=f"HTTP {response.status_code}: {response.text[:200]}",
+        retry_after=retry_after,
+        status_code=response.status_code,
+    )
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        return None

@@ -1,0 +1,77 @@
+"""What every channel shares: the parsed inbound message, errors, and the delivery result."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class WebhookRejected(Exception):
+    """The request must be refused; `status` is the HTTP answer (401 forged, 400 malformed). Nothing is stored."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class InboundContact:
+    source_id: str
+    """The channel's own id for the customer (chat id, phone number, the API sender's contact id)."""
+    name: str = ""
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """A customer message, parsed from any channel's payload."""
+
+    provider_message_id: str
+    """The sender's id for this message: the dedup key, unique per inbox."""
+    contact: InboundContact
+    text: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    """What a channel's `send` reports. `retry_after` is honoured when the provider sends one."""
+
+    ok: bool
+    permanent: bool = False
+    error: str = ""
+    retry_after: float | None = None
+    status_code: int | None = None
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, computed iteratively so a hostile payload cannot exhaust the stack."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def parse_json_body(raw: bytes, *, max_depth: int) -> Any:
+    """Decode a webhook body. Every way it can be malformed becomes a 400, never a 500."""
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise WebhookRejected(400, "invalid_encoding", "Body is not UTF-8.") from exc
+    except RecursionError as exc:
+        raise WebhookRejected(400, "too_deep", "JSON is nested too deeply.") from exc
+    except ValueError as exc:
+        raise WebhookRejected(400, "invalid_json", f"Body is not valid JSON: {exc}") from exc
+    if json_depth(value) > max_depth:
+        raise WebhookRejected(400, "too_deep", f"JSON is nested deeper than {max_depth} levels.")
+    return value

@@ -1,0 +1,36 @@
+"""The `HELPDESK = {...}` settings namespace, read lazily with defaults (DRF's `api_settings` shape)."""
+
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+DEFAULTS: dict[str, Any] = {
+    "AI_RESPONDER": "",
+    "WEBHOOK_REPLAY_WINDOW_SECONDS": 300,
+    "WEBHOOK_MAX_JSON_DEPTH": 20,
+    "DELIVERY_MAX_RETRIES": 5,
+    "DELIVERY_TIMEOUT_SECONDS": 10.0,
+    "DELIVERY_BACKOFF_SECONDS": 2.0,
+    "DELIVERY_BACKOFF_MAX_SECONDS": 300.0,
+}
+
+
+def helpdesk_setting(name: str) -> Any:
+    if name not in DEFAULTS:
+        raise KeyError(f"Unknown HELPDESK setting {name!r}")
+    return getattr(settings, "HELPDESK", {}).get(name, DEFAULTS[name])
+
+
+@cache
+def _load_responder(path: str) -> Any:
+    return import_string(path) if path else None
+
+
+def ai_responder() -> Any:
+    """The object that answers customers automatically (captain's, unless configured otherwise), or None.
+
+    It offers `handles_inbox(inbox) -> bool` and `message_received(message) -> None` (called after commit).
+    """
+    return _load_responder(helpdesk_setting("AI_RESPONDER"))

@@ -1,0 +1,32 @@
+from django.db import models
+
+from .account import Account
+from .inbox import Inbox
+
+
+class Contact(models.Model):
+    """A customer of the account."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="contacts")
+    name = models.CharField(max_length=200, blank=True)
+    email = models.EmailField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name or self.email or f"Contact #{self.pk}"
+
+
+class ContactInbox(models.Model):
+    """How a contact is known on one inbox: the channel's own id for them (chat id, phone, sender id)."""
+
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="contact_inboxes")
+    inbox = models.ForeignKey(Inbox, on_delete=models.CASCADE, related_name="contact_inboxes")
+    source_id = models.CharField(max_length=255)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["inbox", "source_id"], name="contact_inbox_unique_source")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.contact} on {self.inbox}"

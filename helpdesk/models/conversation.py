@@ -1,0 +1,61 @@
+from django.conf import settings
+from django.db import models
+
+from .account import Account
+from .contact import Contact, ContactInbox
+from .inbox import Inbox
+
+
+class Label(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="labels")
+    name = models.SlugField(max_length=64, allow_unicode=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="label_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    """A thread between a contact and the account on one inbox."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending (AI is handling it)"
+        OPEN = "open", "Open (needs people)"
+        RESOLVED = "resolved", "Resolved"
+        SNOOZED = "snoozed", "Snoozed"
+
+    class Priority(models.TextChoices):
+        NONE = "none", "None"
+        LOW = "low", "Low"
+        MEDIUM = "medium", "Medium"
+        HIGH = "high", "High"
+        URGENT = "urgent", "Urgent"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="conversations")
+    inbox = models.ForeignKey(Inbox, on_delete=models.CASCADE, related_name="conversations")
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="conversations")
+    contact_inbox = models.ForeignKey(ContactInbox, on_delete=models.CASCADE, related_name="conversations")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.NONE)
+    labels = models.ManyToManyField(Label, blank=True, related_name="conversations")
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Key of the AI agent in charge (triage or a scenario); the next customer message starts there.
+    ai_agent_key = models.CharField(max_length=64, blank=True)
+    # Since when the customer has waited for an answer from people (set on escalation, cleared on reply).
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    escalation_reason = models.TextField(blank=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "status", "last_activity_at"], name="conv_account_status_idx"),
+            models.Index(fields=["contact_inbox", "status"], name="conv_contact_inbox_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Conversation #{self.pk} ({self.status})"

@@ -1,0 +1,40 @@
+import secrets
+
+from django.db import models
+
+from .account import Account
+
+
+def new_webhook_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def new_secret() -> str:
+    return secrets.token_hex(32)
+
+
+class Inbox(models.Model):
+    """A channel through which customers reach the account (the generic API channel, Telegram, ...)."""
+
+    class ChannelType(models.TextChoices):
+        API = "api", "API (signed webhooks)"
+        TELEGRAM = "telegram", "Telegram"
+        WHATSAPP = "whatsapp", "WhatsApp Cloud"
+        SLACK = "slack", "Slack"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="inboxes")
+    name = models.CharField(max_length=200)
+    channel_type = models.CharField(max_length=16, choices=ChannelType.choices, default=ChannelType.API)
+    # Public, unguessable path segment of the webhook URL; it identifies the inbox, the secret authenticates.
+    webhook_token = models.CharField(max_length=64, unique=True, default=new_webhook_token, editable=False)
+    # Shared HMAC secret (API channel) or provider secret. Write-only in the admin and API.
+    secret = models.CharField(max_length=200, default=new_secret)
+    callback_url = models.URLField(blank=True, help_text="API channel: where signed reply events are POSTed.")
+    greeting_message = models.TextField(blank=True)
+    handoff_message = models.TextField(
+        blank=True, help_text="Sent to the customer when the conversation is handed to people."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_channel_type_display()})"

@@ -1,0 +1,1 @@
+"""Write operations, named <entity>_<action>. Side effects (tasks, the AI) are queued on commit, visibly."""

@@ -1,0 +1,86 @@
+"""Changing a conversation: escalate to people, status, labels, priority, assignee."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from helpdesk.models import Conversation, Label, Message
+
+from .messages import message_create_activity, message_create_note
+
+
+@transaction.atomic
+def conversation_escalate(
+    *,
+    conversation: Conversation,
+    reason: str,
+    customer_message: str,
+    priority: str | None = None,
+    by: str = "The AI",
+) -> Message | None:
+    """Hand the conversation to people: status `open`, the reason kept as a private note, the customer told.
+
+    Returns the outgoing message to the customer (queued for delivery), or None if there was nothing to say.
+    """
+    from .messages import message_create_ai_reply  # local: both modules are small and import each other's names
+
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    conversation.status = Conversation.Status.OPEN
+    conversation.waiting_since = conversation.waiting_since or timezone.now()
+    conversation.escalation_reason = reason[:2000]
+    fields = ["status", "waiting_since", "escalation_reason"]
+    if priority and priority in Conversation.Priority.values:
+        conversation.priority = priority
+        fields.append("priority")
+    conversation.save(update_fields=fields)
+    message_create_note(conversation=conversation, content=f"Handoff reason: {reason}")
+    message_create_activity(conversation=conversation, content=f"{by} handed the conversation to the team.")
+    if not customer_message.strip():
+        return None
+    return message_create_ai_reply(
+        conversation=conversation, content=customer_message, agent_key="", agent_name="Handoff"
+    )
+
+
+@transaction.atomic
+def conversation_set_status(
+    *, conversation: Conversation, status: str, actor: AbstractBaseUser | str
+) -> Conversation:
+    if status not in Conversation.Status.values:
+        raise ValueError(f"Unknown status {status!r}")
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    if conversation.status == status:
+        return conversation
+    previous = conversation.status
+    conversation.status = status
+    fields = ["status"]
+    if status in (Conversation.Status.RESOLVED, Conversation.Status.PENDING):
+        conversation.waiting_since = None
+        fields.append("waiting_since")
+    if status == Conversation.Status.PENDING:
+        # Handing back to the AI starts again at triage.
+        conversation.ai_agent_key = ""
+        fields.append("ai_agent_key")
+    conversation.save(update_fields=fields)
+    message_create_activity(conversation=conversation, content=f"{actor} changed the status from {previous} to {status}.")
+    return conversation
+
+
+def conversation_add_label(*, conversation: Conversation, name: str) -> Label:
+    label, _ = Label.objects.get_or_create(account_id=conversation.account_id, name=name)
+    conversation.labels.add(label)
+    return label
+
+
+def conversation_set_priority(*, conversation: Conversation, priority: str) -> None:
+    if priority not in Conversation.Priority.values:
+        raise ValueError(f"Unknown priority {priority!r}")
+    Conversation.objects.filter(pk=conversation.pk).update(priority=priority)
+    conversation.priority = priority
+
+
+def conversation_assign(*, conversation: Conversation, assignee: AbstractBaseUser | None) -> None:
+    Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee)
+    conversation.assignee = assignee

@@ -1,0 +1,186 @@
+"""Creating messages: customer messages from channels, replies from people and the AI, notes, activities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from helpdesk.channels.base import InboundContact, InboundMessage
+from helpdesk.conf import ai_responder
+from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
+
+from . import delivery
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    message: Message
+    created: bool
+    """False when the sender re-delivered a message we already stored (a normal event: providers retry)."""
+
+
+def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> ContactInbox:
+    """Fetch the contact's row on this inbox, locked, creating contact and row on first sight.
+
+    The row lock serialises concurrent first messages of one contact, so they land in one conversation.
+    """
+    found = (
+        ContactInbox.objects.select_for_update()
+        .select_related("contact")
+        .filter(inbox=inbox, source_id=contact.source_id)
+        .first()
+    )
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            new_contact = Contact.objects.create(account_id=inbox.account_id, name=contact.name, email=contact.email)
+            return ContactInbox.objects.create(contact=new_contact, inbox=inbox, source_id=contact.source_id)
+    except IntegrityError:
+        # Someone else created it between our read and our insert: the unique constraint decided, use theirs.
+        return ContactInbox.objects.select_for_update().select_related("contact").get(
+            inbox=inbox, source_id=contact.source_id
+        )
+
+
+def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> Conversation:
+    conversation = (
+        Conversation.objects.filter(contact_inbox=contact_inbox)
+        .exclude(status=Conversation.Status.RESOLVED)
+        .order_by("-id")
+        .first()
+    )
+    if conversation is not None:
+        if conversation.status == Conversation.Status.SNOOZED:
+            conversation.status = Conversation.Status.OPEN
+        return conversation
+    return Conversation.objects.create(
+        account_id=contact_inbox.inbox.account_id,
+        inbox=contact_inbox.inbox,
+        contact=contact_inbox.contact,
+        contact_inbox=contact_inbox,
+        status=Conversation.Status.PENDING if ai_handles else Conversation.Status.OPEN,
+    )
+
+
+@transaction.atomic
+def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
+    """Store a customer message exactly once and, after commit, hand it to the AI if the AI is in charge.
+
+    Duplicates are decided by the unique (inbox, provider message id) constraint, never by a prior check alone.
+    """
+    existing = Message.objects.filter(inbox=inbox, provider_message_id=inbound.provider_message_id).first()
+    if existing is not None:
+        return IngestResult(message=existing, created=False)
+
+    responder = ai_responder()
+    ai_handles = bool(responder and responder.handles_inbox(inbox))
+    contact_inbox = _contact_inbox_lock_or_create(inbox=inbox, contact=inbound.contact)
+    conversation = _conversation_for_incoming(contact_inbox=contact_inbox, ai_handles=ai_handles)
+    for_ai = ai_handles and conversation.status == Conversation.Status.PENDING
+    content = inbound.text
+    if inbound.attachments:
+        links = "\n".join(a.get("url", "") for a in inbound.attachments if a.get("url"))
+        content = f"{content}\n{links}".strip()
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(
+                account_id=inbox.account_id,
+                inbox=inbox,
+                conversation=conversation,
+                message_type=Message.Type.INCOMING,
+                sender_type=Message.SenderType.CONTACT,
+                sender_contact=contact_inbox.contact,
+                content=content,
+                provider_message_id=inbound.provider_message_id,
+                ai_status=Message.AIStatus.PENDING if for_ai else Message.AIStatus.NONE,
+            )
+    except IntegrityError:
+        return IngestResult(
+            message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id), created=False
+        )
+    conversation.last_activity_at = timezone.now()
+    if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
+        conversation.waiting_since = message.created_at
+    conversation.save(update_fields=["status", "last_activity_at", "waiting_since"])
+    if for_ai:
+        message_id = message.id
+        transaction.on_commit(lambda: responder.message_received(message_id))
+    return IngestResult(message=message, created=True)
+
+
+def message_create_activity(*, conversation: Conversation, content: str) -> Message:
+    """A line in the thread for people (status changes, handoffs). Never sent to the customer."""
+    return Message.objects.create(
+        account_id=conversation.account_id,
+        inbox_id=conversation.inbox_id,
+        conversation=conversation,
+        message_type=Message.Type.ACTIVITY,
+        sender_type=Message.SenderType.SYSTEM,
+        content=content,
+    )
+
+
+def message_create_note(*, conversation: Conversation, content: str, user: AbstractBaseUser | None = None) -> Message:
+    """A private note: visible to people only. `user` None means the AI wrote it."""
+    return Message.objects.create(
+        account_id=conversation.account_id,
+        inbox_id=conversation.inbox_id,
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        private=True,
+        sender_type=Message.SenderType.USER if user else Message.SenderType.ASSISTANT,
+        sender_user=user,
+        content=content,
+    )
+
+
+def _touch(conversation: Conversation, *fields: str) -> None:
+    conversation.last_activity_at = timezone.now()
+    conversation.save(update_fields=["last_activity_at", *fields])
+
+
+@transaction.atomic
+def message_create_agent_reply(*, conversation: Conversation, user: AbstractBaseUser, content: str) -> Message:
+    """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet."""
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    message = Message.objects.create(
+        account_id=conversation.account_id,
+        inbox_id=conversation.inbox_id,
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.USER,
+        sender_user=user,
+        content=content,
+        delivery_status=Message.DeliveryStatus.QUEUED,
+    )
+    if conversation.status == Conversation.Status.PENDING:
+        conversation.status = Conversation.Status.OPEN
+        message_create_activity(conversation=conversation, content=f"{user} took over from the AI.")
+    conversation.waiting_since = None
+    _touch(conversation, "status", "waiting_since")
+    delivery.delivery_enqueue(message=message)
+    return message
+
+
+def message_create_ai_reply(
+    *, conversation: Conversation, content: str, agent_key: str, agent_name: str
+) -> Message:
+    """An AI reply, queued for delivery on commit. The caller owns the transaction (credits are written in it)."""
+    message = Message.objects.create(
+        account_id=conversation.account_id,
+        inbox_id=conversation.inbox_id,
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.ASSISTANT,
+        ai_agent_key=agent_key,
+        ai_agent_name=agent_name,
+        content=content,
+        delivery_status=Message.DeliveryStatus.QUEUED,
+    )
+    _touch(conversation)
+    delivery.delivery_enqueue(message=message)
+    return message

@@ -1,0 +1,56 @@
+"""Test-wide fixtures: the loopback-only network guard, a real redis-server, factories."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import network_guard
+from tests.support.servers import start_redis
+
+network_guard.install()
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server, settings):
+    """Point the app (locks, Celery broker) at the test redis-server, flushed for each test."""
+    import redis
+
+    from captain.services import locks
+
+    redis.Redis.from_url(redis_server.url).flushdb()
+    settings.REDIS_URL = redis_server.url
+    settings.CELERY_BROKER_URL = redis_server.url
+    locks._client.cache_clear()
+    yield redis_server.url
+    locks._client.cache_clear()
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1; the app's model client points at it."""
+    from captain.services import model_client
+    from tests.support.fake_llm_server import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        model_client.model_client.cache_clear()
+        yield server
+    model_client.model_client.cache_clear()
+
+
+@pytest.fixture
+def llm_settings(fake_llm, settings):
+    settings.CAPTAIN = {
+        **settings.CAPTAIN,
+        "OPENAI_BASE_URL": fake_llm.base_url,
+        "OPENAI_API_KEY": "test",
+        "LLM_TIMEOUT_SECONDS": 5.0,
+        "LLM_MAX_RETRIES": 0,
+    }
+    return fake_llm

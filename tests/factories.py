@@ -1,0 +1,134 @@
+"""factory_boy factories for the helpdesk and captain models."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+
+from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, Scenario
+from helpdesk.models import Account, Contact, ContactInbox, Conversation, Inbox, Membership, Message
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Account
+
+    name = factory.Sequence(lambda n: f"Account {n}")
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", "pass-word-123")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    account = factory.SubFactory(AccountFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Membership.Role.AGENT
+
+
+class InboxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Inbox
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Inbox {n}")
+    channel_type = Inbox.ChannelType.API
+    secret = "test-secret"
+    callback_url = "http://127.0.0.1:9/callback"
+
+
+class ContactFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Contact
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Customer {n}")
+
+
+class ContactInboxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ContactInbox
+
+    inbox = factory.SubFactory(InboxFactory)
+    contact = factory.SubFactory(ContactFactory, account=factory.SelfAttribute("..inbox.account"))
+    source_id = factory.Sequence(lambda n: f"contact-{n}")
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Conversation
+
+    contact_inbox = factory.SubFactory(ContactInboxFactory)
+    inbox = factory.SelfAttribute("contact_inbox.inbox")
+    account = factory.SelfAttribute("contact_inbox.inbox.account")
+    contact = factory.SelfAttribute("contact_inbox.contact")
+    status = Conversation.Status.PENDING
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    conversation = factory.SubFactory(ConversationFactory)
+    account = factory.SelfAttribute("conversation.account")
+    inbox = factory.SelfAttribute("conversation.inbox")
+    message_type = Message.Type.INCOMING
+    sender_type = Message.SenderType.CONTACT
+    content = "Hello"
+
+
+class AssistantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Assistant
+
+    account = factory.SubFactory(AccountFactory)
+    name = "Captain"
+    product_name = "Acme Shop"
+    handoff_message = "A teammate will take it from here."
+
+
+class AssistantInboxFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AssistantInbox
+
+    assistant = factory.SubFactory(AssistantFactory)
+    inbox = factory.SubFactory(InboxFactory, account=factory.SelfAttribute("..assistant.account"))
+
+
+class ScenarioFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Scenario
+
+    assistant = factory.SubFactory(AssistantFactory)
+    title = factory.Sequence(lambda n: f"Scenario {n}")
+    key = factory.Sequence(lambda n: f"scenario_{n}")
+    description = "Questions about refunds"
+    instruction = "Help the customer get a refund."
+    tools = factory.LazyFunction(lambda: ["faq_lookup"])
+
+
+class FaqEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FaqEntry
+
+    assistant = factory.SubFactory(AssistantFactory)
+    account = factory.SelfAttribute("assistant.account")
+    question = "How long does a refund take?"
+    answer = "Refunds reach your card within 5 business days."
+
+
+class CreditBalanceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CreditBalance
+
+    account = factory.SubFactory(AccountFactory)
+    limit = 100

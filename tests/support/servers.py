@@ -1,0 +1,121 @@
+"""Real servers for tests, started on free loopback ports and stopped by the PID we started."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+
+
+def stop_process(proc: subprocess.Popen, *, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
+    """Stop a process we started, by its PID (never by name), escalating to SIGKILL."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class RedisServer:
+    port: int
+    proc: subprocess.Popen
+    workdir: str
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_redis(port: int | None = None) -> RedisServer:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed; the test command (scripts/test) installs it")
+    port = port or free_port()
+    workdir = tempfile.mkdtemp(prefix="redis-test-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port, socket_connect_timeout=0.2)
+
+    def ready() -> bool:
+        try:
+            return bool(client.ping())
+        except redis.exceptions.ConnectionError:
+            return False
+
+    wait_for(ready, timeout=10, what="redis-server")
+    return RedisServer(port=port, proc=proc, workdir=workdir)
+
+
+@dataclass
+class CeleryWorker:
+    proc: subprocess.Popen
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        stop_process(self.proc, sig=sig)
+
+
+def start_celery_worker(
+    *, env: dict[str, str], log_path: Path, concurrency: int = 1, pool: str = "prefork", queues: str = "helpdesk,captain"
+) -> CeleryWorker:
+    full_env = {**os.environ, **env}
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "config", "worker",
+            "--loglevel", "INFO", "--pool", pool, "--concurrency", str(concurrency),
+            "-Q", queues, "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    worker = CeleryWorker(proc=proc, log_path=log_path, env=env)
+    wait_for(lambda: "ready." in worker.log() or proc.poll() is not None, timeout=60, what="celery worker")
+    if proc.poll() is not None:
+        raise RuntimeError(f"celery worker exited early:\n{worker.log()}")
+    return worker
