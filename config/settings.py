@@ -88,6 +88,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # A file, not memory, so Celery worker processes started by the end-to-end tests share the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
@@ -149,6 +151,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
 CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
+CELERY_BEAT_SCHEDULE = {
+    "captain-pending-messages-sweep": {"task": "captain.tasks.pending_messages_sweep", "schedule": 60.0},
+}
 
 HELPDESK = {
     # Import path of the object that answers customers; `captain` plugs in here so helpdesk never imports it.
@@ -178,6 +183,7 @@ CAPTAIN = {
     # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),
     "STORE_SPANS": env_bool("CAPTAIN_STORE_SPANS", True),
+    "SWEEP_AFTER_SECONDS": env_int("CAPTAIN_SWEEP_AFTER_SECONDS", CELERY_TASK_TIME_LIMIT + 60),
 }
 
 LOGGING = {

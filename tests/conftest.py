@@ -10,23 +10,30 @@ from tests.support.servers import start_redis
 network_guard.install()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def redis_server():
+    """One real redis-server for the session. The app is pointed at it before anything reads the Celery
+    configuration, so `.delay()` from in-process code reaches the same broker as the test's worker processes."""
+    from django.conf import settings
+
+    from config import celery_app
+
     server = start_redis()
+    settings.REDIS_URL = server.url
+    settings.CELERY_BROKER_URL = server.url
+    celery_app.conf.broker_url = server.url
     yield server
     server.stop()
 
 
 @pytest.fixture
-def redis_url(redis_server, settings):
-    """Point the app (locks, Celery broker) at the test redis-server, flushed for each test."""
+def redis_url(redis_server):
+    """The test redis-server, flushed for each test that uses it."""
     import redis
 
     from captain.services import locks
 
     redis.Redis.from_url(redis_server.url).flushdb()
-    settings.REDIS_URL = redis_server.url
-    settings.CELERY_BROKER_URL = redis_server.url
     locks._client.cache_clear()
     yield redis_server.url
     locks._client.cache_clear()

@@ -1,0 +1,622 @@
+"""The run loop: one customer message in, one typed outcome out.
+
+Shape borrowed from openai-agents-python v0.0.x: a bounded loop that asks the agent in charge for a response,
+turns that response into a tiny typed "next step" (final output, run again, handoff, stop) and dispatches on
+it. The loop is synchronous because it runs inside a Celery worker that handles one conversation at a time;
+there is nothing to overlap, and no event loop to pay for.
+
+What the loop guarantees (each rule has a test in tests/captain/runtime/test_runner.py):
+
+- a model call, a tool, a handoff or a limit can end a run only in an `Outcome`; nothing raises out of `run`
+  except programming errors of the host (an unknown start key, a hook that raises);
+- the model can only reach what the agent in charge owns: its tools and its handoffs, nothing else;
+- tool arguments are validated against the tool's JSON schema before the tool runs;
+- model calls, wall-clock time and repeated identical calls are bounded.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
+
+from . import semconv as sc
+from .model import ModelClient, ModelError, ModelResponse, ToolCall
+from .types import (
+    HANDOFF_PREFIX,
+    Agent,
+    Handoff,
+    Outcome,
+    Reply,
+    RunContext,
+    RunError,
+    RunEvent,
+    RunResult,
+    Tool,
+    ToolOutput,
+    Usage,
+)
+
+_HANDOFF_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "description": "One short sentence: why this agent should take over."},
+    },
+    "additionalProperties": False,
+}
+
+
+class RunHooks:
+    """Lifecycle callbacks for cross-cutting host work (metrics, debug log, cancellation). Every method is a
+    no-op.
+
+    Hooks run inline in the loop; an exception raised by a hook is a host bug and propagates out of `run`.
+    """
+
+    def on_agent_start(self, context: RunContext, agent: Agent) -> None:
+        """An agent takes control (the starting agent, or the target of a handoff)."""
+
+    def on_llm_end(self, context: RunContext, agent: Agent, response: ModelResponse) -> None:
+        """A model call answered (not called when it failed)."""
+
+    def on_tool_end(self, context: RunContext, agent: Agent, call: ToolCall, result: str) -> None:
+        """A function tool ran (or failed, or was refused); `result` is the text the model gets back."""
+
+    def on_handoff(self, context: RunContext, from_agent: Agent, to_agent: Agent) -> None:
+        """Control passes from one agent to another."""
+
+
+# ---- next steps: what the loop does after one model response -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextStepFinalOutput:
+    """The agent answered the customer."""
+
+    output: Reply
+
+
+@dataclass(frozen=True)
+class NextStepRunAgain:
+    """Tools ran; the same agent gets their results and is asked again."""
+
+
+@dataclass(frozen=True)
+class NextStepHandoff:
+    """Another agent takes over and is asked next."""
+
+    new_agent: Agent
+
+
+@dataclass(frozen=True)
+class NextStepStop:
+    """The run ends without a model-written reply (a tool's outcome, a limit, an error)."""
+
+    outcome: Outcome
+
+
+NextStep = NextStepFinalOutput | NextStepRunAgain | NextStepHandoff | NextStepStop
+
+
+@dataclass
+class _RunState:
+    """Mutable bookkeeping of one `run` call."""
+
+    context: RunContext
+    agents: dict[str, Agent]
+    history: list[dict[str, Any]]
+    """Conversation before this run (user/assistant messages), without system prompt."""
+    started: float
+    usage: Usage = field(default_factory=Usage)
+    route: list[str] = field(default_factory=list)
+    events: list[RunEvent] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    """Assistant tool-call messages and tool results of this run; every later model call sees them."""
+    turns: int = 0
+    """Model calls made so far."""
+    call_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(tool name, canonical arguments) -> times the model asked for it; feeds the loop guard."""
+    tool_specs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Tool definitions offered to each agent, built once per agent per run."""
+
+
+class Runner:
+    """Runs the AI team on one customer message, within fixed bounds."""
+
+    def __init__(
+        self,
+        model: ModelClient,
+        *,
+        max_turns: int = 8,
+        deadline_seconds: float | None = None,
+        record_content: bool = True,
+        hooks: RunHooks | None = None,
+        tracer_provider: TracerProvider | None = None,
+        loop_limit: int = 3,
+    ) -> None:
+        """
+        `max_turns` bounds model calls per run; `deadline_seconds` bounds wall time (checked before each model
+        call, so one call's own timeout must also fit); `record_content` puts message bodies, tool arguments
+        and results into spans (turn it off where spans leave the trust boundary); `loop_limit` is how many
+        identical calls (same tool, same arguments) end the run; `tracer_provider` defaults to the global one.
+        """
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        if loop_limit < 2:
+            raise ValueError("loop_limit must be at least 2")
+        self.model = model
+        self.max_turns = max_turns
+        self.deadline_seconds = deadline_seconds
+        self.record_content = record_content
+        self.hooks = hooks or RunHooks()
+        self.loop_limit = loop_limit
+        self._tracer = trace.get_tracer(sc.TRACER_NAME, tracer_provider=tracer_provider)
+
+    # ---- the loop ------------------------------------------------------------------------------------------
+
+    def run(
+        self,
+        *,
+        agents: dict[str, Agent],
+        start_key: str,
+        messages: list[dict[str, Any]],
+        context: RunContext,
+    ) -> RunResult:
+        """Answer the last message of `messages` (chat history without system prompt) starting with
+        `start_key`.
+
+        The caller opens its own run span around this call; the route, outcome and usage totals are set on the
+        current span when the run ends.
+        """
+        if start_key not in agents:
+            raise ValueError(f"start agent {start_key!r} is not in the team {sorted(agents)}")
+        state = _RunState(context=context, agents=agents, history=messages, started=time.monotonic())
+        agent = agents[start_key]
+        state.route.append(agent.key)
+        while True:
+            step = self._run_agent(agent, state)
+            if isinstance(step, NextStepHandoff):
+                agent = step.new_agent
+                continue
+            outcome = step.output if isinstance(step, NextStepFinalOutput) else step.outcome
+            break
+        result = RunResult(
+            outcome=outcome, agent_key=agent.key, usage=state.usage, route=state.route, events=state.events
+        )
+        self._annotate_run_span(result, state)
+        return result
+
+    def _run_agent(self, agent: Agent, state: _RunState) -> NextStep:
+        """One activation: ask `agent` until it answers, hands off, or the run stops."""
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT,
+            sc.GEN_AI_AGENT_ID: agent.key,
+            sc.GEN_AI_AGENT_NAME: agent.name,
+            sc.CAPTAIN_ACCOUNT_ID: state.context.account_id,
+        }
+        if state.context.conversation_id is not None:
+            attributes[sc.CAPTAIN_CONVERSATION_ID] = state.context.conversation_id
+        with self._tracer.start_as_current_span(sc.SPAN_AGENT, attributes=attributes) as span:
+            self.hooks.on_agent_start(state.context, agent)
+            tools = self._tools_for(agent, state)
+            while True:
+                step: NextStep | None = self._check_limits(state)
+                if step is not None:
+                    break
+                try:
+                    response = self._call_model(agent, tools, state)
+                except ModelError as exc:
+                    step = NextStepStop(RunError("model_error", str(exc)))
+                    break
+                step = self._process_response(agent, response, state)
+                if not isinstance(step, NextStepRunAgain):
+                    break
+            if isinstance(step, NextStepStop) and isinstance(step.outcome, RunError):
+                span.set_status(Status(StatusCode.ERROR, step.outcome.error))
+                span.set_attribute(sc.ERROR_TYPE, step.outcome.error)
+            return step
+
+    def _check_limits(self, state: _RunState) -> NextStepStop | None:
+        if state.turns >= self.max_turns:
+            return NextStepStop(RunError("max_turns", f"stopped after {state.turns} model calls"))
+        if self.deadline_seconds is not None:
+            elapsed = time.monotonic() - state.started
+            if elapsed >= self.deadline_seconds:
+                return NextStepStop(
+                    RunError("deadline", f"{elapsed:.1f}s elapsed, deadline {self.deadline_seconds}s")
+                )
+        return None
+
+    # ---- model calls ---------------------------------------------------------------------------------------
+
+    def _call_model(self, agent: Agent, tools: list[dict[str, Any]], state: _RunState) -> ModelResponse:
+        state.turns += 1
+        messages = [{"role": "system", "content": agent.instructions}, *state.history, *state.items]
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT,
+            sc.GEN_AI_REQUEST_MODEL: agent.model,
+            sc.GEN_AI_REQUEST_TEMPERATURE: agent.temperature,
+            sc.GEN_AI_AGENT_ID: agent.key,
+            sc.CAPTAIN_AGENT_TURN: state.turns,
+        }
+        provider = getattr(self.model, "provider_name", None)
+        if isinstance(provider, str):
+            attributes[sc.GEN_AI_PROVIDER_NAME] = provider
+            attributes[sc.GEN_AI_SYSTEM] = provider
+        # Exceptions are recorded by hand below; the automatic record would copy them a second time.
+        with self._tracer.start_as_current_span(
+            sc.SPAN_LLM, attributes=attributes, record_exception=False, set_status_on_exception=False
+        ) as span:
+            recording = span.is_recording()
+            if recording and self.record_content:
+                span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(messages))
+            try:
+                response = self.model.complete(
+                    model=agent.model, messages=messages, tools=tools, temperature=agent.temperature
+                )
+            except ModelError as exc:
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+                span.set_attribute(sc.ERROR_TYPE, exc.kind)
+                span.set_attribute(sc.CAPTAIN_LLM_ERROR, exc.kind)
+                state.events.append(
+                    RunEvent(
+                        "llm_call",
+                        agent.key,
+                        detail=f"error: {exc}",
+                        data={"model": agent.model, "error": exc.kind},
+                    )
+                )
+                raise
+            # Counted here, not trusted from the client: one `complete` is one request whatever it retried
+            # inside.
+            call_usage = Usage(
+                requests=1,
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+            )
+            state.usage.add(call_usage)
+            state.context.usage.add(call_usage)
+            if recording:
+                span.set_attribute(sc.GEN_AI_RESPONSE_MODEL, response.model)
+                span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, call_usage.input_tokens)
+                span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, call_usage.output_tokens)
+                if response.finish_reason:
+                    span.set_attribute(sc.GEN_AI_RESPONSE_FINISH_REASONS, [response.finish_reason])
+                if response.response_id:
+                    span.set_attribute(sc.GEN_AI_RESPONSE_ID, response.response_id)
+                if self.record_content:
+                    output = response.raw if response.raw is not None else _assistant_message(response)
+                    span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, _json(output))
+        state.events.append(
+            RunEvent(
+                "llm_call",
+                agent.key,
+                data={
+                    "model": response.model,
+                    "input_tokens": call_usage.input_tokens,
+                    "output_tokens": call_usage.output_tokens,
+                    "tool_calls": [call.name for call in response.tool_calls],
+                },
+            )
+        )
+        self.hooks.on_llm_end(state.context, agent, response)
+        return response
+
+    # ---- one response -> next step -------------------------------------------------------------------------
+
+    def _process_response(self, agent: Agent, response: ModelResponse, state: _RunState) -> NextStep:
+        if not response.tool_calls:
+            text = (response.content or "").strip()
+            if not text:
+                return NextStepStop(
+                    RunError("empty_reply", f"{agent.key} returned neither text nor a tool call")
+                )
+            return NextStepFinalOutput(Reply(text))
+
+        # Every call gets a tool result message, whatever happens to it: the Chat Completions API rejects a
+        # history with an unanswered tool call, and the model learns from the refusal or error text.
+        state.items.append(_assistant_message(response))
+        accepted: tuple[ToolCall, Agent, str] | None = None
+        for call in response.tool_calls:
+            arguments, parse_error = _parse_arguments(call.arguments)
+
+            key = (call.name, call.arguments if parse_error else json.dumps(arguments, sort_keys=True))
+            count = state.call_counts.get(key, 0) + 1
+            state.call_counts[key] = count
+            if count >= self.loop_limit:
+                detail = f"{call.name} requested {count} times with the same arguments"
+                return NextStepStop(RunError("loop_detected", detail))
+
+            tool = agent.tool(call.name)
+            if tool is not None:
+                outcome = self._run_tool(agent, tool, call, arguments, parse_error, state)
+                if outcome is not None:
+                    # The run is decided (e.g. handed to people): later calls in this response do not run, and
+                    # a handoff in the same response no longer matters.
+                    return NextStepStop(outcome)
+                continue
+
+            handoff = agent.handoff(call.name)
+            if handoff is not None and handoff.target_key in state.agents:
+                # Handoff arguments are read leniently: the only one is an optional free-text reason that
+                # feeds no side effect, and refusing a transfer over it would strand the customer with the
+                # wrong agent.
+                reason = arguments.get("reason") if isinstance(arguments, dict) else None
+                reason = reason if isinstance(reason, str) else ""
+                if accepted is None:
+                    target = state.agents[handoff.target_key]
+                    accepted = (call, target, reason)
+                    self._add_tool_result(state, call, f"transferred to {target.key}")
+                else:
+                    self._ignore_handoff(agent, handoff, call, accepted[1], reason, state)
+                continue
+
+            self._refuse(agent, call, handoff, state)
+
+        if accepted is not None:
+            call, target, reason = accepted
+            self._accept_handoff(agent, target, call, reason, state)
+            return NextStepHandoff(target)
+        return NextStepRunAgain()
+
+    # ---- function tools ------------------------------------------------------------------------------------
+
+    def _run_tool(
+        self,
+        agent: Agent,
+        tool: Tool,
+        call: ToolCall,
+        arguments: dict[str, Any],
+        parse_error: str | None,
+        state: _RunState,
+    ) -> Outcome | None:
+        """Validate, run and record one tool call; return the outcome if the tool ends the run."""
+        with self._tool_span(call) as span:
+            error = parse_error or _validation_error(tool.parameters, arguments)
+            if error is not None:
+                content = (
+                    f"error: invalid arguments for {tool.name}: {error}. Fix the arguments and call it again."
+                )
+                self._record_tool_error(agent, call, span, state, content, "invalid_arguments", error)
+                return None
+            try:
+                returned = tool.function(state.context, arguments)
+            except Exception as exc:  # a tool is host code talking to databases and APIs: never crash the run
+                content = f"error: {tool.name} failed. Do not call it again with the same arguments."
+                detail = f"{type(exc).__name__}: {exc}"
+                self._record_tool_error(agent, call, span, state, content, type(exc).__name__, detail)
+                return None
+            if isinstance(returned, str):
+                returned = ToolOutput(content=returned)
+            elif not isinstance(returned, ToolOutput):
+                content = f"error: {tool.name} failed."
+                detail = f"tool returned {type(returned).__name__}, expected ToolOutput or str"
+                self._record_tool_error(agent, call, span, state, content, "bad_tool_output", detail)
+                return None
+
+            self._add_tool_result(state, call, returned.content)
+            data: dict[str, Any] = {"call_id": call.id, "arguments": arguments, "result": returned.content}
+            if returned.outcome is not None:
+                data["outcome"] = returned.outcome.kind
+                span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, returned.outcome.kind)
+            if self.record_content and span.is_recording():
+                span.set_attribute(sc.CAPTAIN_TOOL_RESULT, returned.content)
+            state.events.append(RunEvent("tool_call", agent.key, name=call.name, data=data))
+            self.hooks.on_tool_end(state.context, agent, call, returned.content)
+            return returned.outcome
+
+    def _record_tool_error(
+        self,
+        agent: Agent,
+        call: ToolCall,
+        span: Span,
+        state: _RunState,
+        content: str,
+        error_type: str,
+        detail: str,
+    ) -> None:
+        self._add_tool_result(state, call, content)
+        span.set_status(Status(StatusCode.ERROR, error_type))
+        span.set_attribute(sc.ERROR_TYPE, error_type)
+        # The detail may quote customer data (an exception message, an argument value): content rules apply.
+        span.set_attribute(sc.CAPTAIN_TOOL_ERROR, detail if self.record_content else error_type)
+        if self.record_content:
+            span.set_attribute(sc.CAPTAIN_TOOL_RESULT, content)
+        state.events.append(
+            RunEvent(
+                "tool_error",
+                agent.key,
+                name=call.name,
+                detail=detail,
+                data={"call_id": call.id, "result": content},
+            )
+        )
+        self.hooks.on_tool_end(state.context, agent, call, content)
+
+    def _refuse(self, agent: Agent, call: ToolCall, handoff: Handoff | None, state: _RunState) -> None:
+        """A call outside the agent's allowlist: answer it with a refusal and run nothing."""
+        allowed = ", ".join(spec["function"]["name"] for spec in state.tool_specs[agent.key]) or "none"
+        content = f"refused: unknown tool {call.name!r}. Tools you can call: {allowed}."
+        if handoff is not None or call.name.startswith(HANDOFF_PREFIX):
+            target = handoff.target_key if handoff is not None else call.name.removeprefix(HANDOFF_PREFIX)
+            detail = "target is not in the team" if handoff is not None else "not in the handoff allowlist"
+            with self._handoff_span(agent.key, target, call, "refused") as span:
+                span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
+            state.events.append(
+                RunEvent("handoff_refused", agent.key, name=call.name, detail=detail, data={"to": target})
+            )
+        else:
+            with self._tool_span(call) as span:
+                span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
+            state.events.append(
+                RunEvent("tool_refused", agent.key, name=call.name, detail="not in the tool allowlist")
+            )
+        self._add_tool_result(state, call, content)
+
+    # ---- handoffs ------------------------------------------------------------------------------------------
+
+    def _accept_handoff(
+        self, agent: Agent, target: Agent, call: ToolCall, reason: str, state: _RunState
+    ) -> None:
+        with self._handoff_span(agent.key, target.key, call, "accepted") as span:
+            if reason and self.record_content:
+                span.set_attribute(sc.CAPTAIN_HANDOFF_REASON, reason)
+        state.route.append(target.key)
+        state.events.append(
+            RunEvent(
+                "handoff",
+                agent.key,
+                name=call.name,
+                detail=reason,
+                data={"from": agent.key, "to": target.key},
+            )
+        )
+        self.hooks.on_handoff(state.context, agent, target)
+
+    def _ignore_handoff(
+        self, agent: Agent, handoff: Handoff, call: ToolCall, chosen: Agent, reason: str, state: _RunState
+    ) -> None:
+        """Only the first handoff of a response is honoured (as in the OpenAI Agents SDK)."""
+        with self._handoff_span(agent.key, handoff.target_key, call, "ignored"):
+            pass
+        state.events.append(
+            RunEvent(
+                "handoff_ignored", agent.key, name=call.name, detail=reason, data={"to": handoff.target_key}
+            )
+        )
+        content = f"ignored: only the first handoff in a response is honoured; transferring to {chosen.key}."
+        self._add_tool_result(state, call, content)
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+
+    def _tools_for(self, agent: Agent, state: _RunState) -> list[dict[str, Any]]:
+        """The agent's allowlist as Chat Completions tool definitions: its tools, then one per handoff."""
+        specs = state.tool_specs.get(agent.key)
+        if specs is None:
+            specs = [
+                _function_spec(t.name, t.description, _compiled(_schema_key(t.parameters))[0])
+                for t in agent.tools
+            ]
+            specs += [_function_spec(h.tool_name, h.description, _HANDOFF_PARAMETERS) for h in agent.handoffs]
+            state.tool_specs[agent.key] = specs
+        return specs
+
+    def _add_tool_result(self, state: _RunState, call: ToolCall, content: str) -> None:
+        state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})
+
+    def _tool_span(self, call: ToolCall) -> AbstractContextManager[Span]:
+        attributes = {
+            sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
+            sc.GEN_AI_TOOL_NAME: call.name,
+            sc.GEN_AI_TOOL_CALL_ID: call.id,
+            sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
+        }
+        if self.record_content:
+            attributes[sc.CAPTAIN_TOOL_ARGUMENTS] = call.arguments
+        return self._tracer.start_as_current_span(sc.SPAN_TOOL, attributes=attributes)
+
+    def _handoff_span(
+        self, from_key: str, to_key: str, call: ToolCall, status: str
+    ) -> AbstractContextManager[Span]:
+        attributes = {
+            sc.CAPTAIN_HANDOFF_FROM: from_key,
+            sc.CAPTAIN_HANDOFF_TO: to_key,
+            sc.CAPTAIN_HANDOFF_STATUS: status,
+            sc.GEN_AI_TOOL_NAME: call.name,
+            sc.GEN_AI_TOOL_CALL_ID: call.id,
+        }
+        return self._tracer.start_as_current_span(sc.SPAN_HANDOFF, attributes=attributes)
+
+    def _annotate_run_span(self, result: RunResult, state: _RunState) -> None:
+        span = trace.get_current_span()
+        if not span.is_recording():
+            return
+        span.set_attribute(sc.CAPTAIN_RUN_ROUTE, result.route)
+        span.set_attribute(sc.CAPTAIN_RUN_AGENT, result.agent_key)
+        span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, result.outcome.kind)
+        span.set_attribute(sc.CAPTAIN_RUN_TURNS, state.turns)
+        span.set_attribute(sc.CAPTAIN_USAGE_REQUESTS, result.usage.requests)
+        span.set_attribute(sc.CAPTAIN_USAGE_INPUT_TOKENS, result.usage.input_tokens)
+        span.set_attribute(sc.CAPTAIN_USAGE_OUTPUT_TOKENS, result.usage.output_tokens)
+        if isinstance(result.outcome, RunError):
+            span.set_attribute(sc.CAPTAIN_RUN_ERROR, result.outcome.error)
+
+
+# ---- arguments and schemas ---------------------------------------------------------------------------------
+
+
+def _parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Parse the model's argument text; return ({}, why) when it is not a JSON object."""
+    if not raw.strip():
+        return {}, None  # models commonly send "" for a tool without parameters
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return {}, f"arguments are not valid JSON ({exc})"
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def _schema_key(parameters: dict[str, Any]) -> str:
+    # Agents are rebuilt from DB rows for each run, so schemas are new dicts every time: cache by content.
+    return json.dumps(parameters, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(key: str) -> tuple[dict[str, Any], jsonschema.protocols.Validator | None, str | None]:
+    """(schema offered to the model, validator, schema error) for one tool schema, compiled once."""
+    schema = json.loads(key)
+    # Model arguments are untrusted: an undeclared field is a hallucination, never a feature. Forbid extra
+    # fields even when the tool author forgot to, and offer the model the same strict schema we enforce.
+    if schema.get("type") == "object" and "additionalProperties" not in schema:
+        schema["additionalProperties"] = False
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return schema, None, f"the tool's own schema is invalid ({exc.message})"
+    return schema, validator_class(schema), None
+
+
+def _validation_error(parameters: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """A short explanation for the model of what is wrong with the arguments, or None when they are valid."""
+    _, validator, schema_error = _compiled(_schema_key(parameters))
+    if validator is None:
+        return schema_error
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return None
+    parts = []
+    for error in errors[:3]:
+        where = ".".join(str(p) for p in error.absolute_path)
+        parts.append(f"{where}: {error.message}" if where else error.message)
+    return "; ".join(parts)
+
+
+def _function_spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+def _assistant_message(response: ModelResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": response.content}
+    if response.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in response.tool_calls
+        ]
+    return message
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

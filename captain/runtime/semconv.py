@@ -1,0 +1,138 @@
+"""Span names and attribute names: the one vocabulary shared by the runtime, the Django host and the debug
+log.
+
+Where the OpenTelemetry GenAI semantic conventions define a name we use it verbatim, so any GenAI-aware
+backend (Jaeger, Grafana Tempo, Langfuse, Phoenix...) understands our spans; everything specific to the
+helpdesk lives under `captain.*` (the AI team) or `helpdesk.*` (channels and webhooks).
+
+The strings are written out here rather than imported from `opentelemetry-semantic-conventions`: its GenAI
+names live in an `_incubating` module that renames things between releases, and a renamed constant must never
+silently change what the dashboard's debug log looks for.
+
+Span names are fixed strings, not the convention's "chat {model}" / "execute_tool {tool}" form, so the host
+can select the spans of a run by name; the convention's operation is carried by `gen_ai.operation.name`
+instead.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+TRACER_NAME: Final = "captain.runtime"
+"""Instrumentation scope of the runtime's spans."""
+
+# ---- span names --------------------------------------------------------------------------------------------
+
+SPAN_WEBHOOK: Final = "helpdesk.webhook"
+"""One inbound channel webhook request (verify, parse, store)."""
+SPAN_TASK: Final = "captain.task"
+"""One Celery task execution."""
+SPAN_RUN: Final = "captain.run"
+"""One run of the AI team for one customer message; opened by the host around `Runner.run`."""
+SPAN_AGENT: Final = "captain.agent"
+"""One activation of one agent (from taking control until it answers, hands off or the run stops)."""
+SPAN_LLM: Final = "gen_ai.chat"
+"""One model call (Chat Completions)."""
+SPAN_TOOL: Final = "captain.tool"
+"""One function tool call requested by the model, executed or refused."""
+SPAN_HANDOFF: Final = "captain.handoff"
+"""One handoff tool call: honoured (from -> to), ignored (not the first in its response) or refused."""
+SPAN_ROUTER: Final = "captain.router"
+"""One routing decision taken outside the agents' own models (rules, embeddings, a router model)."""
+
+# ---- OpenTelemetry GenAI semantic conventions --------------------------------------------------------------
+
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_SYSTEM: Final = "gen_ai.system"
+"""Deprecated predecessor of `gen_ai.provider.name`; still read by older backends, so we set both."""
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+"""JSON string of the messages sent to the model (only when content recording is on)."""
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+"""JSON string of the model's raw output (only when content recording is on)."""
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_AGENT_ID: Final = "gen_ai.agent.id"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+ERROR_TYPE: Final = "error.type"
+"""General OpenTelemetry attribute: the class of error that ended the operation."""
+
+OP_CHAT: Final = "chat"
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+TOOL_TYPE_FUNCTION: Final = "function"
+
+# ---- captain.* (ours) --------------------------------------------------------------------------------------
+
+CAPTAIN_ACCOUNT_ID: Final = "captain.account.id"
+CAPTAIN_CONVERSATION_ID: Final = "captain.conversation.id"
+CAPTAIN_MESSAGE_ID: Final = "captain.message.id"
+"""The inbound customer message the run answers."""
+CAPTAIN_ASSISTANT_ID: Final = "captain.assistant.id"
+
+CAPTAIN_RUN_OUTCOME: Final = "captain.run.outcome"
+"""`reply`, `human_handoff`, `resolve` or `error` (the outcome's `kind`)."""
+CAPTAIN_RUN_ERROR: Final = "captain.run.error"
+"""Error kind when the outcome is an error: model_error, max_turns, empty_reply, loop_detected, deadline..."""
+CAPTAIN_RUN_ROUTE: Final = "captain.run.route"
+"""Agent keys in the order they took control (string array)."""
+CAPTAIN_RUN_AGENT: Final = "captain.run.agent"
+"""Agent in charge at the end of the run."""
+CAPTAIN_RUN_TURNS: Final = "captain.run.turns"
+"""Model calls made by the run."""
+CAPTAIN_CREDIT_USED: Final = "captain.credit_used"
+"""Credits charged for the run; derived from the same decision as the ledger row."""
+
+CAPTAIN_USAGE_REQUESTS: Final = "captain.usage.requests"
+CAPTAIN_USAGE_INPUT_TOKENS: Final = "captain.usage.input_tokens"
+"""Total prompt tokens of the run (every agent, every call)."""
+CAPTAIN_USAGE_OUTPUT_TOKENS: Final = "captain.usage.output_tokens"
+"""Total completion tokens of the run."""
+
+CAPTAIN_AGENT_TURN: Final = "captain.agent.turn"
+"""1-based index of a model call within the run."""
+CAPTAIN_LLM_ERROR: Final = "captain.llm.error"
+"""`ModelError.kind` of a failed model call (timeout, rate_limited, server_error, ...)."""
+
+CAPTAIN_TOOL_ARGUMENTS: Final = "captain.tool.arguments"
+"""Raw JSON arguments as the model sent them (only when content recording is on)."""
+CAPTAIN_TOOL_RESULT: Final = "captain.tool.result"
+"""Text given back to the model (only when content recording is on)."""
+CAPTAIN_TOOL_REFUSED: Final = "captain.tool.refused"
+"""True when the call was outside the agent's allowlist and nothing ran."""
+CAPTAIN_TOOL_ERROR: Final = "captain.tool.error"
+"""Why a call did not produce a normal result: invalid arguments or an exception."""
+CAPTAIN_TOOL_OUTCOME: Final = "captain.tool.outcome"
+"""Kind of outcome a tool ended the run with (e.g. human_handoff)."""
+
+CAPTAIN_HANDOFF_FROM: Final = "captain.handoff.from"
+CAPTAIN_HANDOFF_TO: Final = "captain.handoff.to"
+CAPTAIN_HANDOFF_REASON: Final = "captain.handoff.reason"
+"""The model's stated reason (only when content recording is on)."""
+CAPTAIN_HANDOFF_STATUS: Final = "captain.handoff.status"
+"""`accepted`, `ignored` (a later handoff in the same response) or `refused` (not in the allowlist)."""
+
+CAPTAIN_ROUTER_STRATEGY: Final = "captain.router.strategy"
+CAPTAIN_ROUTER_CANDIDATES: Final = "captain.router.candidates"
+CAPTAIN_ROUTER_DECISION: Final = "captain.router.decision"
+
+CAPTAIN_TASK_NAME: Final = "captain.task.name"
+CAPTAIN_TASK_ATTEMPT: Final = "captain.task.attempt"
+
+# ---- helpdesk.* (channels) ---------------------------------------------------------------------------------
+
+HELPDESK_CHANNEL: Final = "helpdesk.channel"
+"""Channel type of a webhook (whatsapp, telegram, slack, twilio, api)."""
+HELPDESK_INBOX_ID: Final = "helpdesk.inbox.id"
+HELPDESK_WEBHOOK_RESULT: Final = "helpdesk.webhook.result"
+"""stored, duplicate, ignored, bad_signature, malformed..."""
+HELPDESK_MESSAGE_ID: Final = "helpdesk.message.id"
