@@ -1,0 +1,97 @@
+"""Delivering outgoing messages to the API channel's callback URL: signed, retried, failures recorded."""
+
+from __future__ import annotations
+
+import pytest
+from celery.exceptions import Retry
+
+from captain.models import CreditBalance, CreditLedgerEntry
+from captain.services.credits import credit_debit
+from helpdesk.channels.api_channel import verify
+from helpdesk.models import Message
+from helpdesk.tasks import backoff_seconds, message_deliver
+from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
+from tests.support.callback_receiver import CallbackReceiver
+
+pytestmark = pytest.mark.django_db
+
+
+def outgoing_message(callback_url: str, **kwargs) -> Message:
+    link = AssistantInboxFactory(inbox__callback_url=callback_url, inbox__secret="s3cret")
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    return MessageFactory(
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.ASSISTANT,
+        content="Your refund is on its way.",
+        delivery_status=Message.DeliveryStatus.QUEUED,
+        **kwargs,
+    )
+
+
+def test_delivery_posts_a_signed_event_and_marks_sent():
+    with CallbackReceiver() as receiver:
+        message = outgoing_message(receiver.url, ai_agent_key="refunds")
+        assert message_deliver.apply(args=[message.id]).get() == "sent"
+    message.refresh_from_db()
+    assert message.delivery_status == Message.DeliveryStatus.SENT
+    assert message.delivery_attempts == 1
+    [event] = receiver.events
+    verify(secret="s3cret", headers=event["headers"], body=event["body"], window_seconds=300)
+    assert event["json"]["text"] == "Your refund is on its way."
+    assert event["headers"]["X-Helpdesk-Event-Id"] == f"message-{message.id}"
+
+
+def test_redelivered_task_does_not_send_twice():
+    with CallbackReceiver() as receiver:
+        message = outgoing_message(receiver.url)
+        message_deliver.apply(args=[message.id])
+        assert message_deliver.apply(args=[message.id]).get() == "skipped"
+    assert len(receiver.events) == 1
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_transient_failure_is_retried(status):
+    with CallbackReceiver(status=status) as receiver:
+        message = outgoing_message(receiver.url)
+        with pytest.raises(Retry):
+            message_deliver(message.id)  # called directly, `self.retry` raises instead of re-running inline
+    message.refresh_from_db()
+    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert f"HTTP {status}" in message.delivery_error
+
+
+def test_permanent_failure_marks_failed_tells_people_and_refunds_the_credit():
+    with CallbackReceiver(status=410) as receiver:
+        message = outgoing_message(receiver.url)
+        CreditBalanceFactory(account=message.account, limit=10)
+        assert credit_debit(message=message, assistant=None, agent_key="assistant")
+        assert message_deliver.apply(args=[message.id]).get() == "failed"
+    message.refresh_from_db()
+    assert message.delivery_status == Message.DeliveryStatus.FAILED
+    activity = message.conversation.messages.filter(message_type=Message.Type.ACTIVITY).get()
+    assert "could not be delivered" in activity.content
+    assert CreditBalance.objects.get(account=message.account).used == 0
+    assert sorted(CreditLedgerEntry.objects.values_list("amount", flat=True)) == [-1, 1]
+
+
+def test_unreachable_receiver_is_retried_not_failed():
+    message = outgoing_message("http://127.0.0.1:9/callback")  # discard port: connection refused
+    with pytest.raises(Retry):
+        message_deliver(message.id)
+    message.refresh_from_db()
+    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+
+
+def test_retries_give_up_after_the_limit(settings):
+    settings.HELPDESK = {**settings.HELPDESK, "DELIVERY_MAX_RETRIES": 0}
+    with CallbackReceiver(status=503) as receiver:
+        message = outgoing_message(receiver.url)
+        assert message_deliver.apply(args=[message.id]).get() == "failed"
+
+
+def test_backoff_grows_is_capped_and_honours_retry_after():
+    for attempt in range(1, 10):
+        assert 0 <= backoff_seconds(attempt, base=2, cap=60) <= min(60, 2 * 2**attempt)
+    assert backoff_seconds(1, base=2, cap=60, retry_after=30) >= 30
+    assert backoff_seconds(1, base=2, cap=60, retry_after=600) == 60
