@@ -6,6 +6,7 @@ variables move the same code to real infrastructure.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -88,8 +89,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
-    # A file, not memory, so Celery worker processes started by the end-to-end tests share the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # A file, not memory, so Celery worker processes started by the end-to-end tests share the test database;
+    # one per test process, so two test runs on one machine never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"helpdesk-test-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [

@@ -207,3 +207,23 @@ def test_run_span_carries_credit_and_tokens(setup, llm_settings):
     assert span.attributes["captain.usage.output_tokens"] == 7
     llm = SpanRecord.objects.get(trace_id=run.trace_id, name="gen_ai.chat")
     assert llm.attributes["gen_ai.usage.input_tokens"] == 120
+
+
+def test_person_replying_during_the_run_wins_and_the_ai_reply_is_dropped(setup, llm_settings, monkeypatch):
+    from captain.services import runs
+    from helpdesk.services.messages import message_create_agent_reply
+    from tests.factories import UserFactory
+
+    original = runs._run_team
+
+    def person_replies_meanwhile(conversation, assistant, agent_names):
+        result = original(conversation, assistant, agent_names)
+        message_create_agent_reply(conversation=conversation, user=UserFactory(), content="I'm on it.")
+        return result
+
+    monkeypatch.setattr(runs, "_run_team", person_replies_meanwhile)
+    llm_settings.push(text("AI answer that must not be sent"))
+    assert run_for_message(message_id=setup["message"].id) == "skipped"
+    contents = [m.content for m in outgoing(setup["conversation"])]
+    assert contents == ["I'm on it."]
+    assert CreditLedgerEntry.objects.count() == 0
