@@ -180,7 +180,8 @@ CAPTAIN = {
     "MAX_ATTEMPTS": env_int("CAPTAIN_MAX_ATTEMPTS", 3),
     "CREDITS_PER_REPLY": 1,
     "DEFAULT_CREDIT_LIMIT": env_int("CAPTAIN_DEFAULT_CREDIT_LIMIT", 1000),
-    "FAQ_SCORE_THRESHOLD": env_float("CAPTAIN_FAQ_THRESHOLD", 0.45),
+    # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
+    "FAQ_SCORE_THRESHOLD": float(os.environ["CAPTAIN_FAQ_THRESHOLD"]) if "CAPTAIN_FAQ_THRESHOLD" in os.environ else None,
     # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if your
     # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),
