@@ -1,5 +1,7 @@
 """System checks: the time budgets must nest, or a long run is redelivered while it still runs (two replies)."""
 
+from itertools import pairwise
+
 from django.conf import settings
 from django.core import checks
 
@@ -17,11 +19,13 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
     chain = [("worst-case run", worst_run), ("soft time limit", soft), ("hard time limit", hard)]
     chain += [("broker visibility timeout", visibility)]
     errors = []
-    for (low_name, low), (high_name, high) in zip(chain, chain[1:], strict=False):
+    for (low_name, low), (high_name, high) in pairwise(chain):
         if low is None or high is None or not low < high:
             errors.append(
                 checks.Error(f"{low_name} ({low}) must be below {high_name} ({high}).", id="captain.E001")
             )
     if hard is not None and not lock_ttl > hard:
-        errors.append(checks.Error(f"Conversation lock TTL ({lock_ttl}) must exceed the hard limit.", id="captain.E002"))
+        errors.append(
+            checks.Error(f"Conversation lock TTL ({lock_ttl}) must exceed the hard limit.", id="captain.E002")
+        )
     return errors

@@ -24,7 +24,9 @@ class CaptainResponder:
         try:
             tasks.reply_generate.delay(message_id, trace_context=inject_context())
         except Exception:  # kombu raises several types for a down broker; all mean "the sweeper will do it"
-            logger.exception("could not enqueue the AI run for message %s; the sweeper will retry", message_id)
+            logger.exception(
+                "could not enqueue the AI run for message %s; the sweeper will retry", message_id
+            )
 
     def delivery_failed(self, message: Message) -> None:
         from .services.credits import credit_refund

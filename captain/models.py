@@ -33,9 +33,13 @@ class Assistant(models.Model):
         default="Glad I could help! I'm marking this conversation as resolved.",
         help_text="Sent when the AI resolves the conversation.",
     )
-    model = models.CharField(max_length=200, blank=True, help_text="Empty: the server default (CAPTAIN_MODEL).")
+    model = models.CharField(
+        max_length=200, blank=True, help_text="Empty: the server default (CAPTAIN_MODEL)."
+    )
     temperature = models.FloatField(default=0.2)
-    max_turns = models.PositiveSmallIntegerField(default=6, help_text="Model calls allowed per customer message.")
+    max_turns = models.PositiveSmallIntegerField(
+        default=6, help_text="Model calls allowed per customer message."
+    )
     inboxes = models.ManyToManyField(Inbox, through="AssistantInbox", related_name="+", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -72,10 +76,14 @@ class Scenario(models.Model):
 
     assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="scenarios")
     title = models.CharField(max_length=200)
-    description = models.TextField(help_text="When the assistant should hand the conversation to this scenario.")
+    description = models.TextField(
+        help_text="When the assistant should hand the conversation to this scenario."
+    )
     instruction = models.TextField(help_text="How this specialist handles the conversation.")
     enabled = models.BooleanField(default=True)
-    tools = models.JSONField(default=list, blank=True, help_text="Names of built-in tools this scenario may call.")
+    tools = models.JSONField(
+        default=list, blank=True, help_text="Names of built-in tools this scenario may call."
+    )
     key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH, validators=[validate_scenario_key])
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -83,7 +91,9 @@ class Scenario(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["assistant", "key"], name="scenario_unique_key_per_assistant"),
-            models.CheckConstraint(condition=~Q(key=TRIAGE_KEY) & ~Q(key=""), name="scenario_key_not_reserved"),
+            models.CheckConstraint(
+                condition=~Q(key=TRIAGE_KEY) & ~Q(key=""), name="scenario_key_not_reserved"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -122,7 +132,9 @@ class CreditBalance(models.Model):
     used = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(used__lte=F("limit")), name="credit_used_within_limit")]
+        constraints = [
+            models.CheckConstraint(condition=Q(used__lte=F("limit")), name="credit_used_within_limit")
+        ]
 
     def __str__(self) -> str:
         return f"{self.account}: {self.used}/{self.limit}"
@@ -167,11 +179,15 @@ class Run(models.Model):
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="runs")
-    conversation = models.ForeignKey(Conversation, null=True, on_delete=models.CASCADE, related_name="ai_runs")
+    conversation = models.ForeignKey(
+        Conversation, null=True, on_delete=models.CASCADE, related_name="ai_runs"
+    )
     trigger_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
     reply_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
-    detail = models.TextField(blank=True, help_text="Handoff reason or internal error detail (never shown to the customer).")
+    detail = models.TextField(
+        blank=True, help_text="Handoff reason or internal error detail (never shown to the customer)."
+    )
     start_agent_key = models.CharField(max_length=64, blank=True)
     end_agent_key = models.CharField(max_length=64, blank=True)
     route = models.JSONField(default=list)

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
 
 from .conf import captain_setting
 
@@ -48,7 +53,10 @@ class DatabaseSpanExporter(SpanExporter):
                     status=span.status.status_code.name,
                     attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
                     events=[
-                        {"name": e.name, "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}}
+                        {
+                            "name": e.name,
+                            "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()},
+                        }
                         for e in span.events
                     ],
                 )

@@ -31,7 +31,9 @@ def env_float(name: str, default: float) -> float:
 # A development key is only acceptable when DEBUG is on; production must set DJANGO_SECRET_KEY.
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key" if DEBUG else "")
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+ALLOWED_HOSTS = [
+    h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h
+]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 PUBLIC_BASE_URL = os.environ.get("HELPDESK_PUBLIC_URL", "http://127.0.0.1:8000")
 
@@ -91,7 +93,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     )
     # A file, not memory, so Celery worker processes started by the end-to-end tests share the test database;
     # one per test process, so two test runs on one machine never share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"helpdesk-test-{os.getpid()}.sqlite3")}
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"helpdesk-test-{os.getpid()}.sqlite3")
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
@@ -148,7 +152,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
 }
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
@@ -181,7 +190,9 @@ CAPTAIN = {
     "CREDITS_PER_REPLY": 1,
     "DEFAULT_CREDIT_LIMIT": env_int("CAPTAIN_DEFAULT_CREDIT_LIMIT", 1000),
     # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
-    "FAQ_SCORE_THRESHOLD": float(os.environ["CAPTAIN_FAQ_THRESHOLD"]) if "CAPTAIN_FAQ_THRESHOLD" in os.environ else None,
+    "FAQ_SCORE_THRESHOLD": float(os.environ["CAPTAIN_FAQ_THRESHOLD"])
+    if "CAPTAIN_FAQ_THRESHOLD" in os.environ
+    else None,
     # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if your
     # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),

@@ -65,5 +65,9 @@ def message_deliver(self, message_id: int, trace_context: dict[str, str] | None 
             retry_after=result.retry_after,
         )
         span.set_attribute(tracing.ATTR_DELIVERY_STATUS, "retrying")
-        logger.warning("delivery of message %s failed (%s); retry in %.1f s", message_id, result.error, countdown)
-        raise self.retry(countdown=countdown, kwargs={"message_id": message_id, "trace_context": trace_context})
+        logger.warning(
+            "delivery of message %s failed (%s); retry in %.1f s", message_id, result.error, countdown
+        )
+        raise self.retry(
+            countdown=countdown, kwargs={"message_id": message_id, "trace_context": trace_context}
+        )

@@ -132,3 +132,48 @@ class CreditBalanceFactory(factory.django.DjangoModelFactory):
 
     account = factory.SubFactory(AccountFactory)
     limit = 100
+
+
+class CreditLedgerEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "captain.CreditLedgerEntry"
+
+    message = factory.SubFactory(
+        MessageFactory, message_type=Message.Type.OUTGOING, sender_type=Message.SenderType.ASSISTANT
+    )
+    account = factory.SelfAttribute("message.account")
+    kind = "ai_reply"
+    amount = 1
+    agent_key = "assistant"
+
+
+class RunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "captain.Run"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    account = factory.SelfAttribute("conversation.account")
+    outcome = "reply"
+    start_agent_key = "assistant"
+    end_agent_key = "assistant"
+    route = factory.LazyFunction(lambda: ["assistant"])
+    llm_calls = 1
+    trace_id = factory.Sequence(lambda n: f"{n:032x}")
+
+
+def _now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+class SpanRecordFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "captain.SpanRecord"
+
+    trace_id = factory.Sequence(lambda n: f"{n:032x}")
+    span_id = factory.Sequence(lambda n: f"{n:016x}")
+    name = "captain.run"
+    start_time = factory.LazyFunction(_now)
+    end_time = factory.SelfAttribute("start_time")
+    attributes = factory.LazyFunction(dict)

@@ -18,4 +18,6 @@ def test_openai_sdk_against_a_remote_model_fails_in_tests():
 
     model = OpenAIChatModel(make_openai_client("https://api.openai.com/v1", "sk-test", 2, 0))
     with pytest.raises(ModelError):
-        model.complete(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], tools=[], temperature=0)
+        model.complete(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], tools=[], temperature=0
+        )

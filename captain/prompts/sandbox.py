@@ -32,9 +32,9 @@ class PromptSandbox(ImmutableSandboxedEnvironment):
             return operator.pow(left, right)
         if operator_name == "*":
             for seq, count in ((left, right), (right, left)):
-                if isinstance(seq, str | list | tuple) and isinstance(count, int):
-                    if len(seq) * count > MAX_PRODUCT_SIZE:
-                        raise SecurityError("repetition too large")
+                repeats = isinstance(seq, str | list | tuple) and isinstance(count, int)
+                if repeats and len(seq) * count > MAX_PRODUCT_SIZE:
+                    raise SecurityError("repetition too large")
             if isinstance(left, int) and isinstance(right, int) and max(abs(left), abs(right)) > 10**12:
                 raise SecurityError("number too large")
             return operator.mul(left, right)

@@ -149,7 +149,13 @@ class Resolve:
 
 
 ErrorKind = Literal[
-    "model_error", "max_turns", "empty_reply", "loop_detected", "deadline", "attempts_exhausted", "internal_error"
+    "model_error",
+    "max_turns",
+    "empty_reply",
+    "loop_detected",
+    "deadline",
+    "attempts_exhausted",
+    "internal_error",
 ]
 
 

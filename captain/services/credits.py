@@ -23,14 +23,16 @@ def credit_available(*, account_id: int, amount: int | None = None) -> bool:
     return credit_balance_for(account_id).remaining >= amount
 
 
-def credit_debit(*, message: Message, assistant: Assistant | None, agent_key: str, amount: int | None = None) -> bool:
+def credit_debit(
+    *, message: Message, assistant: Assistant | None, agent_key: str, amount: int | None = None
+) -> bool:
     """Charge for an AI reply inside the caller's transaction. False (and nothing written) when the limit would
     be exceeded: the UPDATE only matches while `used + amount <= limit`, so concurrent runs cannot overdraw."""
     amount = captain_setting("CREDITS_PER_REPLY") if amount is None else amount
     credit_balance_for(message.account_id)
-    charged = CreditBalance.objects.filter(account_id=message.account_id, used__lte=F("limit") - amount).update(
-        used=F("used") + amount
-    )
+    charged = CreditBalance.objects.filter(
+        account_id=message.account_id, used__lte=F("limit") - amount
+    ).update(used=F("used") + amount)
     if not charged:
         return False
     CreditLedgerEntry.objects.create(

@@ -90,10 +90,14 @@ def outcome_apply(
                 agent_key=agent_key,
                 agent_name=agent_names.get(agent_key, agent_key),
             )
-        conversation_set_status(conversation=conversation, status=Conversation.Status.RESOLVED, actor="The AI")
+        conversation_set_status(
+            conversation=conversation, status=Conversation.Status.RESOLVED, actor="The AI"
+        )
     elif isinstance(outcome, RunError):
         detail = f"{ERROR_REASONS.get(outcome.error, outcome.error)} {outcome.detail}".strip()
-        reply_message = _escalate(conversation, assistant, ERROR_REASONS.get(outcome.error, outcome.error), None)
+        reply_message = _escalate(
+            conversation, assistant, ERROR_REASONS.get(outcome.error, outcome.error), None
+        )
 
     Message.objects.filter(pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING).update(
         ai_status=Message.AIStatus.DONE if recorded != Run.Outcome.SKIPPED else Message.AIStatus.SKIPPED
@@ -120,7 +124,9 @@ def outcome_apply(
     return AppliedOutcome(run=run, reply_message=reply_message, credit_used=credit_used)
 
 
-def _escalate(conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None) -> Message | None:
+def _escalate(
+    conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None
+) -> Message | None:
     conversation.ai_agent_key = ""
     conversation.save(update_fields=["ai_agent_key"])
     return conversation_escalate(

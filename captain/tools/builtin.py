@@ -44,7 +44,9 @@ def handoff_to_human(ctx: RunContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def resolve_conversation(ctx: RunContext, args: dict[str, Any]) -> ToolOutput:
-    return ToolOutput(content="The conversation will be resolved.", outcome=Resolve(reason=args.get("reason", "")))
+    return ToolOutput(
+        content="The conversation will be resolved.", outcome=Resolve(reason=args.get("reason", ""))
+    )
 
 
 def add_label(ctx: RunContext, args: dict[str, Any]) -> str:

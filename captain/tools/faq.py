@@ -18,10 +18,14 @@ class FaqHit:
 
 def faq_search(*, assistant_id: int, query: str, limit: int = 3) -> list[FaqHit]:
     """The best FAQ entries for `query`, or nothing when none scores above the threshold."""
-    entries = list(FaqEntry.objects.filter(assistant_id=assistant_id, enabled=True).only("question", "answer"))
+    entries = list(
+        FaqEntry.objects.filter(assistant_id=assistant_id, enabled=True).only("question", "answer")
+    )
     if not entries:
         return []
     # A document scores as its best text: the question alone matches short queries, question + answer longer ones.
     documents = [(e.question, f"{e.question}\n{e.answer}") for e in entries]
     matches = best_matches(query, documents, threshold=captain_setting("FAQ_SCORE_THRESHOLD"), limit=limit)
-    return [FaqHit(question=entries[i].question, answer=entries[i].answer, score=score) for i, score in matches]
+    return [
+        FaqHit(question=entries[i].question, answer=entries[i].answer, score=score) for i, score in matches
+    ]

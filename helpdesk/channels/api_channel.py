@@ -36,19 +36,25 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
     return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(secret, timestamp, body)}
 
 
-def verify(*, secret: str, headers: Mapping[str, str], body: bytes, window_seconds: int, now: float | None = None) -> None:
+def verify(
+    *, secret: str, headers: Mapping[str, str], body: bytes, window_seconds: int, now: float | None = None
+) -> None:
     """Raise WebhookRejected(401) unless the body carries a fresh, valid signature made with `secret`."""
     timestamp = headers.get(TIMESTAMP_HEADER, "")
     signature = headers.get(SIGNATURE_HEADER, "")
     if not timestamp or not signature:
-        raise WebhookRejected(401, "signature_missing", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required.")
+        raise WebhookRejected(
+            401, "signature_missing", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required."
+        )
     try:
         sent_at = int(timestamp)
     except ValueError as exc:
         raise WebhookRejected(401, "timestamp_invalid", "Timestamp must be integer unix seconds.") from exc
     current = time.time() if now is None else now
     if abs(current - sent_at) > window_seconds:
-        raise WebhookRejected(401, "timestamp_expired", f"Timestamp is outside the {window_seconds} s window.")
+        raise WebhookRejected(
+            401, "timestamp_expired", f"Timestamp is outside the {window_seconds} s window."
+        )
     expected = sign(secret, timestamp, body)
     # compare_digest on bytes: constant time, and non-ASCII header junk cannot raise a TypeError.
     if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
@@ -85,7 +91,9 @@ def parse(payload: Any) -> list[InboundMessage]:
     ]
 
 
-def send(*, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float) -> DeliveryResult:
+def send(
+    *, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float
+) -> DeliveryResult:
     """POST a signed event to the inbox's callback URL and classify the answer for the retry policy."""
     if not callback_url:
         return DeliveryResult(ok=False, permanent=True, error="The inbox has no callback URL.")

@@ -24,7 +24,9 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.AGENT)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "user"], name="membership_unique_account_user")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "user"], name="membership_unique_account_user")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.account} ({self.role})"

@@ -43,7 +43,9 @@ class Message(models.Model):
     private = models.BooleanField(default=False, help_text="A private note: never sent to the customer.")
     content = models.TextField(blank=True)
     sender_type = models.CharField(max_length=16, choices=SenderType.choices)
-    sender_contact = models.ForeignKey(Contact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    sender_contact = models.ForeignKey(
+        Contact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     sender_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -52,7 +54,9 @@ class Message(models.Model):
     ai_agent_name = models.CharField(max_length=200, blank=True)
     # The sender's own id for an incoming message: the dedup key, unique per inbox.
     provider_message_id = models.CharField(max_length=255, null=True, blank=True)
-    delivery_status = models.CharField(max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.NONE)
+    delivery_status = models.CharField(
+        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.NONE
+    )
     delivery_attempts = models.PositiveIntegerField(default=0)
     delivery_error = models.TextField(blank=True)
     ai_status = models.CharField(max_length=16, choices=AIStatus.choices, default=AIStatus.NONE)

@@ -28,7 +28,7 @@ def membership_for(*, user, account_id: int) -> Membership | None:
 
 
 def access_membership(*, user, account_id: int) -> Membership:
-    """The caller's membership in the account; 404 when there is none (never reveal that the account exists)."""
+    """The caller's membership in the account; 404 when there is none (never reveal the account exists)."""
     membership = membership_for(user=user, account_id=account_id) if user.is_authenticated else None
     if membership is None:
         raise Http404("No such account.")

@@ -24,7 +24,9 @@ def conversation_escalate(
 
     Returns the outgoing message to the customer (queued for delivery), or None if there was nothing to say.
     """
-    from .messages import message_create_ai_reply  # local: both modules are small and import each other's names
+    from .messages import (
+        message_create_ai_reply,
+    )  # local: both modules are small and import each other's names
 
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     conversation.status = Conversation.Status.OPEN
@@ -64,7 +66,9 @@ def conversation_set_status(
         conversation.ai_agent_key = ""
         fields.append("ai_agent_key")
     conversation.save(update_fields=fields)
-    message_create_activity(conversation=conversation, content=f"{actor} changed the status from {previous} to {status}.")
+    message_create_activity(
+        conversation=conversation, content=f"{actor} changed the status from {previous} to {status}."
+    )
     return conversation
 
 

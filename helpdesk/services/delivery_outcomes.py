@@ -11,7 +11,9 @@ from .messages import message_create_activity
 
 
 def delivery_mark_sent(*, message_id: int) -> None:
-    Message.objects.filter(pk=message_id).update(delivery_status=Message.DeliveryStatus.SENT, delivery_error="")
+    Message.objects.filter(pk=message_id).update(
+        delivery_status=Message.DeliveryStatus.SENT, delivery_error=""
+    )
 
 
 @transaction.atomic

@@ -37,12 +37,16 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
         return found
     try:
         with transaction.atomic():
-            new_contact = Contact.objects.create(account_id=inbox.account_id, name=contact.name, email=contact.email)
+            new_contact = Contact.objects.create(
+                account_id=inbox.account_id, name=contact.name, email=contact.email
+            )
             return ContactInbox.objects.create(contact=new_contact, inbox=inbox, source_id=contact.source_id)
     except IntegrityError:
         # Someone else created it between our read and our insert: the unique constraint decided, use theirs.
-        return ContactInbox.objects.select_for_update().select_related("contact").get(
-            inbox=inbox, source_id=contact.source_id
+        return (
+            ContactInbox.objects.select_for_update()
+            .select_related("contact")
+            .get(inbox=inbox, source_id=contact.source_id)
         )
 
 
@@ -100,7 +104,8 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
             )
     except IntegrityError:
         return IngestResult(
-            message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id), created=False
+            message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id),
+            created=False,
         )
     conversation.last_activity_at = timezone.now()
     if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
@@ -124,7 +129,9 @@ def message_create_activity(*, conversation: Conversation, content: str) -> Mess
     )
 
 
-def message_create_note(*, conversation: Conversation, content: str, user: AbstractBaseUser | None = None) -> Message:
+def message_create_note(
+    *, conversation: Conversation, content: str, user: AbstractBaseUser | None = None
+) -> Message:
     """A private note: visible to people only. `user` None means the AI wrote it."""
     return Message.objects.create(
         account_id=conversation.account_id,
@@ -144,7 +151,9 @@ def _touch(conversation: Conversation, *fields: str) -> None:
 
 
 @transaction.atomic
-def message_create_agent_reply(*, conversation: Conversation, user: AbstractBaseUser, content: str) -> Message:
+def message_create_agent_reply(
+    *, conversation: Conversation, user: AbstractBaseUser, content: str
+) -> Message:
     """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet."""
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     message = Message.objects.create(

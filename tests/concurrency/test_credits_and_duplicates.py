@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from captain.models import CreditBalance, CreditLedgerEntry
+from captain.models import CreditLedgerEntry
 from captain.services.credits import credit_debit
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Conversation, Message
@@ -84,9 +84,12 @@ def test_same_delivery_posted_concurrently_creates_one_message(settings, rounds)
         ).encode()
         headers = signed_headers(inbox.secret, body)
 
-        def post(_):
+        def post(_, body=body, headers=headers):
             response = Client().post(
-                f"/webhooks/api/{inbox.webhook_token}/", data=body, content_type="application/json", headers=headers
+                f"/webhooks/api/{inbox.webhook_token}/",
+                data=body,
+                content_type="application/json",
+                headers=headers,
             )
             return response.status_code, response.json().get("status")
 
@@ -120,6 +123,8 @@ def test_same_delivery_posted_1000_times_sequentially_creates_one_message(settin
         ).json()["status"]
         for _ in range(1000)
     ]
-    print(f"\nsequential duplicates: posts=1000 accepted={statuses.count('accepted')} messages={Message.objects.count()}")
+    print(
+        f"\nsequential duplicates: posts=1000 accepted={statuses.count('accepted')} messages={Message.objects.count()}"
+    )
     assert statuses.count("accepted") == 1 and statuses.count("duplicate") == 999
     assert Message.objects.count() == 1 and len(RecordingResponder.calls) == 1

@@ -55,7 +55,9 @@ def stack(redis_url, tmp_path: Path):
 
 
 def send(client, inbox, message_id: str, text: str):
-    body = json.dumps({"message_id": message_id, "contact": {"id": "cust-1", "name": "Ann"}, "text": text}).encode()
+    body = json.dumps(
+        {"message_id": message_id, "contact": {"id": "cust-1", "name": "Ann"}, "text": text}
+    ).encode()
     return client.post(
         f"/webhooks/api/{inbox.webhook_token}/",
         data=body,
@@ -72,7 +74,9 @@ def test_specialist_answers_reply_is_delivered_and_charged_once(client, stack):
     assert response.status_code == 200
 
     receiver = stack["receiver"]
-    wait_for(lambda: receiver.events, timeout=60, what=f"a delivered reply; worker log:\n{stack['worker'].log()}")
+    wait_for(
+        lambda: receiver.events, timeout=60, what=f"a delivered reply; worker log:\n{stack['worker'].log()}"
+    )
     event = receiver.events[0]
     verify(secret="e2e-secret", headers=event["headers"], body=event["body"], window_seconds=300)
     assert event["json"]["text"] == "Your refund for order 42 is on its way."
@@ -83,7 +87,9 @@ def test_specialist_answers_reply_is_delivered_and_charged_once(client, stack):
     assert run.outcome == "reply" and run.credit_used
     assert CreditLedgerEntry.objects.count() == 1
     reply = Message.objects.get(message_type="outgoing", private=False)
-    wait_for(lambda: Message.objects.get(pk=reply.pk).delivery_status == "sent", timeout=10, what="sent status")
+    wait_for(
+        lambda: Message.objects.get(pk=reply.pk).delivery_status == "sent", timeout=10, what="sent status"
+    )
 
     run_span = SpanRecord.objects.get(trace_id=run.trace_id, name="captain.run")
     assert run_span.attributes["captain.credit_used"] is True
@@ -102,7 +108,9 @@ def test_human_handoff_is_delivered_and_costs_nothing(client, stack):
     assert send(client, link.inbox, "m-9", "Let me talk to a human please").status_code == 200
 
     receiver = stack["receiver"]
-    wait_for(lambda: receiver.events, timeout=60, what=f"the handoff message; worker log:\n{stack['worker'].log()}")
+    wait_for(
+        lambda: receiver.events, timeout=60, what=f"the handoff message; worker log:\n{stack['worker'].log()}"
+    )
     assert receiver.events[0]["json"]["text"] == link.assistant.handoff_message
     conversation = Conversation.objects.get()
     assert conversation.status == Conversation.Status.OPEN
@@ -110,4 +118,7 @@ def test_human_handoff_is_delivered_and_costs_nothing(client, stack):
     assert CreditLedgerEntry.objects.count() == 0
     run = Run.objects.get()
     assert run.outcome == "human_handoff" and run.credit_used is False
-    assert SpanRecord.objects.get(trace_id=run.trace_id, name="captain.run").attributes["captain.credit_used"] is False
+    assert (
+        SpanRecord.objects.get(trace_id=run.trace_id, name="captain.run").attributes["captain.credit_used"]
+        is False
+    )

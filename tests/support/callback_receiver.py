@@ -17,9 +17,11 @@ class CallbackReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.events.append({"headers": dict(self.headers), "body": body, "json": json.loads(body)})
+                receiver.events.append(
+                    {"headers": dict(self.headers), "body": body, "json": json.loads(body)}
+                )
                 self.send_response(receiver.status)
                 self.end_headers()
 

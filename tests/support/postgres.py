@@ -50,8 +50,19 @@ def start(directory: Path) -> tuple[str, int]:
     proc = subprocess.Popen(
         _as_db_user(
             [
-                _bin("postgres"), "-D", str(data), "-p", str(port), "-k", str(directory),
-                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200",
+                _bin("postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-k",
+                str(directory),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=200",
             ]
         ),
         stdout=log,
@@ -63,7 +74,9 @@ def start(directory: Path) -> tuple[str, int]:
     deadline = time.monotonic() + 30
     while True:
         try:
-            psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres", connect_timeout=1).close()
+            psycopg.connect(
+                f"host=127.0.0.1 port={port} user=postgres dbname=postgres", connect_timeout=1
+            ).close()
             break
         except psycopg.OperationalError:
             if time.monotonic() > deadline or proc.poll() is not None:

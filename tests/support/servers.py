@@ -69,7 +69,19 @@ def start_redis(port: int | None = None) -> RedisServer:
     port = port or free_port()
     workdir = tempfile.mkdtemp(prefix="redis-test-")
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -99,15 +111,34 @@ class CeleryWorker:
 
 
 def start_celery_worker(
-    *, env: dict[str, str], log_path: Path, concurrency: int = 1, pool: str = "prefork", queues: str = "helpdesk,captain"
+    *,
+    env: dict[str, str],
+    log_path: Path,
+    concurrency: int = 1,
+    pool: str = "prefork",
+    queues: str = "helpdesk,captain",
 ) -> CeleryWorker:
     full_env = {**os.environ, **env}
     log = log_path.open("w")
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "config", "worker",
-            "--loglevel", "INFO", "--pool", pool, "--concurrency", str(concurrency),
-            "-Q", queues, "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--pool",
+            pool,
+            "--concurrency",
+            str(concurrency),
+            "-Q",
+            queues,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ],
         cwd=ROOT,
         env=full_env,

@@ -27,7 +27,7 @@ from .captain_demo_seed import DEMO_WEBHOOK_TOKEN
 class _Receiver(BaseHTTPRequestHandler):
     events: list[dict] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.events.append(json.loads(body))
         self.send_response(200)
@@ -42,7 +42,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("text")
-        parser.add_argument("--contact", default="demo-customer", help="The customer's id on the API channel.")
+        parser.add_argument(
+            "--contact", default="demo-customer", help="The customer's id on the API channel."
+        )
         parser.add_argument("--base-url", default=settings.PUBLIC_BASE_URL)
         parser.add_argument("--timeout", type=float, default=180.0)
 
@@ -56,34 +58,56 @@ class Command(BaseCommand):
         inbox.save(update_fields=["callback_url"])
 
         message_id = f"demo-{uuid.uuid4().hex[:12]}"
-        body = json.dumps({"message_id": message_id, "contact": {"id": contact, "name": contact}, "text": text})
+        body = json.dumps(
+            {"message_id": message_id, "contact": {"id": contact, "name": contact}, "text": text}
+        )
         url = f"{base_url.rstrip('/')}/webhooks/api/{inbox.webhook_token}/"
         started = time.monotonic()
-        response = httpx.post(url, content=body, headers={"Content-Type": "application/json",
-                                                        **signed_headers(inbox.secret, body.encode())})
-        self.stdout.write(f"POST {url} -> {response.status_code} in {(time.monotonic() - started) * 1000:.0f} ms")
+        response = httpx.post(
+            url,
+            content=body,
+            headers={"Content-Type": "application/json", **signed_headers(inbox.secret, body.encode())},
+        )
+        self.stdout.write(
+            f"POST {url} -> {response.status_code} in {(time.monotonic() - started) * 1000:.0f} ms"
+        )
         if response.status_code != 200:
             raise CommandError(response.text)
         stored = Message.objects.get(inbox=inbox, provider_message_id=message_id)
         conversation_id = stored.conversation_id
         self.stdout.write(f"conversation #{conversation_id}\n  customer: {text}")
-        seen = set(Message.objects.filter(conversation_id=conversation_id, id__lte=stored.id).values_list("id", flat=True))
+        seen = set(
+            Message.objects.filter(conversation_id=conversation_id, id__lte=stored.id).values_list(
+                "id", flat=True
+            )
+        )
         deadline = time.monotonic() + timeout
         run = None
         while time.monotonic() < deadline:
             for message in Message.objects.filter(conversation_id=conversation_id).exclude(id__in=seen):
                 seen.add(message.id)
                 self.stdout.write("  " + self._describe(message))
-            run = run or Run.objects.filter(conversation_id=conversation_id, trigger_message_id__gte=stored.id).first()
-            queued = Message.objects.filter(conversation_id=conversation_id, delivery_status="queued").exists()
+            run = (
+                run
+                or Run.objects.filter(
+                    conversation_id=conversation_id, trigger_message_id__gte=stored.id
+                ).first()
+            )
+            queued = Message.objects.filter(
+                conversation_id=conversation_id, delivery_status="queued"
+            ).exists()
             if run and not queued:
                 break
             time.sleep(0.3)
         for event in _Receiver.events:
-            self.stdout.write(f"  delivered to callback: [{event['sender'].get('name') or event['sender']['type']}] {event['text']}")
+            self.stdout.write(
+                f"  delivered to callback: [{event['sender'].get('name') or event['sender']['type']}] {event['text']}"
+            )
         server.shutdown()
         if run is None:
-            raise CommandError(f"No AI run finished within {timeout:.0f} s: is the worker running (scripts/run)?")
+            raise CommandError(
+                f"No AI run finished within {timeout:.0f} s: is the worker running (scripts/run)?"
+            )
         self.stdout.write(
             f"run #{run.id}: outcome={run.outcome} route={' -> '.join(run.route) or '-'} llm_calls={run.llm_calls} "
             f"tokens={run.input_tokens}+{run.output_tokens} credit_used={run.credit_used} {run.duration_ms} ms"

@@ -68,8 +68,13 @@ class Command(BaseCommand):
         CreditBalance.objects.get_or_create(account=account, defaults={"limit": 1000})
         inbox, _ = Inbox.objects.update_or_create(
             webhook_token=DEMO_WEBHOOK_TOKEN,
-            defaults={"account": account, "name": "Website API", "channel_type": Inbox.ChannelType.API,
-                      "secret": DEMO_SECRET, **({"callback_url": callback_url} if callback_url else {})},
+            defaults={
+                "account": account,
+                "name": "Website API",
+                "channel_type": Inbox.ChannelType.API,
+                "secret": DEMO_SECRET,
+                **({"callback_url": callback_url} if callback_url else {}),
+            },
         )
         assistant, _ = Assistant.objects.update_or_create(
             account=account,
@@ -77,8 +82,13 @@ class Command(BaseCommand):
             defaults={
                 "product_name": "Acme Shop",
                 "description": "Acme Shop sells home electronics online in the EU.",
-                "response_guidelines": ["Keep answers under three sentences.", "Use the customer's language."],
-                "guardrails": ["Never promise a refund amount or a delivery date that the FAQ does not state."],
+                "response_guidelines": [
+                    "Keep answers under three sentences.",
+                    "Use the customer's language.",
+                ],
+                "guardrails": [
+                    "Never promise a refund amount or a delivery date that the FAQ does not state."
+                ],
             },
         )
         AssistantInbox.objects.update_or_create(inbox=inbox, defaults={"assistant": assistant})
@@ -89,8 +99,13 @@ class Command(BaseCommand):
                 assistant=assistant, question=question, defaults={"account": account, "answer": answer}
             )
         users = {}
-        for username, role, staff in (("admin", Membership.Role.ADMIN, True), ("agent", Membership.Role.AGENT, False)):
-            user, created = get_user_model().objects.get_or_create(username=username, defaults={"is_staff": staff})
+        for username, role, staff in (
+            ("admin", Membership.Role.ADMIN, True),
+            ("agent", Membership.Role.AGENT, False),
+        ):
+            user, created = get_user_model().objects.get_or_create(
+                username=username, defaults={"is_staff": staff}
+            )
             if created:
                 user.set_password(password)
                 user.save()

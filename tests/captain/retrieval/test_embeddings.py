@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001  (the Chinese fixtures use full-width punctuation on purpose)
+
 """The shared text scorer: the real USE-multilingual encoder and the lexical fallback."""
 
 from __future__ import annotations

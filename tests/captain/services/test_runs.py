@@ -137,7 +137,7 @@ def test_faq_lookup_returns_the_matching_entry(setup, llm_settings):
     )
     llm_settings.push(tool_call("faq_lookup", {"query": "how long until I get my refund"}), text("5 days."))
     run_for_message(message_id=setup["message"].id)
-    tool_result = [m for m in llm_settings.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    tool_result = next(m for m in llm_settings.requests[1]["messages"] if m["role"] == "tool")["content"]
     assert "5 business days." in tool_result
 
 

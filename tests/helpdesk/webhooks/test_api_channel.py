@@ -6,7 +6,9 @@ import json
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signed_headers
 from helpdesk.models import Conversation, Message
@@ -17,7 +19,11 @@ pytestmark = pytest.mark.django_db
 
 def payload(message_id: str = "m-1", text: str = "Where is my order?", contact_id: str = "c-1") -> bytes:
     return json.dumps(
-        {"message_id": message_id, "contact": {"id": contact_id, "name": "Ann", "email": "ann@example.com"}, "text": text}
+        {
+            "message_id": message_id,
+            "contact": {"id": contact_id, "name": "Ann", "email": "ann@example.com"},
+            "text": text,
+        }
     ).encode()
 
 
@@ -50,7 +56,9 @@ def test_valid_signed_message_is_stored_and_acknowledged(client, inbox, django_c
     assert len(callbacks) == 1  # exactly one AI run enqueued, after commit
 
 
-def test_duplicate_delivery_answers_200_and_creates_nothing(client, inbox, django_capture_on_commit_callbacks):
+def test_duplicate_delivery_answers_200_and_creates_nothing(
+    client, inbox, django_capture_on_commit_callbacks
+):
     post(client, inbox, payload())
     with django_capture_on_commit_callbacks() as callbacks:
         response = post(client, inbox, payload())
@@ -87,22 +95,27 @@ def test_second_message_of_contact_joins_the_open_conversation(client, inbox):
             lambda inbox, body: signed_headers(inbox.secret, body, now=time.time() - 301), id="replayed-old"
         ),
         pytest.param(
-            lambda inbox, body: signed_headers(inbox.secret, body, now=time.time() + 301), id="from-the-future"
+            lambda inbox, body: signed_headers(inbox.secret, body, now=time.time() + 301),
+            id="from-the-future",
         ),
         pytest.param(
-            lambda inbox, body: {**signed_headers(inbox.secret, body), SIGNATURE_HEADER: "sha256=" + "0" * 64},
+            lambda inbox, body: {
+                **signed_headers(inbox.secret, body),
+                SIGNATURE_HEADER: "sha256=" + "0" * 64,
+            },
             id="forged",
         ),
         pytest.param(
-            lambda inbox, body: {**signed_headers(inbox.secret, body), SIGNATURE_HEADER: sign(inbox.secret, "1", body)[:-2]},
+            lambda inbox, body: {
+                **signed_headers(inbox.secret, body),
+                SIGNATURE_HEADER: sign(inbox.secret, "1", body)[:-2],
+            },
             id="truncated",
         ),
         pytest.param(
             lambda inbox, body: {TIMESTAMP_HEADER: "soon", SIGNATURE_HEADER: "sha256=abc"}, id="bad-timestamp"
         ),
-        pytest.param(
-            lambda inbox, body: signed_headers(inbox.secret, body + b" "), id="signed-other-body"
-        ),
+        pytest.param(lambda inbox, body: signed_headers(inbox.secret, body + b" "), id="signed-other-body"),
     ],
 )
 def test_bad_signature_is_401_and_stores_nothing(client, inbox, make_headers):
@@ -139,16 +152,21 @@ def test_get_is_not_allowed(client, inbox):
         pytest.param(b"[]", id="array"),
         pytest.param(b'"text"', id="string"),
         pytest.param(json.dumps({"message_id": "m"}).encode(), id="missing-fields"),
-        pytest.param(json.dumps({"message_id": "m", "contact": {"id": "c"}, "text": ""}).encode(), id="empty-text"),
+        pytest.param(
+            json.dumps({"message_id": "m", "contact": {"id": "c"}, "text": ""}).encode(), id="empty-text"
+        ),
         pytest.param(json.dumps({"message_id": 1, "contact": "c", "text": 5}).encode(), id="wrong-types"),
         pytest.param(
             json.dumps({"message_id": "m", "contact": {"id": "c", "email": "nope"}, "text": "x"}).encode(),
             id="bad-email",
         ),
         pytest.param(b"[" * 100_000 + b"]" * 100_000, id="deeply-nested-recursion"),
-        pytest.param(json.dumps({"a": [[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]}).encode(), id="too-deep"),
         pytest.param(
-            json.dumps({"message_id": "m", "contact": {"id": "c"}, "text": "x" * 10_001}).encode(), id="text-too-long"
+            json.dumps({"a": [[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]}).encode(), id="too-deep"
+        ),
+        pytest.param(
+            json.dumps({"message_id": "m", "contact": {"id": "c"}, "text": "x" * 10_001}).encode(),
+            id="text-too-long",
         ),
     ],
 )
