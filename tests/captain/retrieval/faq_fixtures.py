@@ -1,4 +1,3 @@
-
 """20 EN+ZH FAQ entries with a paraphrased customer query each, plus unrelated queries.
 
 Shared by the embedding tests (and handy for benchmarking thresholds): the queries avoid

@@ -1,4 +1,3 @@
-
 """The shared text scorer: the real USE-multilingual encoder and the lexical fallback."""
 
 from __future__ import annotations
