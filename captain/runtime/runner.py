@@ -16,6 +16,7 @@ What the loop guarantees (each rule has a test in tests/captain/runtime/test_run
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -29,6 +30,7 @@ from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
 from . import semconv as sc
 from .model import ModelClient, ModelError, ModelResponse, ToolCall
+from .text_tools import recover_text_tool_calls
 from .types import (
     HANDOFF_PREFIX,
     Agent,
@@ -312,6 +314,20 @@ class Runner:
     # ---- one response -> next step -------------------------------------------------------------------------
 
     def _process_response(self, agent: Agent, response: ModelResponse, state: _RunState) -> NextStep:
+        if not response.tool_calls:
+            offered = [t.name for t in agent.tools] + [h.tool_name for h in agent.handoffs]
+            recovered = recover_text_tool_calls(response.content, offered)
+            if recovered:
+                state.events.append(
+                    RunEvent(
+                        "tool_call_recovered",
+                        agent.key,
+                        name=recovered[0].name,
+                        detail="the model wrote its call as text",
+                        data={"calls": [c.name for c in recovered]},
+                    )
+                )
+                response = dataclasses.replace(response, content=None, tool_calls=recovered)
         if not response.tool_calls:
             text = (response.content or "").strip()
             if not text:

@@ -183,6 +183,7 @@ class RunEvent:
         "handoff",
         "handoff_ignored",
         "handoff_refused",
+        "tool_call_recovered",
     ]
     agent_key: str
     name: str = ""

@@ -693,3 +693,32 @@ def test_unknown_start_agent_is_a_programming_error():
         Runner(ScriptedModel()).run(
             agents=make_team(Recorder()), start_key="nobody", messages=[], context=RunContext(1, 1)
         )
+
+
+def test_handoff_written_as_text_is_recovered_and_honoured():
+    from captain.runtime import Agent, Handoff, Reply, RunContext, Runner
+
+    class Scripted:
+        def __init__(self, responses):
+            self.responses = list(responses)
+
+        def complete(self, **kwargs):
+            return self.responses.pop(0)
+
+    from captain.runtime import ModelResponse, Usage
+
+    def said(text):
+        return ModelResponse(content=text, tool_calls=[], usage=Usage(requests=1), model="m")
+
+    triage = Agent(key="assistant", name="A", instructions="", model="m", handoffs=[Handoff("refunds", "r")])
+    refunds = Agent(key="refunds", name="R", instructions="", model="m")
+    model = Scripted([said('{"name": "handoff_to_refunds", "arguments": {"reason": "x"}}'), said("Done.")])
+    result = Runner(model).run(
+        agents={"assistant": triage, "refunds": refunds},
+        start_key="assistant",
+        messages=[{"role": "user", "content": "refund please"}],
+        context=RunContext(account_id=1, conversation_id=1),
+    )
+    assert result.outcome == Reply("Done.")
+    assert result.route == ["assistant", "refunds"]
+    assert [e.type for e in result.events if e.type == "tool_call_recovered"] == ["tool_call_recovered"]
