@@ -30,6 +30,15 @@ class Inbox(models.Model):
     # Shared HMAC secret (API channel) or provider secret. Write-only in the admin and API.
     secret = models.CharField(max_length=200, default=new_secret)
     callback_url = models.URLField(blank=True, help_text="API channel: where signed reply events are POSTed.")
+    # Provider channels: the token used to send (Telegram bot token, WhatsApp access token, Slack bot token).
+    # Write-only in the admin and API, like `secret`.
+    access_token = models.CharField(max_length=500, blank=True)
+    # Non-secret provider settings: phone_number_id, verify_token, bot_user_id, api_base_url (tests point it at a
+    # fake provider on 127.0.0.1) ...; each channel module documents the keys it reads.
+    provider_config = models.JSONField(default=dict, blank=True)
+    webhook_rate_limit_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Webhook requests accepted per minute (empty: the server default)."
+    )
     greeting_message = models.TextField(blank=True)
     handoff_message = models.TextField(
         blank=True, help_text="Sent to the customer when the conversation is handed to people."

@@ -42,6 +42,8 @@ class Message(models.Model):
     message_type = models.CharField(max_length=16, choices=Type.choices)
     private = models.BooleanField(default=False, help_text="A private note: never sent to the customer.")
     content = models.TextField(blank=True)
+    # Links (url, content type, file name, caption) for attachments the channel reported.
+    attachments = models.JSONField(default=list, blank=True)
     sender_type = models.CharField(max_length=16, choices=SenderType.choices)
     sender_contact = models.ForeignKey(
         Contact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -59,8 +61,12 @@ class Message(models.Model):
     )
     delivery_attempts = models.PositiveIntegerField(default=0)
     delivery_error = models.TextField(blank=True)
+    # The provider's id for a message we sent (for status webhooks and edits).
+    delivery_provider_id = models.CharField(max_length=255, blank=True)
     ai_status = models.CharField(max_length=16, choices=AIStatus.choices, default=AIStatus.NONE)
     ai_attempts = models.PositiveIntegerField(default=0)
+    # When a task for this message was last put on the queue; the sweeper claims stale ones by updating it.
+    ai_enqueued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

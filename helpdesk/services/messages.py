@@ -99,6 +99,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
                 sender_type=Message.SenderType.CONTACT,
                 sender_contact=contact_inbox.contact,
                 content=content,
+                attachments=list(inbound.attachments),
                 provider_message_id=inbound.provider_message_id,
                 ai_status=Message.AIStatus.PENDING if for_ai else Message.AIStatus.NONE,
             )

@@ -1,0 +1,389 @@
+"""Django admin for the helpdesk, scoped per tenant.
+
+Superusers see everything. Other staff users see and change only objects of accounts where they hold an
+*admin* Membership: `AccountScopedAdminMixin` filters querysets, scopes foreign-key choices and re-checks on
+save, and the same rule grants the permissions (no Django model permissions are needed for an account's admin).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from helpdesk.models import Account, Contact, ContactInbox, Conversation, Inbox, Label, Membership, Message
+
+# ---- tenant scoping ----------------------------------------------------------------------------------------
+
+
+def admin_account_ids(request: HttpRequest) -> frozenset[int]:
+    """Accounts the request's user administers (cached on the request)."""
+    cached = getattr(request, "_helpdesk_admin_account_ids", None)
+    if cached is None:
+        user = request.user
+        cached = frozenset(
+            Membership.objects.filter(user_id=user.pk, role=Membership.Role.ADMIN).values_list(
+                "account_id", flat=True
+            )
+            if user.is_authenticated and user.is_active and user.is_staff
+            else []
+        )
+        request._helpdesk_admin_account_ids = cached
+    return cached
+
+
+def account_lookup_for(model: type[models.Model]) -> str | None:
+    """The ORM path from `model` to its account id, or None if the model is not owned by an account."""
+    if model is Account:
+        return "pk"
+    names = {f.name for f in model._meta.get_fields()}
+    for path in ("account", "assistant__account", "inbox__account", "conversation__account"):
+        if path.split("__")[0] in names:
+            return f"{path}_id" if "__" not in path else path
+    return None
+
+
+def scoped_queryset(model: type[models.Model], account_ids: frozenset[int]) -> QuerySet:
+    """`model`'s rows of `account_ids`; for users, members of those accounts; nothing otherwise."""
+    manager = model._default_manager
+    if model is get_user_model():
+        return manager.filter(memberships__account_id__in=account_ids).distinct()
+    lookup = account_lookup_for(model)
+    if lookup is None:
+        return manager.none()  # unknown ownership: offer nothing rather than another tenant's rows
+    return manager.filter(**{f"{lookup}__in": account_ids})
+
+
+def account_id_of(obj: models.Model) -> int | None:
+    lookup = account_lookup_for(type(obj))
+    if lookup is None:
+        return None
+    if lookup == "pk":
+        return obj.pk
+    value: Any = obj
+    *parents, last = lookup.split("__")
+    for name in parents:
+        value = getattr(value, name, None)
+        if value is None:
+            return None
+    return getattr(value, last if last.endswith("_id") else f"{last}_id", None)
+
+
+class _ScopedFormfieldsMixin:
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if not request.user.is_superuser:
+            kwargs["queryset"] = scoped_queryset(db_field.related_model, admin_account_ids(request))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if not request.user.is_superuser:
+            kwargs["queryset"] = scoped_queryset(db_field.related_model, admin_account_ids(request))
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
+    """For a ModelAdmin: non-superuser staff reach only the accounts they administer."""
+
+    read_only: bool = False
+    """No one adds or changes rows (ledgers, run records); superusers may still delete where allowed."""
+    superuser_only_add: bool = False
+    superuser_only_delete: bool = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        lookup = account_lookup_for(self.model)
+        if lookup is None:
+            return queryset.none()
+        return queryset.filter(**{f"{lookup}__in": admin_account_ids(request)})
+
+    def _in_scope(self, request: HttpRequest, obj: models.Model | None) -> bool:
+        account_ids = admin_account_ids(request)
+        return bool(account_ids) and (obj is None or account_id_of(obj) in account_ids)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        if request.user.is_superuser:
+            return super().has_module_permission(request)
+        return bool(admin_account_ids(request))
+
+    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if request.user.is_superuser:
+            return super().has_view_permission(request, obj)
+        return self._in_scope(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if self.read_only:
+            return False
+        if request.user.is_superuser:
+            return super().has_change_permission(request, obj)
+        return self._in_scope(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        if self.read_only:
+            return False
+        if request.user.is_superuser:
+            return super().has_add_permission(request, *args)
+        return not self.superuser_only_add and self._in_scope(request, None)
+
+    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if request.user.is_superuser:
+            return super().has_delete_permission(request, obj)
+        return not (self.read_only or self.superuser_only_delete) and self._in_scope(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: models.Model, form: Any, change: bool) -> None:
+        # The scoped form fields already refuse other tenants' choices; this is the last line, e.g. for a
+        # custom form that forgot to scope a field.
+        if not request.user.is_superuser and account_id_of(obj) not in admin_account_ids(request):
+            raise PermissionDenied
+        super().save_model(request, obj, form, change)
+
+
+class AccountScopedInlineMixin(_ScopedFormfieldsMixin):
+    """For an inline: its parent page is already scoped; this scopes the inline's choices and permissions."""
+
+    read_only: bool = False
+
+    def _allowed(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser or bool(admin_account_ids(request))
+
+    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if request.user.is_superuser:
+            return super().has_view_permission(request, obj)
+        return self._allowed(request)
+
+    def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if self.read_only:
+            return False
+        if request.user.is_superuser:
+            return super().has_add_permission(request, obj)
+        return self._allowed(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if self.read_only:
+            return False
+        if request.user.is_superuser:
+            return super().has_change_permission(request, obj)
+        return self._allowed(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+        if self.read_only:
+            return False
+        if request.user.is_superuser:
+            return super().has_delete_permission(request, obj)
+        return self._allowed(request)
+
+
+# ---- accounts ----------------------------------------------------------------------------------------------
+
+
+class MembershipInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = Membership
+    extra = 0
+
+
+@admin.register(Account)
+class AccountAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "name", "created_at"]
+    search_fields = ["name"]
+    inlines = [MembershipInline]
+    # Tenants are created and removed by the site operator.
+    superuser_only_add = True
+    superuser_only_delete = True
+
+
+# ---- inboxes -----------------------------------------------------------------------------------------------
+
+
+class InboxAdminForm(forms.ModelForm):
+    """The secret is write-only: never rendered; left blank it keeps the stored (or generated) one."""
+
+    new_secret = forms.CharField(
+        label="Secret",
+        required=False,
+        strip=True,
+        max_length=200,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Shared HMAC secret. Blank keeps the current one (a new inbox gets a generated one).",
+    )
+
+    class Meta:
+        model = Inbox
+        fields = ["account", "name", "channel_type", "callback_url", "greeting_message", "handoff_message"]
+
+    def save(self, commit: bool = True) -> Inbox:
+        secret = self.cleaned_data.get("new_secret")
+        if secret:
+            self.instance.secret = secret
+        return super().save(commit=commit)
+
+
+def inbox_webhook_url(inbox: Inbox) -> str:
+    return f"{settings.PUBLIC_BASE_URL.rstrip('/')}/webhooks/api/{inbox.webhook_token}/"
+
+
+@admin.register(Inbox)
+class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    form = InboxAdminForm
+    list_display = ["id", "name", "channel_type", "account", "created_at"]
+    list_filter = ["channel_type"]
+    search_fields = ["name"]
+    readonly_fields = ["webhook_setup"]
+    fieldsets = [
+        (None, {"fields": ["account", "name", "channel_type", "new_secret", "callback_url"]}),
+        ("Messages", {"fields": ["greeting_message", "handoff_message"]}),
+        ("Webhook", {"fields": ["webhook_setup"]}),
+    ]
+
+    @admin.display(description="Webhook URL and setup")
+    def webhook_setup(self, inbox: Inbox) -> str:
+        if not inbox.pk:
+            return "Save the inbox to get its webhook URL."
+        if inbox.channel_type != Inbox.ChannelType.API:
+            return format_html("<code>{}</code>", inbox_webhook_url(inbox))
+        return format_html(
+            "<code>{url}</code><br>POST JSON to this URL with the headers "
+            "<code>{ts}: &lt;unix seconds&gt;</code> "
+            'and <code>{sig}: sha256=&lt;hex HMAC-SHA256(secret, "{{timestamp}}.{{raw body}}")&gt;</code>. '
+            "Replies are POSTed, signed the same way, to the callback URL.",
+            url=inbox_webhook_url(inbox),
+            ts=TIMESTAMP_HEADER,
+            sig=SIGNATURE_HEADER,
+        )
+
+    def save_model(self, request: HttpRequest, obj: Inbox, form: InboxAdminForm, change: bool) -> None:
+        generated = not change and not form.cleaned_data.get("new_secret")
+        super().save_model(request, obj, form, change)
+        if generated:
+            # Shown once, right after creation, so it can be copied into the sender; never rendered again.
+            self.message_user(
+                request, f"Generated webhook secret (shown only now): {obj.secret}", level=messages.WARNING
+            )
+
+
+# ---- contacts and conversations ----------------------------------------------------------------------------
+
+
+class ContactInboxInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = ContactInbox
+    extra = 0
+    read_only = True
+    fields = ["inbox", "source_id"]
+    readonly_fields = fields
+
+
+@admin.register(Contact)
+class ContactAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "name", "email", "account", "created_at"]
+    search_fields = ["name", "email"]
+    inlines = [ContactInboxInline]
+
+
+@admin.register(Label)
+class LabelAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    list_display = ["name", "account"]
+    search_fields = ["name"]
+
+
+RECENT_MESSAGES = 50
+
+
+class RecentMessagesFormSet(forms.BaseInlineFormSet):
+    """Only the latest RECENT_MESSAGES messages: a long thread must not make the change page huge."""
+
+    def get_queryset(self) -> QuerySet:
+        if not hasattr(self, "_recent"):
+            everything = super().get_queryset()
+            recent_ids = list(
+                everything.order_by("-created_at", "-id").values_list("pk", flat=True)[:RECENT_MESSAGES]
+            )
+            self._recent = everything.filter(pk__in=recent_ids).order_by("created_at", "id")
+        return self._recent
+
+
+class MessageInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = Message
+    formset = RecentMessagesFormSet
+    extra = 0
+    read_only = True
+    verbose_name_plural = f"Messages (latest {RECENT_MESSAGES})"
+    fields = [
+        "created_at",
+        "message_type",
+        "private",
+        "sender_type",
+        "ai_agent_name",
+        "content",
+        "delivery_status",
+    ]
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Conversation)
+class ConversationAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "status", "priority", "inbox", "contact", "assignee", "last_activity_at"]
+    # RelatedOnly: the inbox filter lists only inboxes of conversations this user can see.
+    list_filter = ["status", "priority", ("inbox", admin.RelatedOnlyFieldListFilter)]
+    list_select_related = ["inbox", "contact", "assignee"]
+    search_fields = ["contact__name", "contact__email"]
+    superuser_only_add = True  # conversations come from channels
+    fields = [
+        "account",
+        "inbox",
+        "contact",
+        "status",
+        "priority",
+        "assignee",
+        "labels",
+        "ai_agent_key",
+        "waiting_since",
+        "escalation_reason",
+        "last_activity_at",
+        "created_at",
+    ]
+    # Status changes have side effects (activity line, AI hand-back): make them in the dashboard or the API.
+    readonly_fields = [
+        "account",
+        "inbox",
+        "contact",
+        "status",
+        "ai_agent_key",
+        "waiting_since",
+        "escalation_reason",
+        "last_activity_at",
+        "created_at",
+    ]
+    inlines = [MessageInline]
+
+
+@admin.register(Message)
+class MessageAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Read-only: messages are written by channels, people and the AI through services."""
+
+    read_only = True
+    list_display = [
+        "id",
+        "conversation",
+        "message_type",
+        "private",
+        "sender_type",
+        "delivery_status",
+        "created_at",
+    ]
+    list_filter = ["message_type", "delivery_status", "ai_status"]
+    list_select_related = ["conversation"]
+    search_fields = ["content"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Message | None = None) -> list[str]:
+        return [f.name for f in Message._meta.concrete_fields]

@@ -1,0 +1,251 @@
+"""Conversations and their messages: one API class per operation, serializers nested in it.
+
+Every lookup goes through `access_conversation(account_id=..., conversation_id=...)`, so an object of another
+account answers 404 exactly like a missing one. Writes call `helpdesk.services` and nothing else.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from helpdesk.models import Conversation, Message
+from helpdesk.selectors import access_conversation, account_members, conversation_list, conversation_messages
+from helpdesk.services.conversations import (
+    conversation_add_label,
+    conversation_assign,
+    conversation_set_priority,
+    conversation_set_status,
+)
+from helpdesk.services.messages import message_create_agent_reply, message_create_note
+
+from .auth import AccountApi, Pagination, paginated_response
+
+MAX_MESSAGE_CHARS = 10_000
+
+
+class ContactSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+    class Meta:
+        ref_name = "ContactSummary"
+
+
+class ConversationOutputSerializer(serializers.ModelSerializer):
+    labels = serializers.SlugRelatedField(many=True, read_only=True, slug_field="name")
+    contact = ContactSummarySerializer()
+
+    class Meta:
+        model = Conversation
+        ref_name = "Conversation"
+        fields = [
+            "id",
+            "status",
+            "priority",
+            "labels",
+            "inbox",
+            "contact",
+            "assignee",
+            "ai_agent_key",
+            "waiting_since",
+            "escalation_reason",
+            "last_activity_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+def conversation_response(conversation: Conversation, *, code: int = status.HTTP_200_OK) -> Response:
+    return Response(ConversationOutputSerializer(conversation).data, status=code)
+
+
+class ConversationListApi(AccountApi):
+    """`GET accounts/<id>/conversations/?status=&inbox=`: the account's conversations, most recent first."""
+
+    pagination_class = Pagination
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Conversation.Status.choices, required=False)
+        inbox = serializers.IntegerField(required=False, min_value=1)
+
+        class Meta:
+            ref_name = "ConversationListFilter"
+
+    @extend_schema(parameters=[FilterSerializer], responses=ConversationOutputSerializer(many=True))
+    def get(self, request: Request, account_id: int) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        conversations = conversation_list(
+            account_id=self.account_id,
+            status=filters.validated_data.get("status"),
+            inbox_id=filters.validated_data.get("inbox"),
+        )
+        return paginated_response(
+            request=request, view=self, queryset=conversations, serializer_class=ConversationOutputSerializer
+        )
+
+
+class ConversationDetailApi(AccountApi):
+    """`GET accounts/<id>/conversations/<cid>/`."""
+
+    @extend_schema(responses=ConversationOutputSerializer)
+    def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        return conversation_response(conversation)
+
+
+class MessageOutputSerializer(serializers.ModelSerializer):
+    sender_name = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Message
+        ref_name = "Message"
+        fields = [
+            "id",
+            "message_type",
+            "private",
+            "content",
+            "sender_type",
+            "sender_name",
+            "ai_agent_key",
+            "ai_agent_name",
+            "delivery_status",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_sender_name(self, message: Message) -> str:
+        if message.sender_user is not None:
+            return message.sender_user.get_full_name() or message.sender_user.get_username()
+        if message.sender_contact is not None:
+            return str(message.sender_contact)
+        if message.sender_type == Message.SenderType.ASSISTANT:
+            return message.ai_agent_name or "AI assistant"
+        return message.get_sender_type_display()
+
+
+class ConversationMessagesApi(AccountApi):
+    """`GET` the thread (oldest first, paginated) / `POST` a reply or a private note.
+
+    A public reply goes through `message_create_agent_reply`: a conversation the AI was handling becomes
+    `open` (people took over, the AI stays quiet) and delivery is queued after commit. A private note is never
+    sent.
+    """
+
+    pagination_class = Pagination
+
+    class InputSerializer(serializers.Serializer):
+        content = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+        private = serializers.BooleanField(default=False)
+
+        class Meta:
+            ref_name = "MessageCreateInput"
+
+    @extend_schema(responses=MessageOutputSerializer(many=True))
+    def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        return paginated_response(
+            request=request,
+            view=self,
+            queryset=conversation_messages(conversation=conversation),
+            serializer_class=MessageOutputSerializer,
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: MessageOutputSerializer})
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        content, user = data.validated_data["content"], request.user
+        if data.validated_data["private"]:
+            message = message_create_note(conversation=conversation, content=content, user=user)
+        else:
+            message = message_create_agent_reply(conversation=conversation, user=user, content=content)
+        return Response(MessageOutputSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class ConversationStatusApi(AccountApi):
+    """`POST .../conversations/<cid>/status/ {status}`: `pending` hands the conversation back to the AI."""
+
+    class InputSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Conversation.Status.choices)
+
+        class Meta:
+            ref_name = "ConversationStatusInput"
+
+    @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation = conversation_set_status(
+            conversation=conversation, status=data.validated_data["status"], actor=request.user
+        )
+        return conversation_response(conversation)
+
+
+class ConversationLabelApi(AccountApi):
+    """`POST .../conversations/<cid>/labels/ {label}`: add a label (created in the account if new)."""
+
+    class InputSerializer(serializers.Serializer):
+        label = serializers.SlugField(max_length=64, allow_unicode=True)
+
+        class Meta:
+            ref_name = "ConversationLabelInput"
+
+    @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation_add_label(conversation=conversation, name=data.validated_data["label"])
+        return conversation_response(conversation)
+
+
+class ConversationPriorityApi(AccountApi):
+    """`POST accounts/<id>/conversations/<cid>/priority/ {priority}`."""
+
+    class InputSerializer(serializers.Serializer):
+        priority = serializers.ChoiceField(choices=Conversation.Priority.choices)
+
+        class Meta:
+            ref_name = "ConversationPriorityInput"
+
+    @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation_set_priority(conversation=conversation, priority=data.validated_data["priority"])
+        return conversation_response(conversation)
+
+
+class ConversationAssigneeApi(AccountApi):
+    """`POST .../conversations/<cid>/assignee/ {user_id | null}`: only members of the account qualify."""
+
+    class InputSerializer(serializers.Serializer):
+        user_id = serializers.PrimaryKeyRelatedField(
+            queryset=get_user_model().objects.none(), allow_null=True
+        )
+
+        class Meta:
+            ref_name = "ConversationAssigneeInput"
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # Scoped here, per request: a user of another account is "does not exist", not assignable.
+            # Without an account in the context (schema generation) nobody qualifies.
+            if "account_id" in self.context:
+                self.fields["user_id"].queryset = account_members(account_id=self.context["account_id"])
+
+    @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data, context=self.serializer_context())
+        data.is_valid(raise_exception=True)
+        conversation_assign(conversation=conversation, assignee=data.validated_data["user_id"])
+        return conversation_response(conversation)

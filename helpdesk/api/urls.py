@@ -1,0 +1,35 @@
+"""REST API of the helpdesk, mounted at /api/v1/. Every route is scoped to `accounts/<account_id>/`."""
+
+from django.urls import path
+
+from . import conversations
+
+app_name = "helpdesk-api"
+
+CONVERSATION = "accounts/<int:account_id>/conversations/<int:conversation_id>/"
+
+urlpatterns = [
+    path(
+        "accounts/<int:account_id>/conversations/",
+        conversations.ConversationListApi.as_view(),
+        name="conversation-list",
+    ),
+    path(CONVERSATION, conversations.ConversationDetailApi.as_view(), name="conversation-detail"),
+    path(
+        f"{CONVERSATION}messages/",
+        conversations.ConversationMessagesApi.as_view(),
+        name="conversation-messages",
+    ),
+    path(f"{CONVERSATION}status/", conversations.ConversationStatusApi.as_view(), name="conversation-status"),
+    path(f"{CONVERSATION}labels/", conversations.ConversationLabelApi.as_view(), name="conversation-labels"),
+    path(
+        f"{CONVERSATION}priority/",
+        conversations.ConversationPriorityApi.as_view(),
+        name="conversation-priority",
+    ),
+    path(
+        f"{CONVERSATION}assignee/",
+        conversations.ConversationAssigneeApi.as_view(),
+        name="conversation-assignee",
+    ),
+]
