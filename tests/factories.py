@@ -19,11 +19,10 @@ class AccountFactory(factory.django.DjangoModelFactory):
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", "pass-word-123")
+    password = factory.django.Password("pass-word-123")
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

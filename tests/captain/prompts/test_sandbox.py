@@ -24,6 +24,12 @@ SSTI_PAYLOADS = [
     "{% for i in range(10**9) %}{% endfor %}",
     "{{ contact.name.__class__ }}",
     "{% set x = contact.update({'a': 1}) %}",
+    "{{ 1/0 }}",
+    "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+    "{% macro m() %}{% endmacro %}",
+    "{{ contact._secret }}",
+    "{{ contact.name|attr('x') }}",
+    "{{ lipsum() }}",
 ]
 
 
@@ -39,6 +45,11 @@ def test_variables_render():
     assert render_builder_text("Greet {{ contact.name }} from {{ assistant.product_name }}.", **VARS) == (
         "Greet Ann from Acme."
     )
+
+
+def test_conditions_and_simple_filters_are_allowed():
+    text = "{% if contact.name %}Hi {{ contact.name|upper }}{% else %}Hi{% endif %}, {{ assistant.name|default('x') }}"
+    assert render_builder_text(text, **VARS) == "Hi ANN, Captain"
 
 
 def test_plain_text_is_returned_unchanged():

@@ -1,0 +1,1 @@
+"""REST API for assistants, scenarios, FAQ entries, runs and credit usage."""

@@ -1,0 +1,56 @@
+"""Credit usage: `GET accounts/<id>/credits/` (members of the account)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from helpdesk.api.auth import AccountApi
+
+from ..selectors import CREDIT_USAGE_DAYS, credit_usage
+
+
+class CreditUsageApi(AccountApi):
+    """The balance and the last 30 days of the ledger per day, assistant and agent (refunds negative)."""
+
+    class OutputSerializer(serializers.Serializer):
+        class DaySerializer(serializers.Serializer):
+            date = serializers.DateField()
+            credits = serializers.IntegerField()
+
+            class Meta:
+                ref_name = "CreditUsageDay"
+
+        class AssistantUsageSerializer(serializers.Serializer):
+            assistant_id = serializers.IntegerField(allow_null=True)
+            assistant_name = serializers.CharField()
+            credits = serializers.IntegerField()
+
+            class Meta:
+                ref_name = "CreditUsageAssistant"
+
+        class AgentUsageSerializer(serializers.Serializer):
+            agent_key = serializers.CharField()
+            credits = serializers.IntegerField()
+
+            class Meta:
+                ref_name = "CreditUsageAgent"
+
+        limit = serializers.IntegerField()
+        used = serializers.IntegerField()
+        remaining = serializers.IntegerField()
+        since = serializers.DateField(
+            help_text=f"First day covered by the breakdowns ({CREDIT_USAGE_DAYS} days)."
+        )
+        by_day = DaySerializer(many=True)
+        by_assistant = AssistantUsageSerializer(many=True)
+        by_agent_key = AgentUsageSerializer(many=True)
+
+        class Meta:
+            ref_name = "CreditUsage"
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request, account_id: int) -> Response:
+        return Response(self.OutputSerializer(credit_usage(account_id=self.account_id)).data)

@@ -1,0 +1,178 @@
+"""Validation of builder input (templates, tool allowlists, scenario keys), shared by the admin and the API,
+and the admin forms that use it.
+
+Builder-written instructions are Jinja template source. They are rendered once at save time with sample
+variables, in the same sandbox the runtime uses, so a template that would fail (or that tries to escape the
+sandbox, or to burn CPU with `9**99999999`) is refused when it is written, not when a customer is waiting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from .models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, FaqEntry, Scenario, validate_scenario_key
+from .prompts import PromptTemplateError, render_builder_text
+from .tools import SCENARIO_TOOL_NAMES
+
+SAMPLE_TEMPLATE_VARIABLES = {"contact": {"name": "x"}, "assistant": {"name": "x", "product_name": "x"}}
+MAX_INSTRUCTION_CHARS = 20_000
+
+
+def validate_builder_template(text: str) -> None:
+    """Raise ValidationError unless `text` renders in the prompt sandbox with sample variables."""
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise ValidationError(f"At most {MAX_INSTRUCTION_CHARS} characters.")
+    try:
+        render_builder_text(text, **SAMPLE_TEMPLATE_VARIABLES)
+    except PromptTemplateError as exc:
+        raise ValidationError(f"Template error: {exc}") from exc
+    except Exception as exc:
+        # render_builder_text converts the usual failures; anything else (e.g. `{{ 1/0 }}`) is still the
+        # builder's template being wrong, never a server error.
+        raise ValidationError(f"Template error: {type(exc).__name__}: {exc}") from exc
+
+
+def validate_scenario_tools(tools: Iterable[str]) -> None:
+    unknown = [name for name in tools if name not in SCENARIO_TOOL_NAMES]
+    if unknown:
+        raise ValidationError(
+            f"Unknown tool(s): {', '.join(map(str, unknown))}. Allowed: {', '.join(SCENARIO_TOOL_NAMES)} "
+            "(handoff_to_human is always available and is not listed)."
+        )
+
+
+def scenario_key_from_title(title: str, *, taken: Iterable[str], position: int = 1) -> str:
+    """A stable key for a new scenario: `Refunds & returns` -> `refunds_returns`, then `_2`, `_3`...
+
+    Titles without ASCII letters or digits get `scenario_<position>`. The key is derived once, at creation.
+    """
+    taken = set(taken) | {TRIAGE_KEY}
+    base = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")[:MAX_SCENARIO_KEY_LENGTH].strip("_")
+    if not base:
+        base, n = "scenario", max(position, 1)
+        while f"{base}_{n}" in taken:
+            n += 1
+        return f"{base}_{n}"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        suffix = f"_{n}"
+        candidate = base[: MAX_SCENARIO_KEY_LENGTH - len(suffix)].rstrip("_") + suffix
+    validate_scenario_key(candidate)
+    return candidate
+
+
+# ---- admin forms -------------------------------------------------------------------------------------------
+
+
+class AssistantAdminForm(forms.ModelForm):
+    class Meta:
+        model = Assistant
+        fields = [
+            "account",
+            "name",
+            "description",
+            "product_name",
+            "instructions",
+            "response_guidelines",
+            "guardrails",
+            "handoff_message",
+            "resolution_message",
+            "model",
+            "temperature",
+            "max_turns",
+        ]
+
+    def clean_instructions(self) -> str:
+        text = self.cleaned_data.get("instructions", "")
+        validate_builder_template(text)
+        return text
+
+
+class ScenarioAdminForm(forms.ModelForm):
+    """Key: optional on creation (derived from the title), read-only afterwards."""
+
+    tools = forms.MultipleChoiceField(
+        choices=[(name, name) for name in SCENARIO_TOOL_NAMES],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Tools this scenario may call (handing off to people is always allowed).",
+    )
+
+    class Meta:
+        model = Scenario
+        fields = ["title", "key", "description", "instruction", "tools", "enabled"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key_derived = False
+        key = self.fields["key"]
+        if self.instance.pk:
+            key.disabled = True
+            key.help_text = "Fixed at creation: prompts and conversations refer to it."
+        else:
+            key.required = False
+            key.help_text = "Leave blank to derive it from the title. It cannot be changed later."
+
+    def clean_instruction(self) -> str:
+        text = self.cleaned_data.get("instruction", "")
+        validate_builder_template(text)
+        return text
+
+    def clean_tools(self) -> list[str]:
+        tools = list(dict.fromkeys(self.cleaned_data.get("tools") or []))
+        validate_scenario_tools(tools)
+        return tools
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if not self.instance.pk and not cleaned.get("key") and cleaned.get("title"):
+            taken = (
+                Scenario.objects.filter(assistant_id=self.instance.assistant_id).values_list("key", flat=True)
+                if self.instance.assistant_id
+                else []
+            )
+            cleaned["key"] = scenario_key_from_title(cleaned["title"], taken=taken)
+            self.key_derived = True
+        return cleaned
+
+
+class ScenarioInlineFormSet(forms.BaseInlineFormSet):
+    """Derived keys are made unique among the rows added together, before the duplicate check runs."""
+
+    def clean(self) -> None:
+        if any(self.errors):
+            return
+        alive = [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        existing = set(
+            Scenario.objects.filter(assistant_id=self.instance.pk).values_list("key", flat=True)
+            if self.instance.pk
+            else []
+        )
+        new_forms = [f for f in alive if not f.instance.pk]
+        taken = set(existing)
+        for form in new_forms:
+            key = form.cleaned_data.get("key")
+            if getattr(form, "key_derived", False) or not key:
+                continue
+            if key in existing:
+                # The inline's foreign key is excluded from model validation, so the database constraint
+                # would be the first to notice: say it here instead.
+                form.add_error("key", f"This assistant already has a scenario with key '{key}'.")
+            taken.add(key)
+        for position, form in enumerate(new_forms, start=len(existing) + 1):
+            if getattr(form, "key_derived", False):
+                key = scenario_key_from_title(form.cleaned_data["title"], taken=taken, position=position)
+                form.cleaned_data["key"] = form.instance.key = key
+                taken.add(key)
+        super().clean()
+
+
+class FaqEntryAdminForm(forms.ModelForm):
+    class Meta:
+        model = FaqEntry
+        fields = ["assistant", "question", "answer", "enabled"]

@@ -1,0 +1,120 @@
+"""Captain's read operations and access_* helpers (fetch and authorize in one call: other tenants get 404)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Prefetch, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.http import Http404
+from django.utils import timezone
+
+from helpdesk.models import Conversation
+
+from .models import Assistant, AssistantInbox, CreditLedgerEntry, FaqEntry, Run, Scenario, SpanRecord
+from .services.credits import credit_balance_for
+
+CREDIT_USAGE_DAYS = 30
+
+
+def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
+    return (
+        Assistant.objects.filter(account_id=account_id)
+        .prefetch_related(Prefetch("assistant_inboxes", queryset=AssistantInbox.objects.order_by("inbox_id")))
+        .order_by("id")
+    )
+
+
+def access_assistant(*, account_id: int, assistant_id: int) -> Assistant:
+    """The assistant if it belongs to the account; 404 otherwise."""
+    assistant = assistant_list(account_id=account_id).filter(pk=assistant_id).first()
+    if assistant is None:
+        raise Http404("No such assistant.")
+    return assistant
+
+
+def scenario_list(*, assistant: Assistant) -> QuerySet[Scenario]:
+    return Scenario.objects.filter(assistant=assistant).order_by("id")
+
+
+def access_scenario(*, assistant: Assistant, scenario_id: int) -> Scenario:
+    """A scenario of an assistant already obtained through `access_assistant`; 404 otherwise."""
+    scenario = scenario_list(assistant=assistant).filter(pk=scenario_id).first()
+    if scenario is None:
+        raise Http404("No such scenario.")
+    return scenario
+
+
+def faq_entry_list(*, assistant: Assistant) -> QuerySet[FaqEntry]:
+    return FaqEntry.objects.filter(assistant=assistant, account_id=assistant.account_id).order_by("id")
+
+
+def access_faq_entry(*, assistant: Assistant, faq_entry_id: int) -> FaqEntry:
+    entry = faq_entry_list(assistant=assistant).filter(pk=faq_entry_id).first()
+    if entry is None:
+        raise Http404("No such FAQ entry.")
+    return entry
+
+
+@dataclass(frozen=True)
+class CreditUsage:
+    limit: int
+    used: int
+    remaining: int
+    since: dt.date
+    by_day: list[dict] = field(default_factory=list)
+    by_assistant: list[dict] = field(default_factory=list)
+    by_agent_key: list[dict] = field(default_factory=list)
+
+
+def credit_usage(*, account_id: int, days: int = CREDIT_USAGE_DAYS) -> CreditUsage:
+    """Balance plus the ledger of the last `days` days summed per day, assistant and agent (refunds count
+    negative, so a refunded reply nets to zero)."""
+    balance = credit_balance_for(account_id)
+    since = timezone.now() - dt.timedelta(days=days)
+    ledger = CreditLedgerEntry.objects.filter(account_id=account_id, created_at__gte=since)
+    by_day = (
+        ledger.annotate(date=TruncDate("created_at"))
+        .values("date")
+        .annotate(credits=Sum("amount"))
+        .order_by("date")
+    )
+    by_assistant = (
+        ledger.values("assistant_id", "assistant__name")
+        .annotate(credits=Sum("amount"))
+        .order_by("assistant_id")
+    )
+    by_agent_key = ledger.values("agent_key").annotate(credits=Sum("amount")).order_by("agent_key")
+    return CreditUsage(
+        limit=balance.limit,
+        used=balance.used,
+        remaining=balance.remaining,
+        since=since.date(),
+        by_day=[{"date": row["date"], "credits": row["credits"]} for row in by_day],
+        by_assistant=[
+            {
+                "assistant_id": row["assistant_id"],
+                "assistant_name": row["assistant__name"] or "",
+                "credits": row["credits"],
+            }
+            for row in by_assistant
+        ],
+        by_agent_key=[{"agent_key": row["agent_key"], "credits": row["credits"]} for row in by_agent_key],
+    )
+
+
+def conversation_runs(*, conversation: Conversation) -> QuerySet[Run]:
+    """AI runs of a conversation (newest first); the conversation comes from `access_conversation`."""
+    return Run.objects.filter(conversation=conversation, account_id=conversation.account_id).order_by("-id")
+
+
+def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:
+    """The stored spans of these runs, grouped by trace id, in start order."""
+    trace_ids = {run.trace_id for run in runs if run.trace_id}
+    grouped: dict[str, list[SpanRecord]] = defaultdict(list)
+    if trace_ids:
+        for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
+            grouped[span.trace_id].append(span)
+    return grouped

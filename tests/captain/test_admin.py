@@ -1,0 +1,195 @@
+"""Django admin for captain: tenant scoping, template validation, scenario keys derived once and read-only."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from captain.models import Assistant, CreditBalance, FaqEntry, Scenario
+from helpdesk.models import Membership
+from tests.factories import (
+    AccountFactory,
+    AssistantFactory,
+    CreditBalanceFactory,
+    CreditLedgerEntryFactory,
+    MembershipFactory,
+    RunFactory,
+    ScenarioFactory,
+    UserFactory,
+)
+from tests.helpdesk.test_admin import admin_form_data
+
+pytestmark = pytest.mark.django_db
+
+ADD_URL = "/admin/captain/assistant/add/"
+
+
+def change_url(obj) -> str:
+    return f"/admin/{obj._meta.app_label}/{obj._meta.model_name}/{obj.pk}/change/"
+
+
+@pytest.fixture
+def account_a():
+    return AccountFactory(name="Alpha Co")
+
+
+@pytest.fixture
+def account_b():
+    return AccountFactory(name="Bravo Co")
+
+
+@pytest.fixture
+def client_a(account_a):
+    user = UserFactory(is_staff=True)
+    user.save()  # UserFactory skips the post-generation save: without it the session's password hash is stale
+    MembershipFactory(account=account_a, user=user, role=Membership.Role.ADMIN)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def new_assistant_data(account, *, instructions="", scenarios=(), faq=()) -> dict:
+    data = {
+        "account": account.pk,
+        "name": "Captain",
+        "instructions": instructions,
+        "response_guidelines": "[]",
+        "guardrails": "[]",
+        "handoff_message": "A person will answer.",
+        "resolution_message": "Bye.",
+        "temperature": "0.2",
+        "max_turns": "6",
+        "scenarios-TOTAL_FORMS": str(len(scenarios)),
+        "scenarios-INITIAL_FORMS": "0",
+        "faq_entries-TOTAL_FORMS": str(len(faq)),
+        "faq_entries-INITIAL_FORMS": "0",
+    }
+    for i, row in enumerate(scenarios):
+        data |= {f"scenarios-{i}-{k}": v for k, v in {"description": "d", "instruction": "i", **row}.items()}
+    for i, row in enumerate(faq):
+        data |= {f"faq_entries-{i}-{k}": v for k, v in row.items()}
+    return data
+
+
+def test_changelist_shows_only_own_assistants(client_a, account_a, account_b):
+    AssistantFactory(account=account_a, name="alpha-bot")
+    AssistantFactory(account=account_b, name="bravo-bot")
+
+    html = client_a.get("/admin/captain/assistant/").content.decode()
+
+    assert "alpha-bot" in html
+    assert "bravo-bot" not in html
+
+
+def test_other_accounts_objects_are_not_reachable(client_a, account_b):
+    assistant = AssistantFactory(account=account_b)
+    for obj in (
+        assistant,
+        RunFactory(conversation__contact_inbox__inbox__account=account_b),
+        CreditBalanceFactory(account=account_b),
+    ):
+        response = client_a.get(change_url(obj))
+        assert response.status_code in (302, 404)
+        assert response.status_code == 404 or response.url == "/admin/"
+
+
+@pytest.mark.parametrize(
+    "payload", ["{{ cycler.__init__.__globals__ }}", "{{ 9**99999999 }}", "{{ nope }}", "{{ 1/0 }}"]
+)
+def test_template_payload_in_instructions_is_rejected(client_a, account_a, payload):
+    response = client_a.post(ADD_URL, new_assistant_data(account_a, instructions=payload))
+
+    assert response.status_code == 200
+    assert "instructions" in response.context["adminform"].form.errors
+    assert not Assistant.objects.exists()
+
+
+def test_template_payload_in_scenario_instruction_is_rejected(client_a, account_a):
+    data = new_assistant_data(
+        account_a, scenarios=[{"title": "Refunds", "instruction": "{{ ''.__class__.__mro__ }}"}]
+    )
+
+    response = client_a.post(ADD_URL, data)
+
+    assert response.status_code == 200
+    assert not Assistant.objects.exists()
+
+
+def test_scenario_keys_derived_and_deduplicated_on_add(client_a, account_a):
+    data = new_assistant_data(
+        account_a,
+        scenarios=[{"title": "Refunds & Returns", "tools": "faq_lookup"}, {"title": "Refunds & returns"}],
+        faq=[{"question": "Shipping?", "answer": "3 days.", "enabled": "on"}],
+    )
+
+    response = client_a.post(ADD_URL, data)
+
+    assert response.status_code == 302, response.context["inline_admin_formsets"][0].formset.errors
+    assistant = Assistant.objects.get()
+    assert assistant.account_id == account_a.pk
+    assert list(assistant.scenarios.values_list("key", "tools")) == [
+        ("refunds_returns", ["faq_lookup"]),
+        ("refunds_returns_2", []),
+    ]
+    assert FaqEntry.objects.get().account_id == account_a.pk
+
+
+def test_scenario_key_is_read_only_on_edit(client_a, account_a):
+    scenario = ScenarioFactory(assistant=AssistantFactory(account=account_a), title="Refunds", key="refunds")
+    page = client_a.get(change_url(scenario.assistant))
+    data = admin_form_data(page) | {"scenarios-0-key": "hijacked", "scenarios-0-title": "Money back"}
+
+    response = client_a.post(change_url(scenario.assistant), data)
+
+    assert response.status_code == 302
+    scenario.refresh_from_db()
+    assert (scenario.title, scenario.key) == ("Money back", "refunds")
+
+
+def test_duplicate_scenario_key_is_a_form_error(client_a, account_a):
+    existing = ScenarioFactory(assistant=AssistantFactory(account=account_a), key="refunds")
+    page = client_a.get(change_url(existing.assistant))
+    data = admin_form_data(page) | {
+        "scenarios-TOTAL_FORMS": "2",
+        "scenarios-1-title": "Other",
+        "scenarios-1-key": "refunds",
+        "scenarios-1-description": "d",
+        "scenarios-1-instruction": "i",
+    }
+
+    response = client_a.post(change_url(existing.assistant), data)
+
+    assert response.status_code == 200
+    scenario_formset = response.context["inline_admin_formsets"][0].formset
+    assert scenario_formset.errors[1]["key"] == ["This assistant already has a scenario with key 'refunds'."]
+    assert Scenario.objects.count() == 1
+
+
+def test_other_accounts_are_not_offered_for_a_new_assistant(client_a, account_b):
+    response = client_a.post(ADD_URL, new_assistant_data(account_b))
+
+    assert response.status_code == 200
+    assert "account" in response.context["adminform"].form.errors
+    assert not Assistant.objects.exists()
+
+
+def test_ledger_and_runs_are_read_only(client_a, account_a):
+    entry = CreditLedgerEntryFactory(message__conversation__contact_inbox__inbox__account=account_a)
+    run = RunFactory(conversation__contact_inbox__inbox__account=account_a)
+
+    for obj in (entry, run):
+        assert client_a.get(change_url(obj)).status_code == 200  # viewable
+        assert client_a.post(change_url(obj), {}).status_code == 403
+    assert (
+        client_a.post(f"/admin/captain/creditledgerentry/{entry.pk}/delete/", {"post": "yes"}).status_code
+        == 403
+    )
+
+
+def test_account_admin_cannot_raise_own_credit_limit(client_a, account_a):
+    balance = CreditBalanceFactory(account=account_a, limit=100)
+
+    response = client_a.post(change_url(balance), {"limit": "1000000"})
+
+    assert response.status_code == 403
+    assert CreditBalance.objects.get(pk=balance.pk).limit == 100

@@ -1,0 +1,227 @@
+"""Django admin for the helpdesk: tenant scoping for non-superuser staff, the write-only inbox secret."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from helpdesk.models import Account, Inbox, Membership
+from tests.factories import (
+    AccountFactory,
+    ContactInboxFactory,
+    ConversationFactory,
+    InboxFactory,
+    MembershipFactory,
+    MessageFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def admin_form_data(response) -> dict:
+    """The POST body the admin page would send back unchanged (main form, inline management forms, rows)."""
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    data = {}
+    for form in forms:
+        for name in form.fields:
+            bound = form[name]
+            value = bound.value()
+            if value is None or value is False:
+                continue
+            if value is True:
+                data[bound.html_name] = "on"
+            elif isinstance(value, list | tuple):
+                data[bound.html_name] = [str(v) for v in value]
+            else:
+                data[bound.html_name] = value
+    return data
+
+
+def staff_user(**kwargs):
+    user = UserFactory(is_staff=True, **kwargs)
+    user.save()  # UserFactory skips the post-generation save: without it the session's password hash is stale
+    return user
+
+
+@pytest.fixture
+def account_a():
+    return AccountFactory(name="Alpha Co")
+
+
+@pytest.fixture
+def account_b():
+    return AccountFactory(name="Bravo Co")
+
+
+@pytest.fixture
+def staff_a(account_a):
+    user = staff_user()
+    MembershipFactory(account=account_a, user=user, role=Membership.Role.ADMIN)
+    return user
+
+
+@pytest.fixture
+def client_a(staff_a):
+    client = Client()
+    client.force_login(staff_a)
+    return client
+
+
+def test_changelist_shows_only_own_accounts_inboxes(client_a, account_a, account_b):
+    InboxFactory(account=account_a, name="alpha-inbox")
+    InboxFactory(account=account_b, name="bravo-inbox")
+
+    response = client_a.get("/admin/helpdesk/inbox/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "alpha-inbox" in html
+    assert "bravo-inbox" not in html
+
+
+@pytest.mark.parametrize("model", ["inbox", "account", "conversation", "contact", "message"])
+def test_other_accounts_change_page_is_not_reachable(client_a, account_b, model):
+    conversation = ConversationFactory(
+        contact_inbox=ContactInboxFactory(inbox=InboxFactory(account=account_b))
+    )
+    objects = {
+        "inbox": conversation.inbox,
+        "account": account_b,
+        "conversation": conversation,
+        "contact": conversation.contact,
+        "message": MessageFactory(conversation=conversation),
+    }
+
+    response = client_a.get(f"/admin/helpdesk/{model}/{objects[model].pk}/change/")
+
+    assert response.status_code in (302, 404)
+    assert response.status_code == 404 or response.url == "/admin/"
+
+
+def test_other_account_is_not_offered_and_not_accepted(client_a, account_a, account_b):
+    page = client_a.get("/admin/helpdesk/inbox/add/")
+    assert "Bravo Co" not in page.content.decode()
+
+    response = client_a.post(
+        "/admin/helpdesk/inbox/add/", {"account": account_b.pk, "name": "sneaky", "channel_type": "api"}
+    )
+
+    assert response.status_code == 200  # the form again, with an error
+    assert "account" in response.context["adminform"].form.errors
+    assert not Inbox.objects.filter(name="sneaky").exists()
+
+
+def test_inbox_secret_is_not_rendered_and_webhook_url_is(client_a, account_a, settings):
+    settings.PUBLIC_BASE_URL = "https://help.example.com"
+    inbox = InboxFactory(account=account_a, secret="s3cr3t-value-never-shown")
+
+    response = client_a.get(f"/admin/helpdesk/inbox/{inbox.pk}/change/")
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "s3cr3t-value-never-shown" not in html
+    assert f"https://help.example.com/webhooks/api/{inbox.webhook_token}/" in html
+    assert "X-Helpdesk-Signature" in html
+
+
+def test_blank_secret_keeps_the_old_one(client_a, account_a):
+    inbox = InboxFactory(account=account_a, secret="old-secret")
+    page = client_a.get(f"/admin/helpdesk/inbox/{inbox.pk}/change/")
+    data = admin_form_data(page) | {"name": "Renamed"}
+
+    response = client_a.post(f"/admin/helpdesk/inbox/{inbox.pk}/change/", data)
+
+    assert response.status_code == 302
+    inbox.refresh_from_db()
+    assert (inbox.name, inbox.secret) == ("Renamed", "old-secret")
+
+
+def test_new_secret_replaces_the_old_one(client_a, account_a):
+    inbox = InboxFactory(account=account_a, secret="old-secret")
+    page = client_a.get(f"/admin/helpdesk/inbox/{inbox.pk}/change/")
+
+    response = client_a.post(
+        f"/admin/helpdesk/inbox/{inbox.pk}/change/", admin_form_data(page) | {"new_secret": "brand-new"}
+    )
+
+    assert response.status_code == 302
+    inbox.refresh_from_db()
+    assert inbox.secret == "brand-new"
+
+
+def test_new_inbox_gets_a_generated_secret_shown_once(client_a, account_a):
+    response = client_a.post(
+        "/admin/helpdesk/inbox/add/",
+        {"account": account_a.pk, "name": "Web", "channel_type": "api"},
+        follow=True,
+    )
+
+    inbox = Inbox.objects.get(name="Web")
+    assert len(inbox.secret) == 64
+    assert inbox.secret in response.content.decode()
+    assert inbox.secret not in client_a.get(f"/admin/helpdesk/inbox/{inbox.pk}/change/").content.decode()
+
+
+def test_agent_role_staff_gets_nothing(account_a):
+    agent = staff_user()
+    MembershipFactory(account=account_a, user=agent, role=Membership.Role.AGENT)
+    InboxFactory(account=account_a)
+    client = Client()
+    client.force_login(agent)
+
+    assert client.get("/admin/helpdesk/inbox/").status_code == 403
+
+
+def test_account_admin_cannot_add_or_delete_accounts(client_a, account_a):
+    assert client_a.get("/admin/helpdesk/account/add/").status_code == 403
+    assert (
+        client_a.post(f"/admin/helpdesk/account/{account_a.pk}/delete/", {"post": "yes"}).status_code == 403
+    )
+    assert Account.objects.filter(pk=account_a.pk).exists()
+
+
+def test_membership_inline_offers_only_users_of_own_accounts(client_a, account_a, account_b):
+    MembershipFactory(account=account_b, user=UserFactory(username="bravo-person"))
+    MembershipFactory(account=account_a, user=UserFactory(username="alpha-person"))
+
+    html = client_a.get(f"/admin/helpdesk/account/{account_a.pk}/change/").content.decode()
+
+    assert "alpha-person" in html
+    assert "bravo-person" not in html
+
+
+def test_conversation_list_filters_by_status_and_lists_only_own_inboxes(client_a, account_a, account_b):
+    own_inbox = InboxFactory(account=account_a, name="alpha-inbox")
+    open_one = ConversationFactory(contact_inbox=ContactInboxFactory(inbox=own_inbox), status="open")
+    ConversationFactory(contact_inbox=ContactInboxFactory(inbox=own_inbox), status="resolved")
+    ConversationFactory(
+        contact_inbox=ContactInboxFactory(inbox=InboxFactory(account=account_b, name="bravo-inbox"))
+    )
+
+    response = client_a.get("/admin/helpdesk/conversation/", {"status__exact": "open"})
+
+    assert response.status_code == 200
+    assert [c.pk for c in response.context["cl"].result_list] == [open_one.pk]
+    html = response.content.decode()
+    assert "alpha-inbox" in html
+    assert "bravo-inbox" not in html
+
+
+def test_conversation_page_shows_only_the_latest_messages_read_only(client_a, account_a):
+    conversation = ConversationFactory(
+        contact_inbox=ContactInboxFactory(inbox=InboxFactory(account=account_a))
+    )
+    messages = [MessageFactory(conversation=conversation, content=f"m{i}") for i in range(55)]
+
+    response = client_a.get(f"/admin/helpdesk/conversation/{conversation.pk}/change/")
+
+    assert response.status_code == 200
+    (inline,) = [
+        i for i in response.context["inline_admin_formsets"] if i.opts.model._meta.model_name == "message"
+    ]
+    shown = [form.instance.pk for form in inline.formset.forms]
+    assert shown == [m.pk for m in messages[-50:]]
+    assert inline.has_change_permission is False
