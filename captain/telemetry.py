@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -72,6 +72,21 @@ class DatabaseSpanExporter(SpanExporter):
         return None
 
 
+def build_tracer_provider(environ: Mapping[str, str] = os.environ) -> TracerProvider:
+    """Our provider: spans kept in the database when enabled, exported over OTLP/HTTP when the standard
+    `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variable is set (the exporter reads the other `OTEL_*` itself)."""
+    resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "captain-helpdesk")})
+    provider = TracerProvider(resource=resource)
+    if captain_setting("STORE_SPANS"):
+        # Synchronous on purpose: the debug log must show a run as soon as its task ends.
+        provider.add_span_processor(SimpleSpanProcessor(DatabaseSpanExporter()))
+    if environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    return provider
+
+
 def configure_tracing() -> None:
     """Install our TracerProvider once per process, unless the host application installed its own."""
     global _configured
@@ -80,13 +95,4 @@ def configure_tracing() -> None:
     _configured = True
     if isinstance(trace.get_tracer_provider(), TracerProvider):
         return
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "captain-helpdesk")})
-    provider = TracerProvider(resource=resource)
-    if captain_setting("STORE_SPANS"):
-        # Synchronous on purpose: the debug log must show a run as soon as its task ends.
-        provider.add_span_processor(SimpleSpanProcessor(DatabaseSpanExporter()))
-    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
+    trace.set_tracer_provider(build_tracer_provider())

@@ -43,6 +43,9 @@ def chat_history(conversation: Conversation) -> list[dict[str, Any]]:
     rows = list(
         Message.objects.filter(conversation=conversation, private=False)
         .exclude(message_type=Message.Type.ACTIVITY)
+        # Canned system texts (the inbox greeting) are not the AI's words; keeping them would end the history on
+        # an assistant turn before the customer's question is answered.
+        .exclude(sender_type=Message.SenderType.SYSTEM)
         .order_by("-created_at", "-id")
         .values_list("message_type", "content")[:limit]
     )

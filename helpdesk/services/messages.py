@@ -50,7 +50,7 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
         )
 
 
-def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> Conversation:
+def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> tuple[Conversation, bool]:
     conversation = (
         Conversation.objects.filter(contact_inbox=contact_inbox)
         .exclude(status=Conversation.Status.RESOLVED)
@@ -60,14 +60,15 @@ def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool)
     if conversation is not None:
         if conversation.status == Conversation.Status.SNOOZED:
             conversation.status = Conversation.Status.OPEN
-        return conversation
-    return Conversation.objects.create(
+        return conversation, False
+    conversation = Conversation.objects.create(
         account_id=contact_inbox.inbox.account_id,
         inbox=contact_inbox.inbox,
         contact=contact_inbox.contact,
         contact_inbox=contact_inbox,
         status=Conversation.Status.PENDING if ai_handles else Conversation.Status.OPEN,
     )
+    return conversation, True
 
 
 @transaction.atomic
@@ -83,7 +84,9 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     responder = ai_responder()
     ai_handles = bool(responder and responder.handles_inbox(inbox))
     contact_inbox = _contact_inbox_lock_or_create(inbox=inbox, contact=inbound.contact)
-    conversation = _conversation_for_incoming(contact_inbox=contact_inbox, ai_handles=ai_handles)
+    conversation, new_conversation = _conversation_for_incoming(
+        contact_inbox=contact_inbox, ai_handles=ai_handles
+    )
     for_ai = ai_handles and conversation.status == Conversation.Status.PENDING
     content = inbound.text
     if inbound.attachments:
@@ -112,10 +115,27 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
         conversation.waiting_since = message.created_at
     conversation.save(update_fields=["status", "last_activity_at", "waiting_since"])
+    if new_conversation and inbox.greeting_message.strip():
+        message_create_greeting(conversation=conversation, content=inbox.greeting_message)
     if for_ai:
         message_id = message.id
         transaction.on_commit(lambda: responder.message_received(message_id))
     return IngestResult(message=message, created=True)
+
+
+def message_create_greeting(*, conversation: Conversation, content: str) -> Message:
+    """The inbox's greeting, sent once when a customer starts a conversation. Costs no credit."""
+    message = Message.objects.create(
+        account_id=conversation.account_id,
+        inbox_id=conversation.inbox_id,
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.SYSTEM,
+        content=content,
+        delivery_status=Message.DeliveryStatus.QUEUED,
+    )
+    delivery.delivery_enqueue(message=message)
+    return message
 
 
 def message_create_activity(*, conversation: Conversation, content: str) -> Message:

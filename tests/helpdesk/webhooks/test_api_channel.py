@@ -209,3 +209,17 @@ def test_mutated_requests_never_store_or_500(client, inbox, mutation, target):
         return  # the test client itself refuses header values with control characters; no request was made
     assert response.status_code in (400, 401)
     assert not Message.objects.filter(provider_message_id="fuzz").exists()
+
+
+def test_greeting_is_sent_once_when_a_conversation_starts(client, inbox, django_capture_on_commit_callbacks):
+    inbox.greeting_message = "Hi! We usually answer within minutes."
+    inbox.save()
+    with django_capture_on_commit_callbacks() as callbacks:
+        post(client, inbox, payload("m-1"))
+    post(client, inbox, payload("m-2", text="anyone?"))
+    greetings = Message.objects.filter(
+        message_type=Message.Type.OUTGOING, sender_type=Message.SenderType.SYSTEM
+    )
+    assert [g.content for g in greetings] == ["Hi! We usually answer within minutes."]
+    assert greetings[0].delivery_status == Message.DeliveryStatus.QUEUED
+    assert len(callbacks) == 2  # the greeting's delivery and the AI run
