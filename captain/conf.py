@@ -22,6 +22,18 @@ DEFAULTS: dict[str, Any] = {
     "RECORD_CONTENT": True,
     "STORE_SPANS": True,
     "SWEEP_AFTER_SECONDS": 120,
+    # A message whose publish failed (broker down) has no ai_enqueued_at; the sweeper takes it after this.
+    "SWEEP_UNPUBLISHED_AFTER_SECONDS": 10,
+    # Quiet time after a customer's latest message before the AI answers, so a burst gets one reply; and the
+    # longest a burst may defer the answer (a customer who never pauses is still answered).
+    "DEBOUNCE_SECONDS": 1.5,
+    "DEBOUNCE_MAX_SECONDS": 6.0,
+    # Runs of one account at the same time (0: no cap). Over the cap the task waits in the queue (retried).
+    "MAX_CONCURRENT_RUNS_PER_ACCOUNT": 4,
+    "ACCOUNT_BUSY_RETRY_SECONDS": 3,
+    # After a failed publish, webhooks skip the broker for this long (the sweeper enqueues their messages), so
+    # an outage costs one slow publish per process and window instead of one per webhook.
+    "BROKER_DOWN_BACKOFF_SECONDS": 5.0,
 }
 
 

@@ -163,7 +163,12 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
 CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
 CELERY_BEAT_SCHEDULE = {
-    "captain-pending-messages-sweep": {"task": "captain.tasks.pending_messages_sweep", "schedule": 60.0},
+    # Often enough that a message stored during a broker outage is answered soon after recovery; the sweep is
+    # one indexed query when there is nothing to do.
+    "captain-pending-messages-sweep": {
+        "task": "captain.tasks.pending_messages_sweep",
+        "schedule": env_float("CAPTAIN_SWEEP_INTERVAL_SECONDS", 15.0),
+    },
 }
 
 HELPDESK = {
@@ -198,6 +203,14 @@ CAPTAIN = {
     "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),
     "STORE_SPANS": env_bool("CAPTAIN_STORE_SPANS", True),
     "SWEEP_AFTER_SECONDS": env_int("CAPTAIN_SWEEP_AFTER_SECONDS", CELERY_TASK_TIME_LIMIT + 60),
+    "SWEEP_UNPUBLISHED_AFTER_SECONDS": env_int("CAPTAIN_SWEEP_UNPUBLISHED_AFTER_SECONDS", 10),
+    # docs/reliability.md: a burst of customer messages within this window gets one reply.
+    "DEBOUNCE_SECONDS": env_float("CAPTAIN_DEBOUNCE_SECONDS", 1.5),
+    "DEBOUNCE_MAX_SECONDS": env_float("CAPTAIN_DEBOUNCE_MAX_SECONDS", 6.0),
+    # Over the cap, runs wait in the queue (task retried), they are not refused.
+    "MAX_CONCURRENT_RUNS_PER_ACCOUNT": env_int("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", 4),
+    "ACCOUNT_BUSY_RETRY_SECONDS": env_int("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", 3),
+    "BROKER_DOWN_BACKOFF_SECONDS": env_float("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", 5.0),
 }
 
 LOGGING = {

@@ -3,6 +3,7 @@ time limit, so a killed worker's lock expires but a live run's lock is never tak
 
 from __future__ import annotations
 
+import uuid
 from functools import cache
 
 import redis
@@ -24,3 +25,44 @@ def conversation_lock(conversation_id: int) -> Lock:
         timeout=captain_setting("LOCK_TTL_SECONDS"),
         blocking=False,
     )
+
+
+# Per-account run slots: a sorted set of run tokens scored by their expiry (Redis server time, so workers on
+# several machines agree). Expired tokens (a worker killed mid-run never releases) are dropped before counting,
+# so a dead run frees its slot after LOCK_TTL_SECONDS at the latest. One script = one atomic step.
+_TAKE_SLOT = """
+local now = tonumber(redis.call('TIME')[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]) + 1)
+return 1
+"""
+
+
+class AccountRunSlot:
+    """One of an account's `MAX_CONCURRENT_RUNS_PER_ACCOUNT` run slots; `acquire()` never blocks."""
+
+    def __init__(self, account_id: int) -> None:
+        self.key = f"captain:account-runs:{account_id}"
+        self.token = uuid.uuid4().hex
+        self.limit = int(captain_setting("MAX_CONCURRENT_RUNS_PER_ACCOUNT"))
+        self.held = False
+
+    def acquire(self) -> bool:
+        if self.limit <= 0:  # no cap configured
+            return True
+        ttl = int(captain_setting("LOCK_TTL_SECONDS"))
+        self.held = bool(_client().eval(_TAKE_SLOT, 1, self.key, self.limit, ttl, self.token))
+        return self.held
+
+    def release(self) -> None:
+        if self.held:
+            _client().zrem(self.key, self.token)
+            self.held = False
+
+
+def account_run_slot(account_id: int) -> AccountRunSlot:
+    return AccountRunSlot(account_id)

@@ -15,7 +15,7 @@ from captain.telemetry import build_tracer_provider
 class _Collector(BaseHTTPRequestHandler):
     received: list[tuple[str, bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.received.append((self.path, body))
         self.send_response(200)
