@@ -120,6 +120,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # Per-token throttling. The counters live in Django's cache (per process with the default local-memory
+    # cache; set a shared cache for several web processes).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": os.environ.get("HELPDESK_API_RATE_USER", "1200/min"),
+        "anon": os.environ.get("HELPDESK_API_RATE_ANON", "60/min"),
+    },
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
