@@ -2,11 +2,15 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from helpdesk.api.provider_webhooks import slack_webhook, telegram_webhook, whatsapp_webhook
 from helpdesk.api.webhooks import api_channel_webhook
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("webhooks/api/<str:webhook_token>/", api_channel_webhook, name="webhook-api"),
+    path("webhooks/telegram/<str:webhook_token>/", telegram_webhook, name="webhook-telegram"),
+    path("webhooks/whatsapp/<str:webhook_token>/", whatsapp_webhook, name="webhook-whatsapp"),
+    path("webhooks/slack/<str:webhook_token>/", slack_webhook, name="webhook-slack"),
     path("api/v1/", include("helpdesk.api.urls")),
     path("api/v1/captain/", include("captain.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

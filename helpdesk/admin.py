@@ -205,7 +205,7 @@ class AccountAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
 
 class InboxAdminForm(forms.ModelForm):
-    """The secret is write-only: never rendered; left blank it keeps the stored (or generated) one."""
+    """Secret and access token are write-only: never rendered; left blank they keep the stored value."""
 
     new_secret = forms.CharField(
         label="Secret",
@@ -213,22 +213,74 @@ class InboxAdminForm(forms.ModelForm):
         strip=True,
         max_length=200,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Shared HMAC secret. Blank keeps the current one (a new inbox gets a generated one).",
+        help_text=(
+            "API: shared HMAC secret. Telegram: the webhook secret_token. WhatsApp: the Meta app secret. "
+            "Slack: the signing secret. Blank keeps the current one (a new inbox gets a generated one)."
+        ),
+    )
+    new_access_token = forms.CharField(
+        label="Access token",
+        required=False,
+        strip=True,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Telegram bot token, WhatsApp access token or Slack bot token (xoxb-). Blank keeps the current one.",
     )
 
     class Meta:
         model = Inbox
-        fields = ["account", "name", "channel_type", "callback_url", "greeting_message", "handoff_message"]
+        fields = [
+            "account",
+            "name",
+            "channel_type",
+            "callback_url",
+            "provider_config",
+            "webhook_rate_limit_per_minute",
+            "greeting_message",
+            "handoff_message",
+        ]
 
     def save(self, commit: bool = True) -> Inbox:
         secret = self.cleaned_data.get("new_secret")
         if secret:
             self.instance.secret = secret
+        access_token = self.cleaned_data.get("new_access_token")
+        if access_token:
+            self.instance.access_token = access_token
         return super().save(commit=commit)
 
 
+_WEBHOOK_PATHS = {
+    Inbox.ChannelType.API: "api",
+    Inbox.ChannelType.TELEGRAM: "telegram",
+    Inbox.ChannelType.WHATSAPP: "whatsapp",
+    Inbox.ChannelType.SLACK: "slack",
+}
+
+# What to do on the provider's side with the webhook URL, per channel type.
+_PROVIDER_SETUP = {
+    Inbox.ChannelType.TELEGRAM: (
+        "Call <code>setWebhook</code> with this URL and <code>secret_token</code> = the inbox secret; "
+        "put the bot token in Access token. Replies use sendMessage (split at 4096 characters)."
+    ),
+    Inbox.ChannelType.WHATSAPP: (
+        "In the Meta app's WhatsApp webhook settings use this URL as callback URL and "
+        "<code>provider_config.verify_token</code> as verify token, and subscribe to <code>messages</code>. "
+        "Secret = the app secret; Access token = a system-user token; set "
+        "<code>provider_config.phone_number_id</code>. Replies are split at 4096 characters."
+    ),
+    Inbox.ChannelType.SLACK: (
+        "Use this URL as the app's Event Subscriptions request URL and subscribe to <code>message.im</code> "
+        "(and <code>message.channels</code> if wanted). Secret = the signing secret; Access token = the bot "
+        "token (chat:write); set <code>provider_config.bot_user_id</code> so our own messages are ignored. "
+        "Replies over 40,000 characters are shortened."
+    ),
+}
+
+
 def inbox_webhook_url(inbox: Inbox) -> str:
-    return f"{settings.PUBLIC_BASE_URL.rstrip('/')}/webhooks/api/{inbox.webhook_token}/"
+    path = _WEBHOOK_PATHS.get(inbox.channel_type, "api")
+    return f"{settings.PUBLIC_BASE_URL.rstrip('/')}/webhooks/{path}/{inbox.webhook_token}/"
 
 
 @admin.register(Inbox)
@@ -240,6 +292,10 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     readonly_fields = ["webhook_setup"]
     fieldsets = [
         (None, {"fields": ["account", "name", "channel_type", "new_secret", "callback_url"]}),
+        (
+            "Provider channels (Telegram, WhatsApp, Slack)",
+            {"fields": ["new_access_token", "provider_config", "webhook_rate_limit_per_minute"]},
+        ),
         ("Messages", {"fields": ["greeting_message", "handoff_message"]}),
         ("Webhook", {"fields": ["webhook_setup"]}),
     ]
@@ -249,7 +305,9 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         if not inbox.pk:
             return "Save the inbox to get its webhook URL."
         if inbox.channel_type != Inbox.ChannelType.API:
-            return format_html("<code>{}</code>", inbox_webhook_url(inbox))
+            # The setup text is our own constant markup (no braces), so it can be part of the format string.
+            setup = _PROVIDER_SETUP.get(inbox.channel_type, "")
+            return format_html("<code>{}</code><br>" + setup, inbox_webhook_url(inbox))
         return format_html(
             "<code>{url}</code><br>POST JSON to this URL with the headers "
             "<code>{ts}: &lt;unix seconds&gt;</code> "

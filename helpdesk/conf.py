@@ -10,6 +10,9 @@ DEFAULTS: dict[str, Any] = {
     "AI_RESPONDER": "",
     "WEBHOOK_REPLAY_WINDOW_SECONDS": 300,
     "WEBHOOK_MAX_JSON_DEPTH": 20,
+    # Webhook requests accepted per inbox per minute unless the inbox sets its own; 0 disables the limit.
+    # High enough for a provider's legitimate burst (Meta batches, Telegram's 40 parallel connections).
+    "WEBHOOK_RATE_LIMIT_PER_MINUTE": 6000,
     "DELIVERY_MAX_RETRIES": 5,
     "DELIVERY_TIMEOUT_SECONDS": 10.0,
     "DELIVERY_BACKOFF_SECONDS": 2.0,

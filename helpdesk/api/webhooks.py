@@ -15,6 +15,7 @@ from helpdesk.channels.base import WebhookRejected, parse_json_body
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.services.messages import message_ingest
+from helpdesk.services.rate_limits import webhook_rate_limit_check
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,19 @@ def _rejected(exc: WebhookRejected) -> JsonResponse:
     return JsonResponse({"error": exc.code, "detail": exc.message}, status=exc.status)
 
 
+def throttled(inbox: Inbox) -> JsonResponse | None:
+    """A 429 with Retry-After when the inbox is over its webhook rate limit (nothing is stored), else None."""
+    decision = webhook_rate_limit_check(inbox=inbox)
+    if decision.allowed:
+        return None
+    response = JsonResponse(
+        {"error": "rate_limited", "detail": f"More than {decision.limit} webhook requests per minute."},
+        status=429,
+    )
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
 @csrf_exempt  # authenticated by the HMAC signature instead of a session
 @require_POST
 def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonResponse:
@@ -48,6 +62,9 @@ def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonRespons
             return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
         span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
         span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
+        if (limited := throttled(inbox)) is not None:
+            span.set_attribute(tracing.ATTR_REJECTED, "rate_limited")
+            return limited
         try:
             body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
             api_channel.verify(

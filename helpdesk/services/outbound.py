@@ -1,11 +1,34 @@
-"""Dispatching an outgoing message to its inbox's channel."""
+"""Dispatching an outgoing message to its inbox's channel.
+
+Provider channels (Telegram, WhatsApp Cloud, Slack) each say how a reply fits their length limit (`fit_text`:
+split into parts, or shorten). Parts are sent in order, and after each accepted part its provider id is appended
+to `Message.delivery_provider_id` (comma-separated). A retry after a transient failure therefore resumes at the
+first part not yet accepted instead of sending the customer the earlier parts twice.
+"""
 
 from __future__ import annotations
 
-from helpdesk.channels import api_channel
+import re
+from dataclasses import replace
+from types import ModuleType
+
+from helpdesk.channels import api_channel, slack, telegram, whatsapp
 from helpdesk.channels.base import DeliveryResult
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox, Message
+
+from .delivery_outcomes import delivery_mark_failed
+
+PROVIDER_CHANNELS: dict[str, ModuleType] = {
+    Inbox.ChannelType.TELEGRAM: telegram,
+    Inbox.ChannelType.WHATSAPP: whatsapp,
+    Inbox.ChannelType.SLACK: slack,
+}
+PART_SEPARATOR = ","
+# Stands for a part whose id did not fit in the 255-character field (or that the provider did not report):
+# it still counts as sent, which is what resuming needs.
+UNRECORDED_PART = "~"
+_PROVIDER_ID_MAX_LENGTH = 255
 
 
 def outbound_event(message: Message) -> dict:
@@ -35,4 +58,54 @@ def outbound_send(*, message: Message) -> DeliveryResult:
             event_id=f"message-{message.id}",
             timeout=helpdesk_setting("DELIVERY_TIMEOUT_SECONDS"),
         )
-    return DeliveryResult(ok=False, permanent=True, error=f"Channel {inbox.channel_type!r} cannot send yet.")
+    channel = PROVIDER_CHANNELS.get(inbox.channel_type)
+    if channel is None:
+        return DeliveryResult(ok=False, permanent=True, error=f"Channel {inbox.channel_type!r} cannot send.")
+    return _send_parts(message=message, channel=channel)
+
+
+def _send_parts(*, message: Message, channel: ModuleType) -> DeliveryResult:
+    parts: list[str] = channel.fit_text(message.content)
+    sent = [part for part in message.delivery_provider_id.split(PART_SEPARATOR) if part]
+    source_id = message.conversation.contact_inbox.source_id
+    timeout = helpdesk_setting("DELIVERY_TIMEOUT_SECONDS")
+    for index in range(len(sent), len(parts)):
+        outcome = channel.send(inbox=message.inbox, source_id=source_id, text=parts[index], timeout=timeout)
+        if not outcome.result.ok:
+            if len(parts) > 1:
+                error = f"part {index + 1} of {len(parts)}: {outcome.result.error}"
+                return replace(outcome.result, error=error)
+            return outcome.result
+        sent.append(_recordable(sent, outcome.provider_message_id))
+        message.delivery_provider_id = PART_SEPARATOR.join(sent)
+        # Recorded at once, outside the task's transaction: this part reached the customer whatever happens next.
+        Message.objects.filter(pk=message.pk).update(delivery_provider_id=message.delivery_provider_id)
+    return DeliveryResult(ok=True, status_code=200)
+
+
+def _recordable(sent: list[str], provider_id: str) -> str:
+    used = len(PART_SEPARATOR.join(sent)) + (len(PART_SEPARATOR) if sent else 0)
+    if not provider_id or PART_SEPARATOR in provider_id or used + len(provider_id) > _PROVIDER_ID_MAX_LENGTH:
+        return UNRECORDED_PART
+    return provider_id
+
+
+def outbound_report_failure(*, inbox: Inbox, provider_message_id: str, error: str) -> int | None:
+    """A provider said afterwards that a message we sent was not delivered (a WhatsApp `failed` status, e.g.
+    131047 outside the 24-hour window): mark it failed like a permanent send error. Returns the message id, or
+    None when the id is not one of ours (statuses of messages sent outside the helpdesk)."""
+    if not provider_message_id or PART_SEPARATOR in provider_message_id:
+        return None
+    # One whole part of the comma-separated list, never a substring of another id.
+    part_pattern = rf"(^|{PART_SEPARATOR}){re.escape(provider_message_id)}({PART_SEPARATOR}|$)"
+    message_id = (
+        Message.objects.filter(
+            inbox=inbox, message_type=Message.Type.OUTGOING, delivery_provider_id__regex=part_pattern
+        )
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if message_id is None:
+        return None
+    delivery_mark_failed(message_id=message_id, error=error)
+    return message_id

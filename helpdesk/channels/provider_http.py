@@ -1,0 +1,131 @@
+"""What the three provider channels (Telegram, WhatsApp Cloud, Slack) share: one sent part's result, the HTTP
+call with its error handling, and fitting a reply into a channel's length limit."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from .base import DeliveryResult
+
+logger = logging.getLogger(__name__)
+
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What a provider channel's `send` reports for one text part."""
+
+    result: DeliveryResult
+    """ok / transient / permanent, for the delivery task's retry policy."""
+    provider_message_id: str = ""
+    """The provider's id for the message it accepted (Telegram message_id, WhatsApp wamid, Slack ts)."""
+
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    """A provider's HTTP answer, decoded once: status, headers, and the JSON body when there is one."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    body: Any
+    """Decoded JSON, or None when the body is not JSON (an HTML error page from a proxy, say)."""
+    text: str
+
+
+def post_json(
+    url: str, *, payload: dict[str, Any], headers: Mapping[str, str], timeout: float
+) -> ProviderAnswer | DeliveryResult:
+    """POST `payload` as JSON. A network error comes back as a transient DeliveryResult, never an exception:
+    the provider may or may not have got the request, and the delivery task decides whether to try again."""
+    try:
+        response = httpx.post(url, json=payload, headers=dict(headers), timeout=timeout)
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+        # A misconfigured api_base_url fails the same way on every retry; people see the error on the message.
+        return DeliveryResult(ok=False, permanent=True, error="The provider API base URL is not a valid URL.")
+    except httpx.HTTPError as exc:
+        # Deliberately no URL in the message: Telegram's URL contains the bot token.
+        return DeliveryResult(ok=False, error=f"{type(exc).__name__}: network error talking to the provider")
+    try:
+        body: Any = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = None
+    return ProviderAnswer(
+        status_code=response.status_code, headers=response.headers, body=body, text=response.text[:300]
+    )
+
+
+def retry_after_seconds(value: Any) -> float | None:
+    """A Retry-After header (delta seconds) or a provider's JSON `retry_after`; None when absent or unusable."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return max(seconds, 0.0)
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units, which is how Telegram counts its 4096 limit (an emoji counts twice)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _longest_prefix(text: str, limit: int, size: Callable[[str], int]) -> int:
+    """Number of characters of `text` whose `size` fits in `limit` (at least 1, so splitting always advances)."""
+    if size is len:
+        return max(1, min(len(text), limit))
+    used = 0
+    for index, char in enumerate(text):
+        used += size(char)
+        if used > limit:
+            return max(1, index)
+    return len(text)
+
+
+def split_text(text: str, limit: int, *, size: Callable[[str], int] = len) -> list[str]:
+    """Split `text` into parts of at most `limit` (measured by `size`), in order.
+
+    Cuts prefer a paragraph break, then a line break, then a space, in the second half of the allowed window, so
+    sentences are rarely cut; a text without any break is cut hard. Deterministic: the delivery task relies on
+    the same text always giving the same parts to resume a half-sent reply after a retry.
+    """
+    parts: list[str] = []
+    rest = text
+    while size(rest) > limit:
+        cut = _longest_prefix(rest, limit, size)
+        window = rest[:cut]
+        # A break right after the window is the best cut of all; otherwise look back for one.
+        for separator in ("\n\n", "\n", " ") if not rest[cut : cut + 1].isspace() else ():
+            position = window.rfind(separator)
+            if position >= cut // 2:
+                cut = position + len(separator)
+                break
+        part = rest[:cut].rstrip()
+        if part:
+            parts.append(part)
+        rest = rest[cut:].lstrip("\n ")
+    if rest.strip() or not parts:
+        parts.append(rest)
+    return parts
+
+
+def shorten_text(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with an ellipsis, for channels where one long message beats several."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(ELLIPSIS)].rstrip() + ELLIPSIS
+
+
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

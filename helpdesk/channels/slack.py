@@ -1,0 +1,220 @@
+"""Slack Events API channel.
+
+Inbound: `POST /webhooks/slack/<webhook_token>/` (the app's Event Subscriptions request URL). Every request, the
+`url_verification` one included, is signed: `X-Slack-Signature: v0=<hex HMAC-SHA256(signing secret,
+"v0:{X-Slack-Request-Timestamp}:{raw body}")>`, and the timestamp must be within 300 s of now (Slack's replay
+window). The signing secret is `Inbox.secret`. `url_verification` is answered with its challenge only after that
+check, so nobody can prove they own our URL with a forged request.
+
+Parsed: `event_callback` envelopes whose event is a `message` from a person (plain, `file_share` and
+`thread_broadcast`), text plus `files[]` as links (the file's permalink; opening it needs a Slack login).
+Ignored with 200: other event types (`app_mention` too: Slack also sends the same message as a `message` event,
+with another event_id, so handling both would store it twice), `message_changed`/`message_deleted`, `bot_message`
+and any message with a `bot_id`, our own bot's user (`provider_config["bot_user_id"]`), joins/leaves/topic and other
+subtypes, and `app_rate_limited` notices.
+Dedup key: the envelope's `event_id` (Slack retries up to 3 times with the same id).
+Contact source id: `<channel>:<user>`, plus `:<thread_ts>` when the customer wrote in a thread, so the reply goes
+to the same thread (a thread is then its own contact row: the price of keeping it in the source id).
+
+Outbound: `POST {api_base_url}/api/chat.postMessage` with `{channel, text, thread_ts?}` and
+`Authorization: Bearer <access_token>` (the bot token). Slack answers HTTP 200 with `{"ok": false, "error": ...}`
+for most failures; those are classified by the error string.
+Length: Slack truncates texts over 40,000 characters, so a longer reply is SHORTENED with an ellipsis (one long
+message reads better in Slack than several).
+
+`provider_config` keys: `bot_user_id` (our bot's user id, to ignore its echoes), `api_base_url` (default
+https://slack.com; tests point it at 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .provider_http import (
+    ProviderAnswer,
+    SendResult,
+    dict_or_empty,
+    list_or_empty,
+    post_json,
+    retry_after_seconds,
+    shorten_text,
+)
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox
+
+TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
+SIGNATURE_HEADER = "X-Slack-Signature"
+SIGNATURE_VERSION = "v0"
+REPLAY_WINDOW_SECONDS = 300  # Slack's own recommendation; a request older than this is refused as a replay
+DEFAULT_API_BASE_URL = "https://slack.com"
+TEXT_LIMIT = 40_000
+
+# Message subtypes that are still a person writing to us; every other subtype is an edit, a bot or a notice.
+_CUSTOMER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+# chat.postMessage errors worth retrying; every other `ok: false` error (invalid_auth, channel_not_found,
+# not_in_channel, is_archived, account_inactive, token_revoked, msg_too_long ...) fails the same way each time.
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """The X-Slack-Signature value Slack sends for `body` at `timestamp`."""
+    base = f"{SIGNATURE_VERSION}:{timestamp}:".encode() + body
+    return f"{SIGNATURE_VERSION}=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
+    timestamp = str(int(time.time() if now is None else now))
+    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(secret, timestamp, body)}
+
+
+def verify(*, secret: str, headers: Mapping[str, str], body: bytes, now: float | None = None) -> None:
+    """Raise WebhookRejected(401) unless the request carries a fresh, valid Slack signature."""
+    timestamp = headers.get(TIMESTAMP_HEADER, "")
+    signature = headers.get(SIGNATURE_HEADER, "")
+    if not timestamp or not signature:
+        raise WebhookRejected(
+            401, "signature_missing", f"{TIMESTAMP_HEADER} and {SIGNATURE_HEADER} are required."
+        )
+    try:
+        sent_at = int(timestamp)
+    except ValueError as exc:
+        raise WebhookRejected(401, "timestamp_invalid", "Timestamp must be integer unix seconds.") from exc
+    current = time.time() if now is None else now
+    if abs(current - sent_at) > REPLAY_WINDOW_SECONDS:
+        raise WebhookRejected(
+            401, "timestamp_expired", f"Timestamp is outside the {REPLAY_WINDOW_SECONDS} s window."
+        )
+    expected = sign(secret, timestamp, body)
+    if not secret or not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
+        raise WebhookRejected(401, "signature_invalid", "Signature does not match.")
+
+
+def url_verification_challenge(payload: Any) -> str | None:
+    """The challenge of a (verified) url_verification request, else None."""
+    if isinstance(payload, dict) and payload.get("type") == "url_verification":
+        challenge = payload.get("challenge")
+        if not isinstance(challenge, str) or not challenge:
+            raise WebhookRejected(400, "invalid_payload", "url_verification needs a challenge.")
+        return challenge
+    return None
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a reply goes, decoded from the contact's source id."""
+
+    channel: str
+    thread_ts: str = ""
+
+
+def source_id_for(channel: str, user: str, thread_ts: str = "") -> str:
+    return f"{channel}:{user}:{thread_ts}" if thread_ts else f"{channel}:{user}"
+
+
+def destination(source_id: str) -> Destination:
+    channel, _, rest = source_id.partition(":")
+    _, _, thread_ts = rest.partition(":")
+    return Destination(channel=channel, thread_ts=thread_ts)
+
+
+def _attachments(event: dict[str, Any]) -> list[dict[str, Any]]:
+    attachments = []
+    for item in map(dict_or_empty, list_or_empty(event.get("files"))):
+        link = item.get("permalink") or item.get("url_private")
+        if not isinstance(item.get("id"), str):
+            continue
+        attachment: dict[str, Any] = {"type": "file", "file_id": item["id"]}
+        if isinstance(link, str) and link:
+            attachment["url"] = link
+        for source, target in (("name", "file_name"), ("mimetype", "content_type"), ("size", "file_size")):
+            if item.get(source) is not None:
+                attachment[target] = item[source]
+        attachments.append(attachment)
+    return attachments
+
+
+def parse(payload: Any, *, bot_user_id: str = "") -> list[InboundMessage]:
+    """Zero or one customer message from an event_callback envelope."""
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "An event must be a JSON object.")
+    if payload.get("type") != "event_callback":
+        return []  # app_rate_limited and other envelope types
+    event_id, event = payload.get("event_id"), payload.get("event")
+    if not isinstance(event_id, str) or not event_id or not isinstance(event, dict):
+        raise WebhookRejected(400, "invalid_payload", "event_callback needs event_id and event.")
+    if event.get("type") != "message" or event.get("subtype") not in _CUSTOMER_SUBTYPES:
+        return []
+    user, channel = event.get("user"), event.get("channel")
+    if event.get("bot_id") or not isinstance(user, str) or not user or (bot_user_id and user == bot_user_id):
+        return []  # bots, our own echoes: never answered by the AI (two bots would answer each other forever)
+    if not isinstance(channel, str) or not channel:
+        raise WebhookRejected(400, "invalid_payload", "A message event needs a channel.")
+    text = event.get("text") if isinstance(event.get("text"), str) else ""
+    attachments = _attachments(event)
+    if not text.strip() and attachments:
+        names = ", ".join(str(a.get("file_name") or a["file_id"]) for a in attachments)
+        text = f"[file: {names}]"
+    if not text.strip():
+        return []
+    thread_ts = event.get("thread_ts") if isinstance(event.get("thread_ts"), str) else ""
+    return [
+        InboundMessage(
+            provider_message_id=event_id[:255],
+            # Events carry the user id only; a name would cost a users.info call per contact.
+            contact=InboundContact(source_id=source_id_for(channel, user, thread_ts), name=user[:200]),
+            text=text,
+            attachments=attachments,
+        )
+    ]
+
+
+def fit_text(text: str) -> list[str]:
+    """Slack limit: 40,000 characters, so a longer reply is shortened with an ellipsis (never split)."""
+    return [shorten_text(text, TEXT_LIMIT)]
+
+
+def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
+    """Post one message with chat.postMessage (in the customer's thread when they wrote in one)."""
+    if not inbox.access_token:
+        return SendResult(DeliveryResult(ok=False, permanent=True, error="The inbox has no Slack bot token."))
+    target = destination(source_id)
+    payload: dict[str, Any] = {"channel": target.channel, "text": text}
+    if target.thread_ts:
+        payload["thread_ts"] = target.thread_ts
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    answer = post_json(
+        f"{base}/api/chat.postMessage",
+        payload=payload,
+        headers={"Authorization": f"Bearer {inbox.access_token}"},
+        timeout=timeout,
+    )
+    if isinstance(answer, DeliveryResult):
+        return SendResult(answer)
+    return classify(answer)
+
+
+def classify(answer: ProviderAnswer) -> SendResult:
+    """HTTP 429 (with Retry-After) and 5xx are transient; HTTP 200 `ok: false` is classified by its error."""
+    body = dict_or_empty(answer.body)
+    status = answer.status_code
+    retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
+    if status == 429 or status >= 500:
+        error = f"Slack HTTP {status}: {body.get('error') or answer.text[:100]}"
+        return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
+    if 200 <= status < 300 and body.get("ok") is True:
+        return SendResult(DeliveryResult(ok=True, status_code=status), str(body.get("ts") or ""))
+    code = str(body.get("error") or "")
+    error = f"Slack HTTP {status}: {code or 'no error code'}"
+    if code in TRANSIENT_ERRORS or (200 <= status < 300 and not code):
+        # No JSON verdict at all on a 2xx: something in between answered, not Slack. Try again later.
+        return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
+    return SendResult(DeliveryResult(ok=False, permanent=True, error=error, status_code=status))

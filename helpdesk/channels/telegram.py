@@ -1,0 +1,205 @@
+"""Telegram Bot API channel.
+
+Inbound: `POST /webhooks/telegram/<webhook_token>/`, registered with
+`setWebhook(url=..., secret_token=<inbox.secret>)`; Telegram echoes the secret in the
+`X-Telegram-Bot-Api-Secret-Token` header of every update (the only authentication Telegram offers: no body
+signature, no timestamp). The body is one `Update`.
+
+Parsed: `message` updates with `text`, or with a `photo`/`document`/`video`/`audio`/`voice` (text = the caption,
+or a short placeholder such as `[photo]`; the attachment keeps Telegram's `file_id`). Ignored with 200:
+`edited_message`, channel posts, `callback_query`, `my_chat_member`/`chat_member`, inline queries, messages from
+bots, and service messages (joins, pins) or content we do not handle (stickers, locations, polls).
+Dedup key: `tg-update:<update_id>` (update ids are unique per bot, and an inbox is one bot).
+Contact source id: the chat id (a private chat's id is the user's id; a group's is negative).
+
+Outbound: `POST {api_base_url}/bot<access_token>/sendMessage` with `{chat_id, text}`.
+Length: Telegram refuses texts over 4096 characters (counted in UTF-16 code units), so a longer reply is SPLIT into
+several messages sent in order.
+
+`provider_config` keys: `api_base_url` (default https://api.telegram.org; tests point it at 127.0.0.1).
+`Inbox.secret` is the webhook secret token (1-256 of A-Z a-z 0-9 _ -; the generated hex secret qualifies);
+`Inbox.access_token` is the bot token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .provider_http import (
+    ProviderAnswer,
+    SendResult,
+    dict_or_empty,
+    post_json,
+    retry_after_seconds,
+    split_text,
+    utf16_length,
+)
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+DEFAULT_API_BASE_URL = "https://api.telegram.org"
+TEXT_LIMIT = 4096
+
+# A Bot API URL carries the bot token in its path; httpx logs every request URL at INFO level.
+_TOKEN_IN_URL = re.compile(r"/bot[^/\s]+/")
+
+
+class RedactBotToken(logging.Filter):
+    """Keeps bot tokens out of the logs: httpx's request log line would otherwise print them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _TOKEN_IN_URL.sub("/bot<redacted>/", str(arg)) if "/bot" in str(arg) else arg
+                for arg in record.args
+            )
+        return True
+
+
+logging.getLogger("httpx").addFilter(RedactBotToken())
+
+# Message keys that carry a file, in the order we look for them; photo is a list of sizes (the last is largest).
+_MEDIA_KEYS = ("photo", "document", "video", "audio", "voice")
+
+
+def verify(*, secret: str, headers: Mapping[str, str]) -> None:
+    """Raise WebhookRejected(401) unless the secret token header equals the inbox secret (constant time)."""
+    received = headers.get(SECRET_HEADER, "")
+    if not received:
+        raise WebhookRejected(401, "signature_missing", f"{SECRET_HEADER} is required.")
+    if not secret or not hmac.compare_digest(secret.encode(), received.encode("utf-8", "replace")):
+        raise WebhookRejected(401, "signature_invalid", "Secret token does not match.")
+
+
+def _contact(message: dict[str, Any], chat_id: int) -> InboundContact:
+    sender = dict_or_empty(message.get("from")) or dict_or_empty(message.get("chat"))
+    name = " ".join(str(sender.get(k, "")) for k in ("first_name", "last_name") if sender.get(k)).strip()
+    if not name and sender.get("username"):
+        name = f"@{sender['username']}"
+    return InboundContact(source_id=str(chat_id), name=name[:200])
+
+
+def _media(message: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    for key in _MEDIA_KEYS:
+        value = message.get(key)
+        if key == "photo" and isinstance(value, list) and value:
+            value = value[-1]
+        if isinstance(value, dict) and isinstance(value.get("file_id"), str):
+            return key, value
+    return None
+
+
+def _attachment(kind: str, media: dict[str, Any], caption: str) -> dict[str, Any]:
+    # No "url": a download link needs getFile, and its URL embeds the bot token, which must never be stored.
+    # The file_id is enough for people (and a later download) to find the file through the Bot API.
+    attachment: dict[str, Any] = {"type": kind, "file_id": media["file_id"]}
+    for source, target in (
+        ("file_unique_id", "file_unique_id"),
+        ("file_name", "file_name"),
+        ("mime_type", "content_type"),
+        ("file_size", "file_size"),
+    ):
+        if media.get(source) is not None:
+            attachment[target] = media[source]
+    if caption:
+        attachment["caption"] = caption
+    return attachment
+
+
+def parse(payload: Any) -> list[InboundMessage]:
+    """Turn one Update into zero or one customer message (zero: an update that is not a new customer message)."""
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "An Update must be a JSON object.")
+    update_id = payload.get("update_id")
+    if not isinstance(update_id, int) or isinstance(update_id, bool):
+        raise WebhookRejected(400, "invalid_payload", "An Update needs an integer update_id.")
+    message = payload.get("message")
+    if message is None:
+        # edited_message, callback_query, my_chat_member, channel_post ...: answered 200, never stored.
+        return []
+    if not isinstance(message, dict):
+        raise WebhookRejected(400, "invalid_payload", "message must be an object.")
+    chat_id = dict_or_empty(message.get("chat")).get("id")
+    if not isinstance(chat_id, int) or isinstance(chat_id, bool):
+        raise WebhookRejected(400, "invalid_payload", "message.chat.id must be an integer.")
+    if dict_or_empty(message.get("from")).get("is_bot") is True:
+        return []  # another bot (or our own echo in a group): never answered by the AI
+
+    text = message.get("text")
+    caption = message.get("caption") if isinstance(message.get("caption"), str) else ""
+    attachments: list[dict[str, Any]] = []
+    media = _media(message)
+    if media is not None:
+        kind, item = media
+        attachments.append(_attachment(kind, item, caption))
+        if not isinstance(text, str):
+            name = item.get("file_name")
+            text = caption or (f"[{kind}: {name}]" if isinstance(name, str) and name else f"[{kind}]")
+    if not isinstance(text, str) or not text.strip():
+        return []  # service messages (joins, pins) and content we do not handle
+    return [
+        InboundMessage(
+            provider_message_id=f"tg-update:{update_id}",
+            contact=_contact(message, chat_id),
+            text=text,
+            attachments=attachments,
+        )
+    ]
+
+
+def fit_text(text: str) -> list[str]:
+    """Telegram limit: 4096 UTF-16 code units per message, so a longer reply is split into several messages."""
+    return split_text(text, TEXT_LIMIT, size=utf16_length)
+
+
+def _chat_id(source_id: str) -> int | str:
+    # The Bot API takes an integer chat id (or "@channelusername"); our source id is its decimal string.
+    stripped = source_id.removeprefix("-")
+    return int(source_id) if stripped.isdigit() else source_id
+
+
+def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
+    """Send one text part with sendMessage and classify Telegram's answer."""
+    if not inbox.access_token:
+        return SendResult(
+            DeliveryResult(ok=False, permanent=True, error="The inbox has no Telegram bot token.")
+        )
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    answer = post_json(
+        f"{base}/bot{inbox.access_token}/sendMessage",
+        payload={"chat_id": _chat_id(source_id), "text": text},
+        headers={},
+        timeout=timeout,
+    )
+    if isinstance(answer, DeliveryResult):
+        return SendResult(answer)
+    return classify(answer)
+
+
+def classify(answer: ProviderAnswer) -> SendResult:
+    """Telegram answers `{"ok": true, "result": Message}` or `{"ok": false, "error_code", "description",
+    "parameters": {"retry_after": n}}`. 429 and 5xx are transient; any other error (401 bad token, 403 "bot was
+    blocked by the user", 400 "chat not found") will not change on retry."""
+    body = dict_or_empty(answer.body)
+    status = answer.status_code
+    description = str(body.get("description") or "")[:200]
+    if 200 <= status < 300 and body.get("ok") is True:
+        message_id = dict_or_empty(body.get("result")).get("message_id")
+        return SendResult(DeliveryResult(ok=True, status_code=status), str(message_id or ""))
+    # Only Telegram's own description goes into the error: the response text could echo the URL with the token.
+    error = f"Telegram HTTP {status}: {description or 'no description'}"
+    if status == 429 or status >= 500 or 200 <= status < 300:
+        # A 2xx without ok:true is a proxy or gateway in the way, not Telegram's verdict: try again later.
+        parameters = dict_or_empty(body.get("parameters"))
+        retry_after = retry_after_seconds(parameters.get("retry_after"))
+        if retry_after is None:
+            retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
+        return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
+    return SendResult(DeliveryResult(ok=False, permanent=True, error=error, status_code=status))

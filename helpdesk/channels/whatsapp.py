@@ -1,0 +1,255 @@
+"""WhatsApp Cloud API (Meta) channel.
+
+Inbound: `GET /webhooks/whatsapp/<webhook_token>/` is Meta's verification handshake (`hub.mode=subscribe`,
+`hub.verify_token`, `hub.challenge`: we answer the challenge only when the verify token matches
+`provider_config["verify_token"]`). `POST` carries notifications signed with
+`X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret, raw body)>`; the app secret is `Inbox.secret`.
+No timestamp, so no replay window: dedup by message id is what makes a replay harmless.
+
+Parsed: `entry[].changes[]` with `field == "messages"`, each `value.messages[]` of type `text`, `image`, `document`,
+`audio`, `video`, `sticker` (media: text = caption, or a placeholder such as `[image]`; the attachment keeps the media
+id, which the Graph API turns into a download URL), `location`, `button` and `interactive` replies. Ignored with 200:
+`statuses[]` (sent/delivered/read receipts; a `failed` status marks our outgoing message failed, see
+`failed_statuses`), reactions, `system`/`unsupported`/`request_welcome` messages, other fields (account updates,
+templates), and changes for another phone number of the same Meta app.
+Dedup key: `messages[].id` (the wamid); an inbox is one phone number.
+Contact source id: the sender's `wa_id` (`messages[].from`), with the profile name from `contacts[]`.
+
+Outbound: `POST {api_base_url}/{api_version}/{phone_number_id}/messages` with
+`{messaging_product: "whatsapp", to, type: "text", text: {body}}` and `Authorization: Bearer <access_token>`.
+Length: a text body is limited to 4096 characters, so a longer reply is SPLIT into several messages sent in order.
+
+`provider_config` keys: `phone_number_id` (required to send), `verify_token` (the handshake), `api_version`
+(default v21.0), `api_base_url` (default https://graph.facebook.com; tests point it at 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .provider_http import (
+    ProviderAnswer,
+    SendResult,
+    dict_or_empty,
+    list_or_empty,
+    post_json,
+    retry_after_seconds,
+    split_text,
+)
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+SIGNATURE_PREFIX = "sha256="
+DEFAULT_API_BASE_URL = "https://graph.facebook.com"
+DEFAULT_API_VERSION = "v21.0"
+TEXT_LIMIT = 4096
+
+_MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
+# Graph API error codes that mean "try again later": rate limits and Meta's own temporary trouble.
+# Everything else (190 expired token, 131047 outside the 24-hour window, 131026 undeliverable, 100 bad
+# parameter, permission errors ...) will fail the same way on every retry.
+TRANSIENT_ERROR_CODES = frozenset({1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 131056, 133004})
+REENGAGEMENT_ERROR_CODE = 131047
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The X-Hub-Signature-256 value Meta sends for `body`."""
+    return SIGNATURE_PREFIX + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(*, secret: str, headers: Mapping[str, str], body: bytes) -> None:
+    """Raise WebhookRejected(401) unless X-Hub-Signature-256 is the HMAC of the raw body with the app secret."""
+    received = headers.get(SIGNATURE_HEADER, "")
+    if not received:
+        raise WebhookRejected(401, "signature_missing", f"{SIGNATURE_HEADER} is required.")
+    if not secret or not hmac.compare_digest(
+        sign(secret, body).encode(), received.encode("utf-8", "replace")
+    ):
+        raise WebhookRejected(401, "signature_invalid", "Signature does not match.")
+
+
+def handshake(*, params: Mapping[str, str], verify_token: str) -> str:
+    """Meta's subscription check: the challenge to echo, or WebhookRejected(403) when the token does not match."""
+    if params.get("hub.mode") != "subscribe":
+        raise WebhookRejected(400, "invalid_handshake", "hub.mode must be 'subscribe'.")
+    received = params.get("hub.verify_token", "")
+    if not verify_token or not hmac.compare_digest(
+        verify_token.encode(), received.encode("utf-8", "replace")
+    ):
+        raise WebhookRejected(403, "verify_token_invalid", "hub.verify_token does not match.")
+    challenge = params.get("hub.challenge", "")
+    if not challenge:
+        raise WebhookRejected(400, "invalid_handshake", "hub.challenge is required.")
+    return challenge
+
+
+def _values(payload: Any, phone_number_id: str) -> Iterator[dict[str, Any]]:
+    """The `value` of every messages change addressed to our phone number."""
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "A notification must be a JSON object.")
+    if payload.get("object") != "whatsapp_business_account":
+        return
+    for entry in list_or_empty(payload.get("entry")):
+        for change in list_or_empty(dict_or_empty(entry).get("changes")):
+            change = dict_or_empty(change)
+            if change.get("field") != "messages":
+                continue
+            value = dict_or_empty(change.get("value"))
+            number = dict_or_empty(value.get("metadata")).get("phone_number_id")
+            # One Meta app posts every phone number's traffic to the same URL; another number's is not ours.
+            if phone_number_id and number is not None and str(number) != phone_number_id:
+                continue
+            yield value
+
+
+def _content(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
+    kind = message.get("type")
+    if kind == "text":
+        return str(dict_or_empty(message.get("text")).get("body") or ""), []
+    if kind in _MEDIA_TYPES:
+        media = dict_or_empty(message.get(kind))
+        if not isinstance(media.get("id"), str):
+            return None
+        caption = media.get("caption") if isinstance(media.get("caption"), str) else ""
+        # No "url": the download URL comes from GET /{media-id} with the access token and expires in minutes.
+        attachment: dict[str, Any] = {"type": kind, "media_id": media["id"]}
+        for source, target in (
+            ("mime_type", "content_type"),
+            ("filename", "file_name"),
+            ("sha256", "sha256"),
+        ):
+            if media.get(source):
+                attachment[target] = media[source]
+        if caption:
+            attachment["caption"] = caption
+        name = media.get("filename")
+        text = caption or (f"[{kind}: {name}]" if isinstance(name, str) and name else f"[{kind}]")
+        return text, [attachment]
+    if kind == "location":
+        place = dict_or_empty(message.get("location"))
+        label = " ".join(str(place[k]) for k in ("name", "address") if place.get(k))
+        return f"[location: {place.get('latitude')}, {place.get('longitude')}] {label}".strip(), []
+    if kind == "button":
+        return str(dict_or_empty(message.get("button")).get("text") or ""), []
+    if kind == "interactive":
+        interactive = dict_or_empty(message.get("interactive"))
+        reply = dict_or_empty(interactive.get("button_reply") or interactive.get("list_reply"))
+        return str(reply.get("title") or ""), []
+    # reaction, system, unsupported, request_welcome, order ...: not a question for the helpdesk.
+    return None
+
+
+def parse(payload: Any, *, phone_number_id: str = "") -> list[InboundMessage]:
+    """Every customer message in one notification (Meta may batch several); statuses are not messages."""
+    parsed: list[InboundMessage] = []
+    for value in _values(payload, phone_number_id):
+        names = {
+            str(contact.get("wa_id")): str(dict_or_empty(contact.get("profile")).get("name") or "")
+            for contact in map(dict_or_empty, list_or_empty(value.get("contacts")))
+        }
+        for message in map(dict_or_empty, list_or_empty(value.get("messages"))):
+            wamid, sender = message.get("id"), message.get("from")
+            if not isinstance(wamid, str) or not wamid or not isinstance(sender, str) or not sender:
+                raise WebhookRejected(400, "invalid_payload", "messages[] need string id and from.")
+            content = _content(message)
+            if content is None or not content[0].strip():
+                continue
+            text, attachments = content
+            parsed.append(
+                InboundMessage(
+                    provider_message_id=wamid[:255],
+                    contact=InboundContact(source_id=sender, name=names.get(sender, "")[:200]),
+                    text=text,
+                    attachments=attachments,
+                )
+            )
+    return parsed
+
+
+@dataclass(frozen=True)
+class FailedStatus:
+    """Meta's asynchronous verdict that a message we sent was not delivered."""
+
+    provider_message_id: str
+    """The wamid our send got back."""
+    error: str
+    """Code and title, e.g. "WhatsApp 131047: Re-engagement message"."""
+
+
+def failed_statuses(payload: Any, *, phone_number_id: str = "") -> list[FailedStatus]:
+    """`statuses[]` entries with status "failed". Meta often reports 131047 (the 24-hour window) this way,
+    after the send call itself returned 200 with a wamid."""
+    failed: list[FailedStatus] = []
+    for value in _values(payload, phone_number_id):
+        for status in map(dict_or_empty, list_or_empty(value.get("statuses"))):
+            if status.get("status") != "failed" or not isinstance(status.get("id"), str):
+                continue
+            errors = [dict_or_empty(e) for e in list_or_empty(status.get("errors"))] or [{}]
+            error = "; ".join(f"WhatsApp {e.get('code', '?')}: {e.get('title') or 'failed'}" for e in errors)
+            failed.append(FailedStatus(provider_message_id=status["id"], error=error))
+    return failed
+
+
+def fit_text(text: str) -> list[str]:
+    """WhatsApp limit: a text body holds 4096 characters, so a longer reply is split into several messages."""
+    return split_text(text, TEXT_LIMIT)
+
+
+def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
+    """Send one text part through the Cloud API and classify Meta's answer."""
+    config = inbox.provider_config
+    phone_number_id = str(config.get("phone_number_id") or "")
+    if not inbox.access_token or not phone_number_id:
+        return SendResult(
+            DeliveryResult(
+                ok=False, permanent=True, error="The inbox needs a WhatsApp access token and phone_number_id."
+            )
+        )
+    base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    version = str(config.get("api_version") or DEFAULT_API_VERSION)
+    answer = post_json(
+        f"{base}/{version}/{phone_number_id}/messages",
+        payload={
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": source_id,
+            "type": "text",
+            "text": {"preview_url": False, "body": text},
+        },
+        headers={"Authorization": f"Bearer {inbox.access_token}"},
+        timeout=timeout,
+    )
+    if isinstance(answer, DeliveryResult):
+        return SendResult(answer)
+    return classify(answer)
+
+
+def classify(answer: ProviderAnswer) -> SendResult:
+    """Meta answers `{"messages": [{"id": wamid}]}` or `{"error": {"message", "type", "code", ...}}`."""
+    body = dict_or_empty(answer.body)
+    status = answer.status_code
+    if 200 <= status < 300:
+        messages = list_or_empty(body.get("messages"))
+        wamid = dict_or_empty(messages[0]).get("id") if messages else None
+        if isinstance(wamid, str) and wamid:
+            return SendResult(DeliveryResult(ok=True, status_code=status), wamid)
+    error = dict_or_empty(body.get("error"))
+    code = error.get("code")
+    detail = str(dict_or_empty(error.get("error_data")).get("details") or error.get("message") or answer.text)
+    if code == REENGAGEMENT_ERROR_CODE:
+        detail = "outside the 24-hour customer service window (only a template message can reopen it)"
+    message = f"WhatsApp HTTP {status} code {code}: {detail[:200]}"
+    retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
+    if status == 429 or status >= 500 or code in TRANSIENT_ERROR_CODES or 200 <= status < 300:
+        # A 2xx without a wamid is a proxy in the way, not Meta's verdict: try again later.
+        return SendResult(
+            DeliveryResult(ok=False, error=message, retry_after=retry_after, status_code=status)
+        )
+    return SendResult(DeliveryResult(ok=False, permanent=True, error=message, status_code=status))

@@ -1,0 +1,98 @@
+"""Per-inbox webhook rate limit: a fixed one-minute window counted in Redis, shared by every web process.
+
+Over the limit a webhook is answered 429 with Retry-After and nothing is stored; the providers retry later
+(Meta for days, Telegram "a reasonable amount", Slack three times), so a burst is delayed rather than lost.
+
+When Redis cannot be reached the limiter FAILS OPEN: the message is stored as if there were no limit. Losing a
+customer's message is worse than letting a flood through for the length of a Redis outage, and the webhook must
+stay fast, so the client has short timeouts and, after a failure, Redis is not asked again for a few seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+from functools import cache
+
+import redis
+from django.conf import settings
+
+from helpdesk.conf import helpdesk_setting
+from helpdesk.models import Inbox
+
+logger = logging.getLogger(__name__)
+
+WINDOW_SECONDS = 60
+# Short enough that a Redis outage adds little to a webhook's latency (the goal is p95 < 250 ms).
+SOCKET_TIMEOUT_SECONDS = 0.25
+# After a Redis error, skip the limiter for this long instead of paying the timeout on every request.
+FAIL_OPEN_PAUSE_SECONDS = 5.0
+
+_paused_until: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class RateLimitDecision:
+    allowed: bool
+    limit: int
+    """Requests per minute for this inbox; 0 means no limit."""
+    retry_after: int = 0
+    """Whole seconds until the current window ends (when refused)."""
+    counted: bool = True
+    """False when Redis could not be asked and the request was let through (fail open)."""
+
+
+def _now() -> float:
+    """Wall-clock seconds; a function of its own so tests can pin the window without touching `time`."""
+    return time.time()
+
+
+@cache
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(
+        url, socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, socket_timeout=SOCKET_TIMEOUT_SECONDS
+    )
+
+
+def webhook_rate_limit_for(inbox: Inbox) -> int:
+    """The inbox's own limit, else the server default; 0 disables the limit."""
+    if inbox.webhook_rate_limit_per_minute is not None:
+        return inbox.webhook_rate_limit_per_minute
+    return int(helpdesk_setting("WEBHOOK_RATE_LIMIT_PER_MINUTE") or 0)
+
+
+def _key(inbox: Inbox, window: int) -> str:
+    # The token hash makes the key unique to this inbox row even if a deleted inbox's id is reused.
+    token = hashlib.sha256(inbox.webhook_token.encode()).hexdigest()[:12]
+    return f"helpdesk:webhook-rate:{inbox.pk}:{token}:{window}"
+
+
+def webhook_rate_limit_check(*, inbox: Inbox, now: float | None = None) -> RateLimitDecision:
+    """Count one webhook request for `inbox` and say whether it may proceed."""
+    limit = webhook_rate_limit_for(inbox)
+    if limit <= 0:
+        return RateLimitDecision(allowed=True, limit=0, counted=False)
+    url = settings.REDIS_URL
+    if _paused_until.get(url, 0.0) > time.monotonic():
+        return RateLimitDecision(allowed=True, limit=limit, counted=False)
+    current = _now() if now is None else now
+    window = int(current // WINDOW_SECONDS)
+    key = _key(inbox, window)
+    try:
+        pipe = _client(url).pipeline(transaction=True)
+        pipe.incr(key)
+        # A little longer than the window so a slow clock between web processes cannot reset it early.
+        pipe.expire(key, WINDOW_SECONDS + 5)
+        count, _ = pipe.execute()
+    except (redis.RedisError, OSError) as exc:
+        _paused_until[url] = time.monotonic() + FAIL_OPEN_PAUSE_SECONDS
+        logger.warning("webhook rate limit skipped for inbox %s (Redis unavailable: %s)", inbox.pk, exc)
+        return RateLimitDecision(allowed=True, limit=limit, counted=False)
+    _paused_until.pop(url, None)
+    if int(count) > limit:
+        retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - current))
+        return RateLimitDecision(allowed=False, limit=limit, retry_after=retry_after)
+    return RateLimitDecision(allowed=True, limit=limit)

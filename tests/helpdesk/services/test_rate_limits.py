@@ -1,0 +1,95 @@
+"""Per-inbox webhook rate limit against the real redis-server, and failing open when Redis is down."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpdesk.channels.api_channel import signed_headers
+from helpdesk.channels.telegram import SECRET_HEADER
+from helpdesk.models import Inbox, Message
+from helpdesk.services import rate_limits
+from tests.factories import InboxFactory
+from tests.support.servers import free_port
+from tests.support.webhook_fixtures import fixture_json
+
+pytestmark = pytest.mark.django_db
+
+# The middle of a minute, so the four requests of a test cannot straddle two windows.
+PINNED_NOW = 1_718_000_000.0 - (1_718_000_000.0 % 60) + 30
+
+
+@pytest.fixture(autouse=True)
+def pinned_clock(monkeypatch):
+    monkeypatch.setattr(rate_limits, "_now", lambda: PINNED_NOW)
+    monkeypatch.setattr(rate_limits, "_paused_until", {})
+
+
+def post_api(client, inbox: Inbox, n: int):
+    body = json.dumps({"message_id": f"m-{n}", "contact": {"id": "c-1"}, "text": f"message {n}"}).encode()
+    return client.post(
+        f"/webhooks/api/{inbox.webhook_token}/",
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(inbox.secret, body),
+    )
+
+
+def post_telegram(client, inbox: Inbox, n: int):
+    update = fixture_json("telegram", "text_message")
+    update["update_id"] = n
+    return client.post(
+        f"/webhooks/telegram/{inbox.webhook_token}/",
+        data=json.dumps(update).encode(),
+        content_type="application/json",
+        headers={SECRET_HEADER: inbox.secret},
+    )
+
+
+@pytest.mark.parametrize(
+    ("channel_type", "post"),
+    [
+        pytest.param(Inbox.ChannelType.API, post_api, id="api-channel"),
+        pytest.param(Inbox.ChannelType.TELEGRAM, post_telegram, id="telegram"),
+    ],
+)
+def test_fourth_request_in_a_minute_is_429_and_stores_nothing(client, redis_url, channel_type, post):
+    inbox = InboxFactory(channel_type=channel_type, webhook_rate_limit_per_minute=3)
+    statuses = [post(client, inbox, n).status_code for n in range(1, 5)]
+    assert statuses == [200, 200, 200, 429]
+    refused = post(client, inbox, 5)
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "rate_limited"
+    assert refused["Retry-After"] == "30"  # the rest of the pinned minute
+    assert Message.objects.count() == 3
+
+
+def test_limit_is_per_inbox(client, redis_url):
+    busy = InboxFactory(webhook_rate_limit_per_minute=1)
+    quiet = InboxFactory(webhook_rate_limit_per_minute=1)
+    assert [post_api(client, busy, n).status_code for n in (1, 2)] == [200, 429]
+    assert post_api(client, quiet, 3).status_code == 200
+
+
+def test_server_default_applies_when_the_inbox_sets_none(client, redis_url, settings):
+    settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_RATE_LIMIT_PER_MINUTE": 2}
+    inbox = InboxFactory(webhook_rate_limit_per_minute=None)
+    assert [post_api(client, inbox, n).status_code for n in (1, 2, 3)] == [200, 200, 429]
+
+
+def test_next_window_accepts_again(client, redis_url, monkeypatch):
+    inbox = InboxFactory(webhook_rate_limit_per_minute=1)
+    assert [post_api(client, inbox, n).status_code for n in (1, 2)] == [200, 429]
+    monkeypatch.setattr(rate_limits, "_now", lambda: PINNED_NOW + 60)
+    assert post_api(client, inbox, 3).status_code == 200
+
+
+def test_redis_down_fails_open_and_stores_every_message(client, settings):
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    inbox = InboxFactory(webhook_rate_limit_per_minute=1)
+    statuses = [post_api(client, inbox, n).status_code for n in (1, 2, 3)]
+    assert statuses == [200, 200, 200]
+    assert Message.objects.count() == 3
+    decision = rate_limits.webhook_rate_limit_check(inbox=inbox)
+    assert decision.allowed and not decision.counted
