@@ -107,7 +107,9 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-LOGIN_URL = "/admin/login/"
+# The dashboard's own sign-in (agents are not staff, so the admin's login page would refuse them).
+LOGIN_URL = "/auth/login/"
+LOGIN_REDIRECT_URL = "/app/"
 
 # Webhook bodies are refused above this size before any parsing (see helpdesk.api.webhooks).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HELPDESK_MAX_BODY_BYTES", 256 * 1024)
@@ -186,6 +188,8 @@ HELPDESK = {
     "AI_RESPONDER": os.environ.get("HELPDESK_AI_RESPONDER", "captain.integration.responder"),
     "WEBHOOK_REPLAY_WINDOW_SECONDS": 300,
     "WEBHOOK_MAX_JSON_DEPTH": 20,
+    # Per inbox; an inbox may set its own. Over the limit: 429 + Retry-After (providers retry), nothing stored.
+    "WEBHOOK_RATE_LIMIT_PER_MINUTE": env_int("HELPDESK_WEBHOOK_RATE_LIMIT", 6000),
     "DELIVERY_MAX_RETRIES": env_int("HELPDESK_DELIVERY_MAX_RETRIES", 5),
     "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),
     "DELIVERY_BACKOFF_SECONDS": env_float("HELPDESK_DELIVERY_BACKOFF", 2.0),

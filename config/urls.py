@@ -15,4 +15,7 @@ urlpatterns = [
     path("api/v1/captain/", include("captain.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("auth/", include("django.contrib.auth.urls")),
+    path("", include("captain.urls_dashboard")),
+    path("", include("helpdesk.views.urls")),
 ]

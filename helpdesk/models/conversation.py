@@ -55,6 +55,8 @@ class Conversation(models.Model):
         indexes = [
             models.Index(fields=["account", "status", "last_activity_at"], name="conv_account_status_idx"),
             models.Index(fields=["contact_inbox", "status"], name="conv_contact_inbox_status_idx"),
+            # The dashboard's "needs people" and "unassigned" lists: oldest waiting customer first.
+            models.Index(fields=["account", "status", "waiting_since"], name="conv_account_waiting_idx"),
         ]
 
     def __str__(self) -> str:

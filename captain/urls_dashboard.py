@@ -1,0 +1,19 @@
+"""Captain's dashboard pages (admins of the account only), mounted at the site root next to the dashboard."""
+
+from django.urls import path
+
+from .views import debug_log, playground, usage
+
+app_name = "captain-dashboard"
+
+ACCOUNT = "app/accounts/<int:account_id>/"
+
+urlpatterns = [
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/runs/",
+        debug_log.conversation_runs_page,
+        name="conversation-runs",
+    ),
+    path(f"{ACCOUNT}playground/", playground.playground_page, name="playground"),
+    path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
+]

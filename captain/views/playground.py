@@ -1,0 +1,130 @@
+"""The playground page: chat with an assistant (or start at one scenario) and read each turn's debug log.
+
+The transcript lives in the admin's session, not in the database: a playground conversation is nobody's
+customer conversation, and keeping it out of the models means no migration and nothing to clean up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from helpdesk.models import Membership
+from helpdesk.views.base import account_view, frame_context
+
+from ..models import TRIAGE_KEY, Assistant, SpanRecord
+from ..selectors import access_assistant, assistant_list
+from ..services.playground import playground_agents, playground_run
+from .trace_tree import agents_involved, span_tree
+
+SESSION_KEY = "captain_playground"
+MAX_TURNS_KEPT = 40
+"""Messages kept in the session (user and AI together); older ones drop out of the window."""
+MAX_MESSAGE_CHARS = 4000
+
+
+class PlaygroundForm(forms.Form):
+    assistant = forms.IntegerField(min_value=1)
+    start_key = forms.CharField(max_length=64)
+    message = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True)
+
+
+def _sessions(request: HttpRequest) -> dict[str, Any]:
+    return request.session.setdefault(SESSION_KEY, {})
+
+
+def _state(request: HttpRequest, account_id: int) -> dict[str, Any] | None:
+    return request.session.get(SESSION_KEY, {}).get(str(account_id))
+
+
+def _history(turns: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """What the model sees of earlier playground turns: the texts the customer would have seen."""
+    return [{"role": t["role"], "content": t["content"]} for t in turns if t.get("content")]
+
+
+@require_http_methods(["GET", "POST"])
+@account_view(admin_only=True)
+def playground_page(request: HttpRequest, membership: Membership) -> HttpResponse:
+    account_id = membership.account_id
+    if request.method == "POST":
+        return _post(request, membership)
+
+    assistants = list(assistant_list(account_id=account_id))
+    state = _state(request, account_id)
+    wanted = request.GET.get("assistant", "")
+    assistant: Assistant | None = None
+    if wanted.isdigit():
+        assistant = access_assistant(account_id=account_id, assistant_id=int(wanted))
+    elif state:
+        assistant = next((a for a in assistants if a.pk == state["assistant_id"]), None)
+    assistant = assistant or (assistants[0] if assistants else None)
+    if state and assistant and state["assistant_id"] != assistant.pk:
+        state = None  # another assistant: a fresh conversation
+
+    agents = playground_agents(assistant) if assistant else {}
+    start_key = request.GET.get("start") or (state or {}).get("start_key") or TRIAGE_KEY
+    start_key = start_key if start_key in agents else TRIAGE_KEY
+    turns: list[dict[str, Any]] = (state or {}).get("turns", [])
+
+    # The debug log of one AI turn (the latest by default); only trace ids of this session's transcript are
+    # readable here, so the page cannot be used to read another run's spans.
+    ai_turns = [t for t in turns if t["role"] == "assistant"]
+    selected = request.GET.get("turn", "")
+    shown = next((t for t in ai_turns if str(t.get("n")) == selected), ai_turns[-1] if ai_turns else None)
+    roots = []
+    if shown and shown.get("trace_id"):
+        roots = span_tree(SpanRecord.objects.filter(trace_id=shown["trace_id"]).order_by("start_time", "id"))
+    context = frame_context(
+        request,
+        membership,
+        assistants=assistants,
+        assistant=assistant,
+        agents=agents,
+        start_key=start_key,
+        turns=turns,
+        shown=shown,
+        roots=roots,
+        agents_involved=agents_involved(roots),
+        max_chars=MAX_MESSAGE_CHARS,
+    )
+    return render(request, "captain/playground.html", context)
+
+
+def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
+    account_id = membership.account_id
+    url = reverse("captain-dashboard:playground", args=[account_id])
+    if "reset" in request.POST:
+        _sessions(request).pop(str(account_id), None)
+        request.session.modified = True
+        return redirect(url)
+    form = PlaygroundForm(request.POST)
+    if not form.is_valid():
+        return redirect(url)
+    assistant = access_assistant(account_id=account_id, assistant_id=form.cleaned_data["assistant"])
+    state = _state(request, account_id)
+    start_key = form.cleaned_data["start_key"]
+    if not state or state["assistant_id"] != assistant.pk or state["start_key"] != start_key:
+        state = {"assistant_id": assistant.pk, "start_key": start_key, "agent_key": start_key, "turns": []}
+    turns: list[dict[str, Any]] = state["turns"]
+    message = form.cleaned_data["message"]
+    turn = playground_run(
+        assistant=assistant, start_key=state["agent_key"], history=_history(turns), message=message
+    )
+    n = (turns[-1]["n"] + 1) if turns else 1
+    turns.append({"n": n, "role": "user", "content": message})
+    result = asdict(turn)
+    result.pop("agent_names", None)
+    result.pop("text", None)
+    turns.append({"n": n + 1, "role": "assistant", "content": turn.text, **result})
+    state["turns"] = turns[-MAX_TURNS_KEPT:]
+    # Sticky specialist, as in a real conversation: the agent that answered continues on the next message.
+    state["agent_key"] = turn.agent_key
+    _sessions(request)[str(account_id)] = state
+    request.session.modified = True
+    return redirect(f"{url}?assistant={assistant.pk}&start={start_key}")

@@ -1,0 +1,261 @@
+"""Stored spans -> a readable tree for the debug log.
+
+Each `SpanRecord` becomes a node typed by its span name (the names in `captain.runtime.semconv`), with the
+attributes a person wants to read pulled out: messages sent to the model, its raw output and tool calls, tool
+arguments and results, handoff decisions, tokens and latency. Attributes we do not know (a new span kind, a
+router's extra fields) still appear as a key/value list, so the log never hides what was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import SpanRecord
+from ..runtime import semconv as sc
+
+KIND_BY_NAME = {
+    sc.SPAN_RUN: "run",
+    sc.SPAN_AGENT: "agent",
+    sc.SPAN_LLM: "llm",
+    sc.SPAN_TOOL: "tool",
+    sc.SPAN_HANDOFF: "handoff",
+    sc.SPAN_ROUTER: "router",
+}
+
+# Shown in a node's own fields; everything else goes to "other attributes".
+_CONSUMED = {
+    sc.GEN_AI_INPUT_MESSAGES,
+    sc.GEN_AI_OUTPUT_MESSAGES,
+    sc.CAPTAIN_TOOL_ARGUMENTS,
+    sc.CAPTAIN_TOOL_RESULT,
+    sc.GEN_AI_OPERATION_NAME,
+}
+
+
+@dataclass
+class ChatMessage:
+    """One message of a model call's input, as the model saw it."""
+
+    role: str
+    content: str
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    """(function name, pretty-printed arguments)."""
+    tool_call_id: str = ""
+
+
+@dataclass
+class SpanNode:
+    span: SpanRecord
+    kind: str
+    """run, agent, llm, tool, handoff, router or other."""
+    title: str
+    latency_ms: int
+    error: bool
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    """The few values shown next to the title (model, tokens, from -> to ...)."""
+    input_messages: list[ChatMessage] = field(default_factory=list)
+    output_text: str = ""
+    """What the model wrote (its message content)."""
+    output_tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    raw_output: str = ""
+    """The model's raw response, pretty-printed JSON."""
+    arguments: str = ""
+    result: str = ""
+    other: list[tuple[str, str]] = field(default_factory=list)
+    children: list[SpanNode] = field(default_factory=list)
+
+    @property
+    def system_prompt(self) -> ChatMessage | None:
+        first = self.input_messages[0] if self.input_messages else None
+        return first if first and first.role in ("system", "developer") else None
+
+    @property
+    def conversation_messages(self) -> list[ChatMessage]:
+        return self.input_messages[1:] if self.system_prompt else self.input_messages
+
+
+def _pretty(value: Any) -> str:
+    """JSON text or a value, indented for reading; text that is not JSON is returned unchanged."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _tool_calls(message: dict[str, Any]) -> list[tuple[str, str]]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = (call.get("function") or {}) if isinstance(call, dict) else {}
+        calls.append((str(function.get("name", "")), _pretty(function.get("arguments", ""))))
+    return calls
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return _pretty(content)  # multi-part content: show it as it was sent
+
+
+def _chat_messages(raw: Any) -> list[ChatMessage]:
+    parsed = _loads(raw)
+    if not isinstance(parsed, list):
+        return []
+    out = []
+    for item in parsed:
+        if not isinstance(item, dict):
+            continue
+        out.append(
+            ChatMessage(
+                role=str(item.get("role", "")),
+                content=_content_text(item.get("content")),
+                tool_calls=_tool_calls(item),
+                tool_call_id=str(item.get("tool_call_id") or ""),
+            )
+        )
+    return out
+
+
+def _output_message(raw: Any) -> dict[str, Any]:
+    """The assistant message inside a raw Chat Completions response (or the message itself)."""
+    parsed = _loads(raw)
+    if isinstance(parsed, dict) and isinstance(parsed.get("choices"), list) and parsed["choices"]:
+        message = parsed["choices"][0].get("message") if isinstance(parsed["choices"][0], dict) else None
+        return message if isinstance(message, dict) else {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _latency_ms(span: SpanRecord) -> int:
+    return max(0, int((span.end_time - span.start_time).total_seconds() * 1000))
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list):
+        return " → ".join(str(v) for v in value) if value else "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def span_node(span: SpanRecord) -> SpanNode:
+    a: dict[str, Any] = span.attributes or {}
+    kind = KIND_BY_NAME.get(span.name, "other")
+    node = SpanNode(
+        span=span,
+        kind=kind,
+        title=span.name,
+        latency_ms=_latency_ms(span),
+        error=span.status == "ERROR" or bool(a.get(sc.ERROR_TYPE)),
+    )
+    facts: list[tuple[str, Any]] = []
+    if kind == "run":
+        node.title = "AI run"
+        facts = [
+            ("outcome", a.get(sc.CAPTAIN_RUN_OUTCOME)),
+            ("route", a.get(sc.CAPTAIN_RUN_ROUTE)),
+            ("model calls", a.get(sc.CAPTAIN_RUN_TURNS)),
+            ("tokens in/out", _pair(a, sc.CAPTAIN_USAGE_INPUT_TOKENS, sc.CAPTAIN_USAGE_OUTPUT_TOKENS)),
+            ("credit used", a.get(sc.CAPTAIN_CREDIT_USED)),
+            ("error", a.get(sc.CAPTAIN_RUN_ERROR)),
+        ]
+    elif kind == "agent":
+        node.title = f"Agent {a.get(sc.GEN_AI_AGENT_NAME) or a.get(sc.GEN_AI_AGENT_ID) or ''}".strip()
+        facts = [("key", a.get(sc.GEN_AI_AGENT_ID)), ("error", a.get(sc.ERROR_TYPE))]
+    elif kind == "llm":
+        node.title = f"LLM call #{a.get(sc.CAPTAIN_AGENT_TURN, '?')}"
+        facts = [
+            ("agent", a.get(sc.GEN_AI_AGENT_ID)),
+            ("model", a.get(sc.GEN_AI_RESPONSE_MODEL) or a.get(sc.GEN_AI_REQUEST_MODEL)),
+            ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
+            ("finish", a.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)),
+            ("error", a.get(sc.CAPTAIN_LLM_ERROR)),
+        ]
+        node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
+        raw = a.get(sc.GEN_AI_OUTPUT_MESSAGES)
+        if raw is not None:
+            node.raw_output = _pretty(raw)
+            message = _output_message(raw)
+            node.output_text = _content_text(message.get("content"))
+            node.output_tool_calls = _tool_calls(message)
+    elif kind == "tool":
+        node.title = f"Tool {a.get(sc.GEN_AI_TOOL_NAME, '')}".strip()
+        facts = [
+            ("refused", a.get(sc.CAPTAIN_TOOL_REFUSED)),
+            ("error", a.get(sc.CAPTAIN_TOOL_ERROR) or a.get(sc.ERROR_TYPE)),
+            ("ends the run with", a.get(sc.CAPTAIN_TOOL_OUTCOME)),
+        ]
+        node.arguments = _pretty(a.get(sc.CAPTAIN_TOOL_ARGUMENTS, ""))
+        node.result = str(a.get(sc.CAPTAIN_TOOL_RESULT, ""))
+    elif kind == "handoff":
+        node.title = f"Handoff {a.get(sc.CAPTAIN_HANDOFF_FROM, '?')} → {a.get(sc.CAPTAIN_HANDOFF_TO, '?')}"
+        facts = [("decision", a.get(sc.CAPTAIN_HANDOFF_STATUS)), ("reason", a.get(sc.CAPTAIN_HANDOFF_REASON))]
+    elif kind == "router":
+        node.title = f"Routing decision ({a.get(sc.CAPTAIN_ROUTER_STRATEGY, 'router')})"
+        facts = [
+            ("candidates", a.get(sc.CAPTAIN_ROUTER_CANDIDATES)),
+            ("decision", a.get(sc.CAPTAIN_ROUTER_DECISION)),
+            ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
+        ]
+        # A router that calls a model records its prompt and raw output like an LLM call.
+        node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
+        if a.get(sc.GEN_AI_OUTPUT_MESSAGES) is not None:
+            node.raw_output = _pretty(a[sc.GEN_AI_OUTPUT_MESSAGES])
+    node.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [])]
+    shown = {k for k in a if k in _CONSUMED}
+    node.other = [(k, _fmt(v)) for k, v in sorted(a.items()) if k not in shown]
+    return node
+
+
+def _pair(a: dict[str, Any], first: str, second: str) -> str | None:
+    if first not in a and second not in a:
+        return None
+    return f"{a.get(first, 0)} / {a.get(second, 0)}"
+
+
+def span_tree(spans: Iterable[SpanRecord]) -> list[SpanNode]:
+    """Nodes linked parent -> children in start order; spans whose parent was not stored become roots."""
+    nodes = [span_node(s) for s in sorted(spans, key=lambda s: (s.start_time, s.pk or 0))]
+    by_id = {n.span.span_id: n for n in nodes}
+    roots = []
+    for node in nodes:
+        parent = by_id.get(node.span.parent_span_id) if node.span.parent_span_id else None
+        if parent is not None and parent is not node:
+            parent.children.append(node)
+        else:
+            roots.append(node)
+    return roots
+
+
+def agents_involved(roots: list[SpanNode]) -> list[tuple[str, str]]:
+    """(key, name) of every agent that took control, in order, without repeats."""
+    seen: dict[str, str] = {}
+
+    def walk(nodes: list[SpanNode]) -> None:
+        for node in nodes:
+            if node.kind == "agent":
+                a = node.span.attributes or {}
+                key = str(a.get(sc.GEN_AI_AGENT_ID, ""))
+                seen.setdefault(key, str(a.get(sc.GEN_AI_AGENT_NAME, key)))
+            walk(node.children)
+
+    walk(roots)
+    return list(seen.items())
+
+
+def count_kind(roots: list[SpanNode], kind: str) -> int:
+    return sum((node.kind == kind) + count_kind(node.children, kind) for node in roots)

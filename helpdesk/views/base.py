@@ -1,0 +1,87 @@
+"""What every dashboard page shares: resolving the account from the URL, role checks and the page frame
+(account switcher, navigation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.urls import NoReverseMatch, reverse
+
+from helpdesk.models import Account, Membership
+from helpdesk.selectors import access_membership
+
+P = ParamSpec("P")
+AccountView = Callable[Concatenate[HttpRequest, Membership, P], HttpResponse]
+
+SESSION_ACCOUNT_KEY = "dashboard_account_id"
+
+# Pages other apps add to the navigation, by URL name. Helpdesk must not import captain, so it only knows the
+# names: when captain is not installed the names do not reverse and the links simply do not appear.
+ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
+    ("captain-dashboard:playground", "Playground"),
+    ("captain-dashboard:usage", "Usage"),
+)
+
+
+def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Callable[..., HttpResponse]]:
+    """Decorate a view taking `(request, membership, ...)` from a URL with `account_id`.
+
+    Non-members get 404 (the dashboard never confirms another tenant's account exists); agents get 403 on
+    `admin_only` pages, whose content (prompts, model output, costs) is for the account's administrators.
+    """
+
+    def decorator(view: AccountView[P]) -> Callable[..., HttpResponse]:
+        @login_required
+        @wraps(view)
+        def wrapper(request: HttpRequest, account_id: int, *args: Any, **kwargs: Any) -> HttpResponse:
+            membership = access_membership(user=request.user, account_id=account_id)
+            if admin_only and membership.role != Membership.Role.ADMIN:
+                raise PermissionDenied("Only administrators of this account may open this page.")
+            # Only write the session when the account changes: a write is a query on every page otherwise.
+            if request.session.get(SESSION_ACCOUNT_KEY) != membership.account_id:
+                request.session[SESSION_ACCOUNT_KEY] = membership.account_id
+            return view(request, membership, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+@dataclass(frozen=True)
+class NavLink:
+    url: str
+    title: str
+
+
+def is_admin(membership: Membership) -> bool:
+    return membership.role == Membership.Role.ADMIN
+
+
+def admin_nav_links(account_id: int) -> list[NavLink]:
+    links = []
+    for name, title in ADMIN_NAV_LINKS:
+        try:
+            links.append(NavLink(reverse(name, args=[account_id]), title))
+        except NoReverseMatch:
+            continue
+    return links
+
+
+def frame_context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:
+    """The page frame: current account, the accounts to switch to, and navigation for the caller's role."""
+    accounts = list(Account.objects.filter(memberships__user=request.user).order_by("name", "id"))
+    admin = is_admin(membership)
+    return {
+        "account": membership.account,
+        "membership": membership,
+        "is_account_admin": admin,
+        "accounts": accounts,
+        "admin_links": admin_nav_links(membership.account_id) if admin else [],
+        **extra,
+    }

@@ -1,0 +1,269 @@
+"""Conversation lists, the conversation page, its actions and the poll that shows new messages without a reload.
+
+Writes go through `helpdesk.services` (the same functions the REST API and the AI's tools call), so a reply
+typed here is queued for delivery, takes over from the AI and is recorded exactly as one sent through the API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages as flash
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from helpdesk.models import Conversation, Label, Membership
+from helpdesk.selectors import account_members
+from helpdesk.services.conversations import (
+    conversation_add_label,
+    conversation_assign,
+    conversation_set_priority,
+    conversation_set_status,
+)
+from helpdesk.services.messages import message_create_agent_reply, message_create_note
+
+from . import queries
+from .base import account_view, frame_context, is_admin
+
+MAX_MESSAGE_CHARS = 10_000
+POLL_INTERVAL_MS = 3000
+
+
+@dataclass(frozen=True)
+class FolderLink:
+    key: str
+    title: str
+    help: str
+    count: int | None
+    active: bool
+
+
+def folder_nav(*, counts: dict[str, int] | None = None, active: str = "") -> list[FolderLink]:
+    return [
+        FolderLink(f.key, f.title, f.help, counts.get(f.key) if counts else None, f.key == active)
+        for f in queries.FOLDERS.values()
+    ]
+
+
+def _page_number(request: HttpRequest) -> int:
+    value = request.GET.get("page", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+@require_GET
+@account_view()
+def conversation_list(request: HttpRequest, membership: Membership, folder: str) -> HttpResponse:
+    selected = queries.FOLDERS.get(folder)
+    if selected is None:
+        raise Http404("No such list.")
+    filters = queries.ListFilters.from_query(request.GET)
+    page = queries.conversation_page(
+        account_id=membership.account_id,
+        user=request.user,
+        folder=selected,
+        filters=filters,
+        page=_page_number(request),
+    )
+    context = frame_context(
+        request,
+        membership,
+        folder_nav=folder_nav(counts=page.counts, active=selected.key),
+        current=page,
+        filters=filters,
+        filter_qs=urlencode(filters.as_query()),
+        priorities=Conversation.Priority.choices,
+        **queries.filter_options(account_id=membership.account_id),
+    )
+    return render(request, "dashboard/conversation_list.html", context)
+
+
+def debug_log_url(account_id: int, conversation_id: int) -> str | None:
+    """The AI debug log of this conversation, when the AI app (captain) is installed; helpdesk only knows the
+    URL name, never the app."""
+    try:
+        return reverse("captain-dashboard:conversation-runs", args=[account_id, conversation_id])
+    except NoReverseMatch:
+        return None
+
+
+@require_GET
+@account_view()
+def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    before = request.GET.get("before", "")
+    thread = queries.thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
+    last_id = thread.messages[-1].pk if thread.messages else 0
+    context = frame_context(
+        request,
+        membership,
+        folder_nav=folder_nav(),
+        conversation=conversation,
+        thread=thread,
+        paged_back=bool(before),
+        last_id=last_id,
+        first_id=thread.messages[0].pk if thread.messages else 0,
+        members=list(account_members(account_id=membership.account_id)),
+        account_labels=list(Label.objects.filter(account_id=membership.account_id).order_by("name")),
+        priorities=Conversation.Priority.choices,
+        # The debug log holds prompts and model output: its links are for the account's administrators only.
+        debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
+        poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),
+        poll_interval_ms=POLL_INTERVAL_MS,
+    )
+    return render(request, "dashboard/conversation_detail.html", context)
+
+
+@require_GET
+@account_view()
+def conversation_poll(request: HttpRequest, membership: Membership, conversation_id: int) -> JsonResponse:
+    """New messages since `after` as an HTML fragment (rendered and escaped by the same template as the page),
+    delivery statuses of the outgoing messages shown since `since`, and the conversation status."""
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    after = request.GET.get("after", "0")
+    since = request.GET.get("since", "0")
+    new = queries.messages_after(conversation=conversation, after=int(after) if after.isdigit() else 0)
+    debug_url = debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None
+    html = render_to_string(
+        "dashboard/partials/messages.html", {"messages_list": new, "debug_url": debug_url}, request=request
+    )
+    statuses = queries.delivery_statuses(
+        conversation=conversation, since=int(since) if since.isdigit() else 0
+    )
+    return JsonResponse(
+        {
+            "html": html,
+            "last_id": new[-1].pk if new else int(after) if after.isdigit() else 0,
+            "status": conversation.status,
+            "status_display": conversation.get_status_display(),
+            "deliveries": {str(pk): status for pk, status in statuses.items()},
+        }
+    )
+
+
+# ---- actions -----------------------------------------------------------------------------------------------
+
+
+class ReplyForm(forms.Form):
+    content = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True)
+    kind = forms.ChoiceField(choices=[("reply", "Reply"), ("note", "Private note")], initial="reply")
+
+
+class LabelForm(forms.Form):
+    name = forms.SlugField(max_length=64, allow_unicode=True)
+
+
+class PriorityForm(forms.Form):
+    priority = forms.ChoiceField(choices=Conversation.Priority.choices)
+
+
+STATUS_ACTIONS: dict[str, tuple[str, str]] = {
+    # action -> (new status, what the flash message says)
+    "take_over": (Conversation.Status.OPEN, "You took over the conversation from the AI."),
+    "hand_back": (Conversation.Status.PENDING, "The AI handles the conversation again."),
+    "resolve": (Conversation.Status.RESOLVED, "Conversation resolved."),
+    "reopen": (Conversation.Status.OPEN, "Conversation reopened."),
+}
+
+
+def _back(membership: Membership, conversation: Conversation) -> HttpResponse:
+    return redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
+
+
+@require_POST
+@account_view()
+def conversation_reply(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    form = ReplyForm(request.POST)
+    if not form.is_valid():
+        flash.error(request, "Write a message first (at most 10,000 characters).")
+        return _back(membership, conversation)
+    content = form.cleaned_data["content"]
+    if form.cleaned_data["kind"] == "note":
+        message_create_note(conversation=conversation, content=content, user=request.user)
+        flash.success(request, "Private note added.")
+    else:
+        message_create_agent_reply(conversation=conversation, user=request.user, content=content)
+        flash.success(request, "Reply queued for delivery.")
+    return _back(membership, conversation)
+
+
+@require_POST
+@account_view()
+def conversation_status(
+    request: HttpRequest, membership: Membership, conversation_id: int, action: str
+) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    if action not in STATUS_ACTIONS:
+        raise Http404("No such action.")
+    status, done = STATUS_ACTIONS[action]
+    with transaction.atomic():
+        conversation_set_status(conversation=conversation, status=status, actor=request.user)
+        if action == "take_over":
+            # Taking over means "I answer this one": it lands in the person's own list.
+            conversation_assign(conversation=conversation, assignee=request.user)
+    flash.success(request, done)
+    return _back(membership, conversation)
+
+
+@require_POST
+@account_view()
+def conversation_assignee(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    value = request.POST.get("assignee", "")
+    if value == "":
+        conversation_assign(conversation=conversation, assignee=None)
+        flash.success(request, "Conversation unassigned.")
+        return _back(membership, conversation)
+    # Only members of this account may be assigned: another tenant's user id is simply not found.
+    assignee = account_members(account_id=membership.account_id).filter(pk=value if value.isdigit() else 0)
+    user = assignee.first()
+    if user is None:
+        flash.error(request, "That person is not a member of this account.")
+        return _back(membership, conversation)
+    conversation_assign(conversation=conversation, assignee=user)
+    flash.success(request, f"Assigned to {user}.")
+    return _back(membership, conversation)
+
+
+@require_POST
+@account_view()
+def conversation_label(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    form = LabelForm(request.POST)
+    if form.is_valid():
+        label = conversation_add_label(conversation=conversation, name=form.cleaned_data["name"].lower())
+        flash.success(request, f"Label “{label.name}” added.")
+    else:
+        flash.error(request, "A label is one word: letters, digits, - and _.")
+    return _back(membership, conversation)
+
+
+@require_POST
+@account_view()
+def conversation_priority(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = queries.dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id
+    )
+    form = PriorityForm(request.POST)
+    if form.is_valid():
+        conversation_set_priority(conversation=conversation, priority=form.cleaned_data["priority"])
+        flash.success(request, f"Priority set to {conversation.get_priority_display().lower()}.")
+    return _back(membership, conversation)

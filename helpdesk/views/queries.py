@@ -1,0 +1,264 @@
+"""Read queries of the dashboard. Each returns everything a page needs in a fixed number of queries, whatever
+the number of conversations or messages (tests/dashboard asserts the bounds; bench/dashboard_render.py times
+them on 10,000 conversations and 100,000 messages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.http import Http404
+
+from helpdesk.models import Conversation, Inbox, Label, Message
+
+PAGE_SIZE = 50
+THREAD_PAGE_SIZE = 50
+POLL_MAX_MESSAGES = 100
+POLL_MAX_STATUSES = 200
+PREVIEW_CHARS = 140
+
+
+@dataclass(frozen=True)
+class Folder:
+    """One conversation list of the sidebar."""
+
+    key: str
+    title: str
+    help: str
+    oldest_first: bool = False
+    """Waiting customers are served oldest first; the other lists show the most recent activity first."""
+
+    def condition(self, user: AbstractBaseUser) -> Q:
+        if self.key == "ai":
+            return Q(status=Conversation.Status.PENDING)
+        if self.key == "needs-people":
+            return Q(status=Conversation.Status.OPEN)
+        if self.key == "mine":
+            return Q(assignee_id=user.pk) & ~Q(status=Conversation.Status.RESOLVED)
+        if self.key == "unassigned":
+            return Q(status=Conversation.Status.OPEN, assignee__isnull=True)
+        return Q(status=Conversation.Status.RESOLVED)
+
+
+FOLDERS: dict[str, Folder] = {
+    f.key: f
+    for f in (
+        Folder(
+            "needs-people", "Needs people", "Handed to the team, oldest waiting first.", oldest_first=True
+        ),
+        Folder("ai", "AI is handling", "The AI answers these conversations."),
+        Folder("mine", "Mine", "Assigned to you and not resolved."),
+        Folder("unassigned", "Unassigned", "Need people and nobody is assigned.", oldest_first=True),
+        Folder("resolved", "Resolved", "Closed conversations."),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ListFilters:
+    inbox_id: int | None = None
+    label_id: int | None = None
+    priority: str = ""
+    q: str = ""
+
+    @classmethod
+    def from_query(cls, params: Any) -> ListFilters:
+        def as_int(name: str) -> int | None:
+            value = (params.get(name) or "").strip()
+            return int(value) if value.isdigit() else None
+
+        priority = params.get("priority") or ""
+        return cls(
+            inbox_id=as_int("inbox"),
+            label_id=as_int("label"),
+            priority=priority if priority in Conversation.Priority.values else "",
+            q=(params.get("q") or "").strip()[:200],
+        )
+
+    def apply(self, conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
+        if self.inbox_id:
+            conversations = conversations.filter(inbox_id=self.inbox_id)
+        if self.label_id:
+            conversations = conversations.filter(labels__id=self.label_id)
+        if self.priority:
+            conversations = conversations.filter(priority=self.priority)
+        if self.q:
+            match = (
+                Q(contact__name__icontains=self.q)
+                | Q(contact__email__icontains=self.q)
+                | Q(escalation_reason__icontains=self.q)
+                | Exists(Message.objects.filter(conversation_id=OuterRef("pk"), content__icontains=self.q))
+            )
+            if self.q.lstrip("#").isdigit():
+                match |= Q(pk=int(self.q.lstrip("#")))
+            conversations = conversations.filter(match)
+        return conversations
+
+    def as_query(self) -> dict[str, str]:
+        """Non-empty filters as query parameters (for pagination and folder links)."""
+        pairs = {"inbox": self.inbox_id, "label": self.label_id, "priority": self.priority, "q": self.q}
+        return {k: str(v) for k, v in pairs.items() if v}
+
+
+@dataclass
+class ConversationPage:
+    folder: Folder
+    counts: dict[str, int]
+    conversations: list[Conversation]
+    page: int
+    total: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.page * PAGE_SIZE < self.total
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def last_page(self) -> int:
+        return max(1, -(-self.total // PAGE_SIZE))
+
+
+def folder_counts(*, account_id: int, user: AbstractBaseUser, filters: ListFilters) -> dict[str, int]:
+    """Every folder's count in one aggregate query (the sidebar and the pager both use it)."""
+    base = filters.apply(Conversation.objects.filter(account_id=account_id))
+    row = base.aggregate(
+        **{key.replace("-", "_"): Count("id", filter=f.condition(user)) for key, f in FOLDERS.items()}
+    )
+    return {key: row[key.replace("-", "_")] or 0 for key in FOLDERS}
+
+
+def conversation_page(
+    *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters, page: int
+) -> ConversationPage:
+    """One page of a folder: counts (1 query), the page with contact, inbox and assignee (1), labels (1),
+    the latest public message of each row (1)."""
+    counts = folder_counts(account_id=account_id, user=user, filters=filters)
+    total = counts[folder.key]
+    page = max(1, min(page, max(1, -(-total // PAGE_SIZE))))
+    conversations = filters.apply(Conversation.objects.filter(account_id=account_id)).filter(
+        folder.condition(user)
+    )
+    if folder.oldest_first:
+        order = [F("waiting_since").asc(nulls_last=True), "id"]
+    else:
+        order = ["-last_activity_at", "-id"]
+    rows = list(
+        conversations.select_related("contact", "inbox", "assignee")
+        .prefetch_related("labels")
+        .order_by(*order)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    )
+    previews = _previews(rows)
+    for conversation in rows:
+        conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]
+    return ConversationPage(folder=folder, counts=counts, conversations=rows, page=page, total=total)
+
+
+def _previews(conversations: list[Conversation]) -> dict[int, str]:
+    """The latest public message of each conversation, in one query for the whole page (a correlated subquery
+    on the index (conversation, created_at), evaluated for these rows only)."""
+    if not conversations:
+        return {}
+    latest = (
+        Message.objects.filter(conversation_id=OuterRef("pk"), private=False)
+        .exclude(message_type=Message.Type.ACTIVITY)
+        .order_by("-id")
+        .values("content")[:1]
+    )
+    rows = (
+        Conversation.objects.filter(pk__in=[c.pk for c in conversations])
+        .annotate(preview=Subquery(latest))
+        .values_list("pk", "preview")
+    )
+    return {pk: (preview or "")[:PREVIEW_CHARS] for pk, preview in rows}
+
+
+def filter_options(*, account_id: int) -> dict[str, list]:
+    """Inboxes and labels of the account, for the filter bar."""
+    return {
+        "inboxes": list(Inbox.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
+        "labels": list(Label.objects.filter(account_id=account_id).order_by("name")),
+    }
+
+
+# ---- one conversation --------------------------------------------------------------------------------------
+
+
+def dashboard_conversation(*, account_id: int, conversation_id: int) -> Conversation:
+    """The conversation with what its header shows; 404 for other accounts' conversations (never 403)."""
+    conversation = (
+        Conversation.objects.select_related("contact", "inbox", "assignee")
+        .prefetch_related("labels")
+        .filter(account_id=account_id, pk=conversation_id)
+        .first()
+    )
+    if conversation is None:
+        raise Http404("No such conversation.")
+    return conversation
+
+
+@dataclass(frozen=True)
+class ThreadPage:
+    messages: list[Message]
+    """Oldest first."""
+    older_than: int | None
+    """Id to pass as `before` to load the previous page, or None at the start of the thread."""
+
+
+def _with_attachment_links(messages: list[Message]) -> list[Message]:
+    """(name, url) per attachment; the url only when it is http(s). Autoescaping does not stop a
+    `javascript:` URL in an href, and attachment URLs come from the customer's side."""
+    for message in messages:
+        links = []
+        for item in message.attachments or []:
+            if not isinstance(item, dict):
+                continue
+            url = str(item.get("url") or "")
+            name = str(item.get("file_name") or item.get("caption") or url or "attachment")
+            links.append((name, url if url.lower().startswith(("https://", "http://")) else None))
+        message.attachment_links = links  # type: ignore[attr-defined]
+    return messages
+
+
+def thread_page(*, conversation: Conversation, before: int | None = None) -> ThreadPage:
+    """The latest THREAD_PAGE_SIZE messages (or those before `before`), in one query.
+
+    Ordered by id: ids follow insertion order, while rows written in one transaction can share `created_at`.
+    """
+    messages = Message.objects.filter(conversation=conversation).select_related("sender_user")
+    if before:
+        messages = messages.filter(pk__lt=before)
+    rows = list(messages.order_by("-id")[: THREAD_PAGE_SIZE + 1])
+    has_older = len(rows) > THREAD_PAGE_SIZE
+    rows = rows[:THREAD_PAGE_SIZE]
+    rows.reverse()
+    return ThreadPage(
+        messages=_with_attachment_links(rows), older_than=rows[0].pk if has_older and rows else None
+    )
+
+
+def messages_after(*, conversation: Conversation, after: int) -> list[Message]:
+    """Messages newer than `after` (the poll), oldest first, at most POLL_MAX_MESSAGES."""
+    return _with_attachment_links(
+        list(
+            Message.objects.filter(conversation=conversation, pk__gt=after)
+            .select_related("sender_user")
+            .order_by("id")[:POLL_MAX_MESSAGES]
+        )
+    )
+
+
+def delivery_statuses(*, conversation: Conversation, since: int) -> dict[int, str]:
+    """Delivery status of the outgoing public messages shown on the page (from id `since` on)."""
+    rows = (
+        Message.objects.filter(
+            conversation=conversation, pk__gte=since, message_type=Message.Type.OUTGOING, private=False
+        )
+        .order_by("-id")
+        .values_list("pk", "delivery_status")[:POLL_MAX_STATUSES]
+    )
+    return dict(rows)

@@ -1,0 +1,28 @@
+"""Dashboard URLs, mounted at the site root by config.urls: `/` and `/app/...`."""
+
+from django.urls import path
+from django.views.generic import RedirectView
+
+from . import accounts, conversations
+
+app_name = "dashboard"
+
+ACCOUNT = "app/accounts/<int:account_id>/"
+CONVERSATION = f"{ACCOUNT}conversations/<int:conversation_id>/"
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="dashboard:home"), name="root"),
+    path("app/", accounts.home, name="home"),
+    path("app/switch/", accounts.switch_account, name="switch-account"),
+    path(ACCOUNT, accounts.account_home, name="account-home"),
+    path(f"{ACCOUNT}lists/<slug:folder>/", conversations.conversation_list, name="conversation-list"),
+    path(CONVERSATION, conversations.conversation_detail, name="conversation-detail"),
+    path(f"{CONVERSATION}poll/", conversations.conversation_poll, name="conversation-poll"),
+    path(f"{CONVERSATION}reply/", conversations.conversation_reply, name="conversation-reply"),
+    path(
+        f"{CONVERSATION}status/<slug:action>/", conversations.conversation_status, name="conversation-status"
+    ),
+    path(f"{CONVERSATION}assignee/", conversations.conversation_assignee, name="conversation-assignee"),
+    path(f"{CONVERSATION}labels/", conversations.conversation_label, name="conversation-label"),
+    path(f"{CONVERSATION}priority/", conversations.conversation_priority, name="conversation-priority"),
+]

@@ -1,0 +1,173 @@
+"""The conversation lists: which conversations each folder shows, in what order, filters, search, counts,
+pagination, and a bounded number of queries whatever the data size."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.utils import timezone
+
+from helpdesk.models import Conversation, Label, Message
+from tests.factories import ContactInboxFactory, ConversationFactory, InboxFactory, MessageFactory
+
+from .conftest import count_queries
+
+pytestmark = pytest.mark.django_db
+
+MAX_LIST_QUERIES = 12
+
+
+def listed(response) -> list[int]:
+    return [int(x) for x in re.findall(rb'data-conversation="(\d+)"', response.content)]
+
+
+def url(team, folder: str, query: str = "") -> str:
+    return f"/app/accounts/{team.account.id}/lists/{folder}/" + (f"?{query}" if query else "")
+
+
+@pytest.fixture
+def mix(team):
+    now = timezone.now()
+    c = {
+        "ai": ConversationFactory(contact_inbox__inbox=team.inbox, status="pending"),
+        "old_wait": ConversationFactory(
+            contact_inbox__inbox=team.inbox,
+            status="open",
+            escalation_reason="Customer asked for a refund over the limit",
+            waiting_since=now - dt.timedelta(hours=3),
+        ),
+        "new_wait": ConversationFactory(
+            contact_inbox__inbox=team.inbox, status="open", waiting_since=now - dt.timedelta(minutes=5)
+        ),
+        "mine": ConversationFactory(
+            contact_inbox__inbox=team.inbox, status="open", assignee=team.agent, waiting_since=now
+        ),
+        "resolved": ConversationFactory(contact_inbox__inbox=team.inbox, status="resolved"),
+    }
+    return c
+
+
+def test_each_folder_shows_its_conversations(agent_client, team, mix):
+    assert listed(agent_client.get(url(team, "ai"))) == [mix["ai"].id]
+    assert set(listed(agent_client.get(url(team, "needs-people")))) == {
+        mix["old_wait"].id,
+        mix["new_wait"].id,
+        mix["mine"].id,
+    }
+    assert listed(agent_client.get(url(team, "mine"))) == [mix["mine"].id]
+    assert listed(agent_client.get(url(team, "unassigned"))) == [mix["old_wait"].id, mix["new_wait"].id]
+    assert listed(agent_client.get(url(team, "resolved"))) == [mix["resolved"].id]
+
+
+def test_needs_people_is_oldest_first_with_reason_and_waiting_time(agent_client, team, mix):
+    response = agent_client.get(url(team, "needs-people"))
+    assert listed(response) == [mix["old_wait"].id, mix["new_wait"].id, mix["mine"].id]
+    html = response.content.decode()
+    assert "Customer asked for a refund over the limit" in html
+    assert "3\xa0hours" in html  # timesince of the oldest waiting customer
+
+
+def test_counts_per_folder(agent_client, team, mix):
+    html = agent_client.get(url(team, "ai")).content.decode()
+    counts = dict(re.findall(r'data-folder-count="([\w-]+)">(\d+)<', html))
+    assert counts == {"needs-people": "3", "ai": "1", "mine": "1", "unassigned": "2", "resolved": "1"}
+
+
+def test_filters_by_inbox_label_and_priority(agent_client, team, mix):
+    other_inbox = InboxFactory(account=team.account, name="E-mail")
+    elsewhere = ConversationFactory(contact_inbox=ContactInboxFactory(inbox=other_inbox), status="open")
+    assert listed(agent_client.get(url(team, "needs-people", f"inbox={other_inbox.id}"))) == [elsewhere.id]
+
+    vip = Label.objects.create(account=team.account, name="vip")
+    mix["new_wait"].labels.add(vip)
+    response = agent_client.get(url(team, "needs-people", f"label={vip.id}"))
+    assert listed(response) == [mix["new_wait"].id]
+    counts = dict(re.findall(r'data-folder-count="([\w-]+)">(\d+)<', response.content.decode()))
+    assert counts["needs-people"] == "1" and counts["ai"] == "0"  # counts follow the filters
+
+    Conversation.objects.filter(pk=mix["old_wait"].pk).update(priority="urgent")
+    assert listed(agent_client.get(url(team, "needs-people", "priority=urgent"))) == [mix["old_wait"].id]
+
+
+def test_search_finds_names_message_text_and_ids(agent_client, team, mix):
+    mix["new_wait"].contact.name = "Zoë Quartermaine"
+    mix["new_wait"].contact.save()
+    MessageFactory(conversation=mix["old_wait"], content="My parcel 7731 never arrived")
+    assert listed(agent_client.get(url(team, "needs-people", "q=quarterm"))) == [mix["new_wait"].id]
+    assert listed(agent_client.get(url(team, "needs-people", "q=parcel+7731"))) == [mix["old_wait"].id]
+    assert listed(agent_client.get(url(team, "needs-people", f"q=%23{mix['mine'].id}"))) == [mix["mine"].id]
+    assert listed(agent_client.get(url(team, "needs-people", "q=nothing-like-this"))) == []
+
+
+def test_other_accounts_conversations_never_appear(agent_client, team, other_team, mix):
+    foreign = ConversationFactory(contact_inbox__inbox=other_team.inbox, status="open")
+    MessageFactory(conversation=foreign, content="parcel 7731")
+    for folder in ("needs-people", "ai", "unassigned", "resolved", "mine"):
+        assert foreign.id not in listed(agent_client.get(url(team, folder, "q=parcel")))
+        assert foreign.id not in listed(agent_client.get(url(team, folder)))
+
+
+def test_lists_are_paginated_by_50(agent_client, team):
+    for _ in range(55):
+        ConversationFactory(contact_inbox__inbox=team.inbox, status="pending")
+    first = agent_client.get(url(team, "ai"))
+    second = agent_client.get(url(team, "ai", "page=2"))
+    assert len(listed(first)) == 50 and len(listed(second)) == 5
+    assert not set(listed(first)) & set(listed(second))
+    assert b"Page 1 of 2" in first.content and b"page=2" in first.content
+
+
+def test_list_shows_the_latest_public_message_escaped(agent_client, team):
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox, status="pending")
+    MessageFactory(conversation=conversation, content="first")
+    MessageFactory(conversation=conversation, content="<b>latest</b>")
+    MessageFactory(
+        conversation=conversation,
+        content="private",
+        private=True,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.USER,
+    )
+    html = agent_client.get(url(team, "ai")).content.decode()
+    assert "&lt;b&gt;latest&lt;/b&gt;" in html and "<b>latest</b>" not in html
+    assert "private" not in re.search(r'<td class="preview">(.*?)</td>', html).group(1)
+
+
+def seed(team, n: int) -> None:
+    """n conversations in each folder, with labels, an assignee and a few messages each."""
+    label = Label.objects.get_or_create(account=team.account, name="billing")[0]
+    for status in ("pending", "open", "resolved"):
+        for i in range(n):
+            conversation = ConversationFactory(
+                contact_inbox__inbox=team.inbox,
+                status=status,
+                assignee=team.agent if i % 2 else None,
+                waiting_since=timezone.now() if status == "open" else None,
+                escalation_reason="why" if status == "open" else "",
+            )
+            conversation.labels.add(label)
+            MessageFactory(conversation=conversation, content=f"hello {i}")
+            MessageFactory(
+                conversation=conversation,
+                content="reply",
+                message_type=Message.Type.OUTGOING,
+                sender_type=Message.SenderType.ASSISTANT,
+            )
+
+
+@pytest.mark.parametrize("folder", ["needs-people", "ai", "mine", "unassigned", "resolved"])
+@pytest.mark.parametrize("query", ["", "q=hello&label={label}&priority=none"])
+def test_list_queries_do_not_grow_with_the_data(
+    agent_client, team, folder, query, django_assert_max_num_queries
+):
+    seed(team, 2)
+    query = query.format(label=Label.objects.get(account=team.account, name="billing").id)
+    agent_client.get(url(team, folder, query))  # warm the session
+    small, _ = count_queries(lambda: agent_client.get(url(team, folder, query)))
+    seed(team, 30)
+    with django_assert_max_num_queries(MAX_LIST_QUERIES):
+        large, response = count_queries(lambda: agent_client.get(url(team, folder, query)))
+    assert response.status_code == 200 and listed(response)
+    assert small == large <= MAX_LIST_QUERIES
