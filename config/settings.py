@@ -175,6 +175,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
 CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
 CELERY_BEAT_SCHEDULE = {
+    # Outgoing messages whose delivery task was never published (broker down, worker killed after commit).
+    "helpdesk-outbox-sweep": {"task": "helpdesk.tasks.outbox_sweep", "schedule": 15.0},
     # Often enough that a message stored during a broker outage is answered soon after recovery; the sweep is
     # one indexed query when there is nothing to do.
     "captain-pending-messages-sweep": {
@@ -191,6 +193,7 @@ HELPDESK = {
     # Per inbox; an inbox may set its own. Over the limit: 429 + Retry-After (providers retry), nothing stored.
     "WEBHOOK_RATE_LIMIT_PER_MINUTE": env_int("HELPDESK_WEBHOOK_RATE_LIMIT", 6000),
     "DELIVERY_MAX_RETRIES": env_int("HELPDESK_DELIVERY_MAX_RETRIES", 5),
+    "OUTBOX_UNPUBLISHED_AFTER_SECONDS": env_int("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", 10),
     "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),
     "DELIVERY_BACKOFF_SECONDS": env_float("HELPDESK_DELIVERY_BACKOFF", 2.0),
 }

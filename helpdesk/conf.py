@@ -14,6 +14,7 @@ DEFAULTS: dict[str, Any] = {
     # High enough for a provider's legitimate burst (Meta batches, Telegram's 40 parallel connections).
     "WEBHOOK_RATE_LIMIT_PER_MINUTE": 6000,
     "DELIVERY_MAX_RETRIES": 5,
+    "OUTBOX_UNPUBLISHED_AFTER_SECONDS": 10,
     "DELIVERY_TIMEOUT_SECONDS": 10.0,
     "DELIVERY_BACKOFF_SECONDS": 2.0,
     "DELIVERY_BACKOFF_MAX_SECONDS": 300.0,

@@ -61,6 +61,11 @@ class Message(models.Model):
     )
     delivery_attempts = models.PositiveIntegerField(default=0)
     delivery_error = models.TextField(blank=True)
+    # When a delivery task was last published (or, for a retry, when it is due). Null after commit means the
+    # publish failed: the outbox sweeper re-enqueues such rows.
+    delivery_enqueued_at = models.DateTimeField(null=True, blank=True)
+    # A delivery task is sending until then; another task for the same row waits instead of sending twice.
+    delivery_lease_until = models.DateTimeField(null=True, blank=True)
     # The provider's id for a message we sent (for status webhooks and edits).
     delivery_provider_id = models.CharField(max_length=255, blank=True)
     ai_status = models.CharField(max_length=16, choices=AIStatus.choices, default=AIStatus.NONE)

@@ -12,7 +12,7 @@ from .messages import message_create_activity
 
 def delivery_mark_sent(*, message_id: int) -> None:
     Message.objects.filter(pk=message_id).update(
-        delivery_status=Message.DeliveryStatus.SENT, delivery_error=""
+        delivery_status=Message.DeliveryStatus.SENT, delivery_error="", delivery_lease_until=None
     )
 
 
@@ -23,7 +23,8 @@ def delivery_mark_failed(*, message_id: int, error: str) -> None:
         return
     message.delivery_status = Message.DeliveryStatus.FAILED
     message.delivery_error = error[:2000]
-    message.save(update_fields=["delivery_status", "delivery_error"])
+    message.delivery_lease_until = None
+    message.save(update_fields=["delivery_status", "delivery_error", "delivery_lease_until"])
     message_create_activity(
         conversation=message.conversation, content=f"A reply could not be delivered: {error[:300]}"
     )

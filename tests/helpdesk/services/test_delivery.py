@@ -95,3 +95,58 @@ def test_backoff_grows_is_capped_and_honours_retry_after():
         assert 0 <= backoff_seconds(attempt, base=2, cap=60) <= min(60, 2 * 2**attempt)
     assert backoff_seconds(1, base=2, cap=60, retry_after=30) >= 30
     assert backoff_seconds(1, base=2, cap=60, retry_after=600) == 60
+
+
+def test_a_row_being_sent_by_another_task_is_not_sent_twice():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    with CallbackReceiver() as receiver:
+        message = outgoing_message(receiver.url)
+        Message.objects.filter(pk=message.pk).update(
+            delivery_lease_until=timezone.now() + timedelta(seconds=60)
+        )
+        with pytest.raises(Retry):
+            message_deliver(message.id)  # waits for the holder's verdict
+    assert receiver.events == []
+    message.refresh_from_db()
+    assert message.delivery_attempts == 0
+
+
+def test_a_row_left_without_a_delivery_task_is_published_once_by_the_outbox_sweeper(redis_url):
+    """The state a failed publish (broker down) or a worker killed between commit and publish leaves behind:
+    a queued outgoing row with no `delivery_enqueued_at`. The sweep publishes it to the real broker, once."""
+    from datetime import timedelta
+
+    import redis
+    from django.utils import timezone
+
+    from helpdesk.tasks import outbox_sweep
+
+    message = outgoing_message("http://127.0.0.1:9/callback")
+    assert message.delivery_enqueued_at is None
+    assert outbox_sweep() == 0  # too fresh: its on-commit publish may still be on its way
+    Message.objects.filter(pk=message.pk).update(created_at=timezone.now() - timedelta(seconds=60))
+    queue = redis.Redis.from_url(redis_url)
+    before = queue.llen("helpdesk")
+    assert outbox_sweep() == 1
+    assert outbox_sweep() == 0  # claimed once
+    assert queue.llen("helpdesk") == before + 1
+    message.refresh_from_db()
+    assert message.delivery_enqueued_at is not None
+
+
+def test_a_row_waiting_for_its_retry_is_left_alone_by_the_sweeper():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from helpdesk.tasks import outbox_sweep
+
+    message = outgoing_message("http://127.0.0.1:9/callback")
+    Message.objects.filter(pk=message.pk).update(
+        created_at=timezone.now() - timedelta(hours=1),
+        delivery_enqueued_at=timezone.now() + timedelta(seconds=200),
+    )
+    assert outbox_sweep() == 0
