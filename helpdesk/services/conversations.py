@@ -78,6 +78,15 @@ def conversation_add_label(*, conversation: Conversation, name: str) -> Label:
     return label
 
 
+def conversation_remove_label(*, conversation: Conversation, name: str) -> bool:
+    """Take a label off the conversation (the label itself stays for the account). False if it was not on it."""
+    label = Label.objects.filter(account_id=conversation.account_id, name=name).first()
+    if label is None or not conversation.labels.filter(pk=label.pk).exists():
+        return False
+    conversation.labels.remove(label)
+    return True
+
+
 def conversation_set_priority(*, conversation: Conversation, priority: str) -> None:
     if priority not in Conversation.Priority.values:
         raise ValueError(f"Unknown priority {priority!r}")

@@ -22,6 +22,7 @@ from helpdesk.models import Conversation, Label, Membership
 from helpdesk.selectors import account_members
 from helpdesk.services.conversations import (
     conversation_add_label,
+    conversation_remove_label,
     conversation_assign,
     conversation_set_priority,
     conversation_set_status,
@@ -248,7 +249,11 @@ def conversation_label(request: HttpRequest, membership: Membership, conversatio
         account_id=membership.account_id, conversation_id=conversation_id
     )
     form = LabelForm(request.POST)
-    if form.is_valid():
+    if form.is_valid() and request.POST.get("action") == "remove":
+        name = form.cleaned_data["name"].lower()
+        if conversation_remove_label(conversation=conversation, name=name):
+            flash.success(request, f"Label “{name}” removed.")
+    elif form.is_valid():
         label = conversation_add_label(conversation=conversation, name=form.cleaned_data["name"].lower())
         flash.success(request, f"Label “{label.name}” added.")
     else:

@@ -187,6 +187,16 @@ def test_labels_and_priority(agent_client, team):
     assert conversation.priority == "urgent"
 
 
+def test_a_label_can_be_removed(agent_client, team):
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox)
+    agent_client.post(page(team, conversation, "labels/"), {"name": "billing"})
+    agent_client.post(page(team, conversation, "labels/"), {"name": "vip"})
+    html = agent_client.get(page(team, conversation)).content.decode()
+    assert 'aria-label="Remove label billing"' in html
+    agent_client.post(page(team, conversation, "labels/"), {"name": "billing", "action": "remove"})
+    assert [label.name for label in conversation.labels.all()] == ["vip"]
+
+
 def test_poll_returns_new_messages_rendered_and_escaped_with_delivery_statuses(agent_client, team):
     conversation = ConversationFactory(contact_inbox__inbox=team.inbox, status="pending")
     first = MessageFactory(conversation=conversation, content="hello")
