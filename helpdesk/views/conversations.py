@@ -22,8 +22,8 @@ from helpdesk.models import Conversation, Label, Membership
 from helpdesk.selectors import account_members
 from helpdesk.services.conversations import (
     conversation_add_label,
-    conversation_remove_label,
     conversation_assign,
+    conversation_remove_label,
     conversation_set_priority,
     conversation_set_status,
 )
