@@ -11,8 +11,28 @@ from django.http import HttpRequest
 
 from helpdesk.admin import AccountScopedAdminMixin, AccountScopedInlineMixin
 
-from .forms import AssistantAdminForm, FaqEntryAdminForm, ScenarioAdminForm, ScenarioInlineFormSet
-from .models import Assistant, AssistantInbox, CreditBalance, CreditLedgerEntry, FaqEntry, Run, Scenario
+from .forms import (
+    AssistantAdminForm,
+    FaqEntryAdminForm,
+    RoutingEdgeInlineFormSet,
+    RoutingNodeInlineFormSet,
+    RoutingRuleInlineFormSet,
+    ScenarioAdminForm,
+    ScenarioInlineFormSet,
+)
+from .models import (
+    Assistant,
+    AssistantInbox,
+    CreditBalance,
+    CreditLedgerEntry,
+    FaqEntry,
+    RoutingConfig,
+    RoutingEdge,
+    RoutingNode,
+    RoutingRule,
+    Run,
+    Scenario,
+)
 
 
 class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -29,12 +49,57 @@ class FaqEntryInline(AccountScopedInlineMixin, admin.TabularInline):
     fields = ["question", "answer", "enabled"]
 
 
+class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
+    """Present: graph routing is on (docs/routing.md). Absent: the plain star of handoff tools."""
+
+    model = RoutingConfig
+    extra = 0
+    max_num = 1
+    verbose_name = "routing (graph routing is on when this exists)"
+
+
+class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
+    model = RoutingNode
+    formset = RoutingNodeInlineFormSet
+    extra = 0
+    fields = [
+        "key",
+        "mode",
+        "timing",
+        "history_rounds",
+        "rule_prompt",
+        "is_global",
+        "examples",
+        "router_model",
+        "router_base_url",
+    ]
+
+
+class RoutingEdgeInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = RoutingEdge
+    formset = RoutingEdgeInlineFormSet
+    extra = 0
+    fields = ["source", "target"]
+
+
+class RoutingRuleInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = RoutingRule
+    formset = RoutingRuleInlineFormSet
+    extra = 0
+    fields = ["node", "position", "match", "value", "target"]
+
+
 @admin.register(Assistant)
 class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = AssistantAdminForm
     list_display = ["id", "name", "account", "product_name", "model", "created_at"]
     search_fields = ["name", "product_name"]
     inlines = [ScenarioInline, FaqEntryInline]
+    routing_inlines = [RoutingConfigInline, RoutingNodeInline, RoutingEdgeInline, RoutingRuleInline]
+
+    def get_inlines(self, request: HttpRequest, obj: Assistant | None) -> list:
+        # The graph refers to saved scenarios by key, so it is edited once the assistant exists.
+        return [*self.inlines, *self.routing_inlines] if obj is not None and obj.pk else list(self.inlines)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         assistant: Assistant = form.instance

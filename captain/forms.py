@@ -176,3 +176,75 @@ class FaqEntryAdminForm(forms.ModelForm):
     class Meta:
         model = FaqEntry
         fields = ["assistant", "question", "answer", "enabled"]
+
+
+# ---- routing graph inlines (docs/routing.md) ------------------------------------------------------------------
+
+
+class RoutingInlineFormSet(forms.BaseInlineFormSet):
+    """Node keys in routing rows must name this assistant's triage (`assistant`) or one of its enabled scenarios
+    (targets may also be `human`); duplicates are refused. Scenarios must be saved before edges point at them."""
+
+    key_fields: tuple[tuple[str, bool], ...] = ()
+    """(field name, is a jump target)."""
+    unique_fields: tuple[str, ...] = ()
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors) or not self.instance.pk:
+            return
+        from .services.routing import routing_reference_errors
+
+        seen: set[tuple] = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None)
+            if not data or data.get("DELETE"):
+                continue
+            for name, target in self.key_fields:
+                for error in routing_reference_errors(
+                    assistant=self.instance, where=name, key=data.get(name) or "", target=target
+                ):
+                    form.add_error(name, error)
+            if self.unique_fields:
+                ident = tuple(data.get(f) for f in self.unique_fields)
+                if ident in seen:
+                    form.add_error(self.unique_fields[0], f"Duplicate: {' -> '.join(map(str, ident))}.")
+                seen.add(ident)
+
+
+class RoutingNodeInlineFormSet(RoutingInlineFormSet):
+    key_fields = (("key", False),)
+    unique_fields = ("key",)
+
+
+class RoutingEdgeInlineFormSet(RoutingInlineFormSet):
+    key_fields = (("source", False), ("target", True))
+    unique_fields = ("source", "target")
+
+    def clean(self) -> None:
+        super().clean()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None)
+            if (
+                data
+                and not data.get("DELETE")
+                and data.get("source")
+                and data.get("source") == data.get("target")
+            ):
+                form.add_error("target", "A node cannot route to itself.")
+
+
+class RoutingRuleInlineFormSet(RoutingInlineFormSet):
+    key_fields = (("node", False), ("target", True))
+
+    def clean(self) -> None:
+        super().clean()
+        import re as _re
+
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None)
+            if data and not data.get("DELETE") and data.get("match") == "regex":
+                try:
+                    _re.compile(data.get("value") or "")
+                except _re.error as exc:
+                    form.add_error("value", f"Invalid regular expression: {exc}")

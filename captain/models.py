@@ -225,3 +225,141 @@ class SpanRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} {self.trace_id}/{self.span_id}"
+
+
+# ---- routing between the agents (docs/routing.md) ----------------------------------------------------------
+
+
+class RoutingMode(models.TextChoices):
+    TOOL = "tool", "Own model (handoff tools)"
+    ROUTER = "router", "Dedicated router model"
+    CUSTOM = "custom", "Custom router (rule prompt)"
+    SEMANTIC = "semantic", "Semantic (embeddings, model tie-break)"
+
+
+class RoutingTiming(models.TextChoices):
+    AFTER_INPUT = "after_input", "After the customer's input"
+    AFTER_REPLY = "after_reply", "After the agent's reply"
+    BOTH = "both", "Both"
+
+
+class RoutingConfig(models.Model):
+    """Turns graph routing on for an assistant. Without it the team keeps the plain star of handoff tools."""
+
+    assistant = models.OneToOneField(Assistant, on_delete=models.CASCADE, related_name="routing")
+    default_mode = models.CharField(
+        max_length=16,
+        choices=RoutingMode.choices,
+        default=RoutingMode.SEMANTIC,
+        help_text="For nodes without a mode.",
+    )
+    history_rounds = models.PositiveSmallIntegerField(
+        default=2, help_text="Customer rounds a router model sees."
+    )
+    max_hops = models.PositiveSmallIntegerField(default=3, help_text="Automatic hops per customer message.")
+    star = models.BooleanField(
+        default=True, help_text="Include the default edges triage <-> every enabled scenario."
+    )
+    router_model = models.CharField(max_length=200, blank=True, help_text="Empty: the assistant's model.")
+    router_base_url = models.URLField(blank=True, help_text="Empty: the server's model endpoint.")
+
+    def __str__(self) -> str:
+        return f"Routing of {self.assistant}"
+
+
+class RoutingNode(models.Model):
+    """Routing settings of one node: `assistant` (triage) or a scenario key."""
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="routing_nodes")
+    key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH)
+    mode = models.CharField(
+        max_length=16, choices=RoutingMode.choices, blank=True, help_text="Empty: default."
+    )
+    timing = models.CharField(max_length=16, choices=RoutingTiming.choices, default=RoutingTiming.AFTER_INPUT)
+    history_rounds = models.PositiveSmallIntegerField(null=True, blank=True)
+    rule_prompt = models.TextField(
+        blank=True, help_text="Custom router instruction, placed after the history."
+    )
+    router_model = models.CharField(max_length=200, blank=True)
+    router_base_url = models.URLField(blank=True)
+    is_global = models.BooleanField(default=False, help_text="Reachable from every node (e.g. restart).")
+    examples = models.JSONField(default=list, blank=True, help_text="Phrases customers use for this node.")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["assistant", "key"], name="routing_node_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class RoutingEdge(models.Model):
+    """A directed edge: `source` may hand the conversation to `target` (node keys)."""
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="routing_edges")
+    source = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH)
+    target = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assistant", "source", "target"], name="routing_edge_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target}"
+
+
+class RoutingRule(models.Model):
+    """A model-free condition at a node: the customer's message equals / contains / matches -> target."""
+
+    class Match(models.TextChoices):
+        EXACT = "exact", "Equals"
+        CONTAINS = "contains", "Contains"
+        REGEX = "regex", "Matches regex"
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="routing_rules")
+    node = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH)
+    position = models.PositiveSmallIntegerField(default=0)
+    match = models.CharField(max_length=16, choices=Match.choices, default=Match.EXACT)
+    value = models.CharField(max_length=500)
+    target = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH)
+
+    class Meta:
+        ordering = ["node", "position", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.match} {self.value!r} -> {self.target}"
+
+
+class RoutingDecision(models.Model):
+    """One routing decision taken for a customer message (mirrors the `captain.router` span)."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="routing_decisions")
+    message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
+    trace_id = models.CharField(max_length=32, blank=True, db_index=True)
+    node = models.CharField(max_length=64)
+    phase = models.CharField(max_length=16)
+    mode = models.CharField(max_length=32)
+    candidates = models.JSONField(default=list)
+    target = models.CharField(max_length=64)
+    switched = models.BooleanField(default=False)
+    refused = models.BooleanField(default=False)
+    reason = models.TextField(blank=True)
+    prompt = models.TextField(blank=True)
+    raw_output = models.TextField(blank=True)
+    parsed = models.CharField(max_length=200, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.node} -> {self.target} ({self.mode})"

@@ -1,5 +1,7 @@
-"""Turn an assistant and its enabled scenarios into a team of runtime agents (Chatwoot's star topology:
-triage <-> every scenario; each specialist can hand back)."""
+"""Turn an assistant and its enabled scenarios into a team of runtime agents. By default Chatwoot's star
+topology (triage <-> every scenario; each specialist can hand back); with a routing graph
+(`captain.services.routing`), each agent's handoff tools are exactly its graph candidates (edges + global
+nodes), so a model can never transfer along an edge the builder did not draw."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, FaqEntry, Scenario
 from ..prompts import render_builder_text, render_file
 from ..runtime import Agent, Handoff, handoff_tool_name
+from ..runtime.routing import HUMAN, Graph
 from ..tools import build_tools
 
 TRIAGE_TOOLS = ("faq_lookup", "handoff_to_human")
@@ -36,8 +39,22 @@ def _as_list(value: object) -> list[str]:
     return []
 
 
-def build_team(assistant: Assistant, *, variables: PromptVariables | None = None) -> dict[str, Agent]:
-    """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys."""
+def _graph_handoffs(graph: Graph, key: str, scenarios: list[Scenario]) -> list[Handoff]:
+    """Handoffs of `key` in the graph: its candidates that are agents of the team (people are reached through
+    the `handoff_to_human` tool, not a handoff)."""
+    described = {s.key: s.description for s in scenarios}
+    return [
+        Handoff(target_key=k, description=described.get(k) or BACK_TO_TRIAGE)
+        for k in graph.candidates(key)
+        if k != HUMAN and (k in described or k == TRIAGE_KEY)
+    ]
+
+
+def build_team(
+    assistant: Assistant, *, variables: PromptVariables | None = None, graph: Graph | None = None
+) -> dict[str, Agent]:
+    """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys.
+    `graph`: restrict every agent's handoffs to its candidates in the routing graph (default: the star)."""
     variables = variables or PromptVariables()
     template_vars = variables.as_dict(assistant)
     model = assistant.model or captain_setting("DEFAULT_MODEL")
@@ -53,7 +70,11 @@ def build_team(assistant: Assistant, *, variables: PromptVariables | None = None
             "assistant.jinja",
             assistant=assistant,
             instructions=render_builder_text(assistant.instructions, **template_vars),
-            scenarios=[{"tool_name": s.handoff_tool_name, "description": s.description} for s in scenarios],
+            scenarios=[
+                {"tool_name": s.handoff_tool_name, "description": s.description}
+                for s in scenarios
+                if graph is None or s.key in graph.candidates(TRIAGE_KEY)
+            ],
             guidelines=guidelines,
             guardrails=guardrails,
             contact_name=variables.contact_name,
@@ -61,7 +82,9 @@ def build_team(assistant: Assistant, *, variables: PromptVariables | None = None
         model=model,
         temperature=assistant.temperature,
         tools=build_tools(TRIAGE_TOOLS),
-        handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios],
+        handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios]
+        if graph is None
+        else _graph_handoffs(graph, TRIAGE_KEY, scenarios),
     )
     team = {TRIAGE_KEY: triage}
     for scenario in scenarios:
@@ -84,6 +107,8 @@ def build_team(assistant: Assistant, *, variables: PromptVariables | None = None
             model=model,
             temperature=assistant.temperature,
             tools=build_tools(tool_names),
-            handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)],
+            handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)]
+            if graph is None
+            else _graph_handoffs(graph, scenario.key, scenarios),
         )
     return team

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import assistants, credits, faq, runs, scenarios
+from . import assistants, credits, faq, routing, runs, scenarios
 
 app_name = "captain-api"
 
@@ -20,6 +20,12 @@ urlpatterns = [
     ),
     path(f"{ASSISTANT}faq/", faq.FaqEntryCollectionApi.as_view(), name="faq-list"),
     path(f"{ASSISTANT}faq/<int:faq_entry_id>/", faq.FaqEntryDetailApi.as_view(), name="faq-detail"),
+    path(f"{ASSISTANT}routing/", routing.RoutingGraphApi.as_view(), name="assistant-routing"),
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/routing-decisions/",
+        routing.ConversationRoutingDecisionsApi.as_view(),
+        name="conversation-routing-decisions",
+    ),
     path(f"{ACCOUNT}credits/", credits.CreditUsageApi.as_view(), name="credits"),
     path(
         f"{ACCOUNT}conversations/<int:conversation_id>/runs/",

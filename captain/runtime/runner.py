@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -218,6 +219,8 @@ class Runner:
                     step = NextStepStop(RunError("model_error", str(exc)))
                     break
                 step = self._process_response(agent, response, state)
+                if isinstance(step, NextStepFinalOutput) and _promises_transfer(agent, step.output.text):
+                    step = self._reask_for_handoff(agent, step, state)
                 if not isinstance(step, NextStepRunAgain):
                     break
             if isinstance(step, NextStepStop) and isinstance(step.outcome, RunError):
@@ -238,7 +241,34 @@ class Runner:
 
     # ---- model calls ---------------------------------------------------------------------------------------
 
-    def _call_model(self, agent: Agent, tools: list[dict[str, Any]], state: _RunState) -> ModelResponse:
+    def _reask_for_handoff(self, agent: Agent, said: NextStepFinalOutput, state: _RunState) -> NextStep:
+        """The model said it would transfer the customer but called no tool (a false promise): ask once more
+        with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
+        event = RunEvent("transfer_promised", agent.key, detail=said.output.text[:200])
+        if self._check_limits(state) is not None:
+            state.events.append(dataclasses.replace(event, data={"result": "stayed: no turn left"}))
+            return said
+        handoff_tools = [s for s in self._tools_for(agent, state) if agent.handoff(s["function"]["name"])]
+        try:
+            response = self._call_model(agent, handoff_tools, state, tool_choice="required")
+        except ModelError as exc:
+            state.events.append(dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
+            return said
+        if not any(agent.handoff(c.name) for c in response.tool_calls):
+            state.events.append(dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"}))
+            return said
+        state.events.append(dataclasses.replace(event, data={"result": "handoff on re-ask"}))
+        step = self._process_response(agent, response, state)
+        return step if isinstance(step, NextStepHandoff) else said
+
+    def _call_model(
+        self,
+        agent: Agent,
+        tools: list[dict[str, Any]],
+        state: _RunState,
+        *,
+        tool_choice: str | None = None,
+    ) -> ModelResponse:
         state.turns += 1
         messages = [{"role": "system", "content": agent.instructions}, *state.history, *state.items]
         attributes: dict[str, Any] = {
@@ -260,8 +290,9 @@ class Runner:
             if recording and self.record_content:
                 span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(messages))
             try:
+                extra = {"tool_choice": tool_choice} if tool_choice is not None else {}
                 response = self.model.complete(
-                    model=agent.model, messages=messages, tools=tools, temperature=agent.temperature
+                    model=agent.model, messages=messages, tools=tools, temperature=agent.temperature, **extra
                 )
             except ModelError as exc:
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
@@ -563,6 +594,21 @@ class Runner:
         span.set_attribute(sc.CAPTAIN_USAGE_OUTPUT_TOKENS, result.usage.output_tokens)
         if isinstance(result.outcome, RunError):
             span.set_attribute(sc.CAPTAIN_RUN_ERROR, result.outcome.error)
+
+
+# ---- false transfer promises ----
+
+_PROMISE_EN = re.compile(
+    r"\b(i'?ll|i will|i am going to|i'm going to|let me|i'?m|i am|we'?ll|we will)\b[^.!?\n]{0,40}?"
+    r"\b(transfer|connect|hand(ing)?\s+(you\s+)?over|redirect|forward|route|pass)\w*",
+    re.IGNORECASE,
+)
+_PROMISE_ZH = re.compile(r"(为您|帮您|给您|帮你|为你|我来|我将|马上)[^。！？\n]{0,8}?(转接|转给|转到|转交)")
+
+
+def _promises_transfer(agent: Agent, text: str) -> bool:
+    """The reply announces a transfer (EN/ZH) although the agent called no handoff tool."""
+    return bool(agent.handoffs) and bool(_PROMISE_EN.search(text) or _PROMISE_ZH.search(text))
 
 
 # ---- arguments and schemas ---------------------------------------------------------------------------------

@@ -184,6 +184,8 @@ class RunEvent:
         "handoff_ignored",
         "handoff_refused",
         "tool_call_recovered",
+        "transfer_promised",
+        "route",
     ]
     agent_key: str
     name: str = ""

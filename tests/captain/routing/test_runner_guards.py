@@ -1,0 +1,83 @@
+"""Guards in the run loop for failures seen in other agent frameworks."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from captain.runtime import Agent, Handoff, ModelResponse, Reply, RunContext, Runner, ToolCall, Usage
+
+
+class ScriptedModel:
+    """Answers with the next scripted response and records every request, tool_choice included."""
+
+    provider_name = "scripted"
+
+    def __init__(self, *steps: ModelResponse) -> None:
+        self.steps = list(steps)
+        self.calls: list[dict[str, Any]] = []
+
+    def complete(self, *, model, messages, tools, temperature, tool_choice=None) -> ModelResponse:
+        self.calls.append(copy.deepcopy({"messages": messages, "tools": tools, "tool_choice": tool_choice}))
+        assert self.steps, f"unexpected model call #{len(self.calls)}"
+        return self.steps.pop(0)
+
+
+def reply(text: str) -> ModelResponse:
+    return ModelResponse(content=text, tool_calls=[], usage=Usage(1, 10, 5), model="m")
+
+
+def tool_call_response(name: str, arguments: dict) -> ModelResponse:
+    return ModelResponse(
+        content=None, tool_calls=[ToolCall("c1", name, "{}")], usage=Usage(1, 10, 5), model="m"
+    )
+
+
+def team():
+    return {
+        "assistant": Agent("assistant", "Triage", "Route.", "m", handoffs=[Handoff("refunds", "Refunds")]),
+        "refunds": Agent("refunds", "Refunds", "Refunds.", "m"),
+    }
+
+
+def run(model):
+    return Runner(model).run(
+        agents=team(),
+        start_key="assistant",
+        messages=[{"role": "user", "content": "money back"}],
+        context=RunContext(1, None),
+    )
+
+
+def test_a_false_transfer_promise_is_re_asked_with_the_handoff_tools_required():
+    model = ScriptedModel(
+        reply("Sure, I'll transfer you to our refunds team."),
+        tool_call_response("handoff_to_refunds", {}),
+        reply("Refund started."),
+    )
+    result = run(model)
+    assert result.route == ["assistant", "refunds"] and result.outcome == Reply("Refund started.")
+    assert model.calls[1]["tool_choice"] == "required"
+    assert [t["function"]["name"] for t in model.calls[1]["tools"]] == ["handoff_to_refunds"]
+    assert any(
+        e.type == "transfer_promised" and e.data["result"] == "handoff on re-ask" for e in result.events
+    )
+
+
+def test_a_false_promise_that_still_calls_nothing_stays():
+    model = ScriptedModel(reply("我马上为您转接退款专员。"), reply("好的"))
+    result = run(model)
+    assert result.route == ["assistant"] and result.outcome == Reply("我马上为您转接退款专员。")
+    assert any(e.type == "transfer_promised" and e.data["result"].startswith("stayed") for e in result.events)
+
+
+def test_an_ordinary_reply_is_not_re_asked():
+    model = ScriptedModel(reply("Refunds take five days."))
+    assert run(model).outcome == Reply("Refunds take five days.") and len(model.calls) == 1
+
+
+def test_a_transfer_tool_that_does_not_exist_is_refused_not_followed():
+    model = ScriptedModel(tool_call_response("handoff_to_billing", {}), reply("I can help here."))
+    result = run(model)
+    assert result.route == ["assistant"]
+    assert any(e.type == "handoff_refused" for e in result.events)

