@@ -10,7 +10,16 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, Scenario
+from captain.models import (
+    Assistant,
+    AssistantInbox,
+    CreditBalance,
+    FaqEntry,
+    RoutingConfig,
+    RoutingMode,
+    RoutingNode,
+    Scenario,
+)
 from helpdesk.models import Account, Inbox, Membership
 
 DEMO_ACCOUNT = "Acme Demo"
@@ -42,6 +51,24 @@ SCENARIOS = [
         "tools": ["faq_lookup", "set_priority", "add_private_note"],
     },
 ]
+
+# Phrases customers use, for the semantic router (docs/routing.md); English and Chinese.
+EXAMPLES = {
+    "refunds": [
+        "I want my money back",
+        "Can I return this item?",
+        "refund for order 42",
+        "我要退款",
+        "怎么退货",
+    ],
+    "shipping": [
+        "Where is my parcel?",
+        "How long does delivery take?",
+        "my order has not arrived",
+        "快递到哪了",
+    ],
+    "tech_support": ["The app crashes", "I can't log in", "I get an error message", "应用打不开", "登录不了"],
+}
 
 FAQ = [
     ("How long does a refund take?", "Refunds reach your original payment method within 5 business days."),
@@ -94,6 +121,14 @@ class Command(BaseCommand):
         AssistantInbox.objects.update_or_create(inbox=inbox, defaults={"assistant": assistant})
         for spec in SCENARIOS:
             Scenario.objects.update_or_create(assistant=assistant, key=spec["key"], defaults=spec)
+        # Graph routing with the product's default mode: rules, then embeddings, the model only as tie-breaker.
+        RoutingConfig.objects.update_or_create(
+            assistant=assistant, defaults={"default_mode": RoutingMode.SEMANTIC}
+        )
+        for key, examples in EXAMPLES.items():
+            RoutingNode.objects.update_or_create(
+                assistant=assistant, key=key, defaults={"examples": examples}
+            )
         for question, answer in FAQ:
             FaqEntry.objects.update_or_create(
                 assistant=assistant, question=question, defaults={"account": account, "answer": answer}
