@@ -193,9 +193,9 @@ def _run_batch_locked(
             try:
                 result = _run_team(conversation, assistant, agent_names)
                 outcome = result.outcome
-            except (
-                Exception
-            ) as exc:  # a bug must end in a handoff, never in silence or a customer-facing trace
+            except Exception as exc:
+                # A bug (or the soft time limit) must end in a handoff, never in silence or a customer-facing
+                # trace.
                 logger.exception("AI run for message %s failed", message_id)
                 span.record_exception(exc)
                 outcome = RunError(error="internal_error", detail=type(exc).__name__)
