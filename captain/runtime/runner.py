@@ -143,6 +143,7 @@ class Runner:
         hooks: RunHooks | None = None,
         tracer_provider: TracerProvider | None = None,
         loop_limit: int = 3,
+        escalation_tool: str | None = "handoff_to_human",
     ) -> None:
         """
         `max_turns` bounds model calls per run; `deadline_seconds` bounds wall time (checked before each model
@@ -160,6 +161,10 @@ class Runner:
         self.record_content = record_content
         self.hooks = hooks or RunHooks()
         self.loop_limit = loop_limit
+        # The tool that hands a conversation to people. A reply that promises a transfer ("I'll connect you with
+        # our team") may mean people rather than another agent, so the re-ask offers it beside the handoffs:
+        # forcing a choice among specialists alone would send such a customer to the wrong one.
+        self.escalation_tool = escalation_tool
         self._tracer = trace.get_tracer(sc.TRACER_NAME, tracer_provider=tracer_provider)
 
     # ---- the loop ------------------------------------------------------------------------------------------
@@ -219,7 +224,7 @@ class Runner:
                     step = NextStepStop(RunError("model_error", str(exc)))
                     break
                 step = self._process_response(agent, response, state)
-                if isinstance(step, NextStepFinalOutput) and _promises_transfer(agent, step.output.text):
+                if isinstance(step, NextStepFinalOutput) and self._promises_transfer(agent, step.output.text):
                     step = self._reask_for_handoff(agent, step, state)
                 if not isinstance(step, NextStepRunAgain):
                     break
@@ -248,18 +253,32 @@ class Runner:
         if self._check_limits(state) is not None:
             state.events.append(dataclasses.replace(event, data={"result": "stayed: no turn left"}))
             return said
-        handoff_tools = [s for s in self._tools_for(agent, state) if agent.handoff(s["function"]["name"])]
+        transfer_names = self._transfer_names(agent)
+        handoff_tools = [s for s in self._tools_for(agent, state) if s["function"]["name"] in transfer_names]
         try:
             response = self._call_model(agent, handoff_tools, state, tool_choice="required")
         except ModelError as exc:
             state.events.append(dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
             return said
-        if not any(agent.handoff(c.name) for c in response.tool_calls):
+        if not any(c.name in transfer_names for c in response.tool_calls):
             state.events.append(dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"}))
             return said
         state.events.append(dataclasses.replace(event, data={"result": "handoff on re-ask"}))
         step = self._process_response(agent, response, state)
-        return step if isinstance(step, NextStepHandoff) else said
+        escalated = isinstance(step, NextStepStop) and not isinstance(step.outcome, RunError)
+        return step if isinstance(step, NextStepHandoff) or escalated else said
+
+    def _transfer_names(self, agent: Agent) -> set[str]:
+        names = {h.tool_name for h in agent.handoffs}
+        if self.escalation_tool and agent.tool(self.escalation_tool) is not None:
+            names.add(self.escalation_tool)
+        return names
+
+    def _promises_transfer(self, agent: Agent, text: str) -> bool:
+        """The reply announces a transfer (EN/ZH) although the agent called no transfer tool."""
+        return bool(self._transfer_names(agent)) and bool(
+            _PROMISE_EN.search(text) or _PROMISE_ZH.search(text)
+        )
 
     def _call_model(
         self,
@@ -604,11 +623,6 @@ _PROMISE_EN = re.compile(
     re.IGNORECASE,
 )
 _PROMISE_ZH = re.compile(r"(为您|帮您|给您|帮你|为你|我来|我将|马上)[^。！？\n]{0,8}?(转接|转给|转到|转交)")
-
-
-def _promises_transfer(agent: Agent, text: str) -> bool:
-    """The reply announces a transfer (EN/ZH) although the agent called no handoff tool."""
-    return bool(agent.handoffs) and bool(_PROMISE_EN.search(text) or _PROMISE_ZH.search(text))
 
 
 # ---- arguments and schemas ---------------------------------------------------------------------------------

@@ -81,3 +81,37 @@ def test_a_transfer_tool_that_does_not_exist_is_refused_not_followed():
     result = run(model)
     assert result.route == ["assistant"]
     assert any(e.type == "handoff_refused" for e in result.events)
+
+
+def test_a_promise_to_reach_a_person_can_end_in_a_human_handoff_not_a_wrong_specialist():
+    from captain.runtime import HumanHandoff, Tool, ToolOutput
+
+    escalate = Tool(
+        name="handoff_to_human",
+        description="Hand to people.",
+        parameters={"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]},
+        function=lambda ctx, args: ToolOutput("ok", outcome=HumanHandoff(reason=args["reason"])),
+    )
+    agents = team()
+    agents["assistant"].tools = [escalate]
+    model = ScriptedModel(
+        reply("I'm connecting you with a member of our team."),
+        ModelResponse(
+            content=None,
+            tool_calls=[ToolCall("c1", "handoff_to_human", '{"reason": "asked for a person"}')],
+            usage=Usage(1, 10, 5),
+            model="m",
+        ),
+    )
+    result = Runner(model).run(
+        agents=agents,
+        start_key="assistant",
+        messages=[{"role": "user", "content": "a person please"}],
+        context=RunContext(1, None),
+    )
+    assert sorted(t["function"]["name"] for t in model.calls[1]["tools"]) == [
+        "handoff_to_human",
+        "handoff_to_refunds",
+    ]
+    assert result.outcome == HumanHandoff(reason="asked for a person")
+    assert result.route == ["assistant"]
