@@ -11,6 +11,7 @@ how they route.
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import sys
@@ -26,10 +27,10 @@ from .dispatch import COZE_POLICY, Policy, dispatch_message
 from .graph import Graph, Node, RouterEndpoint, Rule
 from .model import RouterModel
 from .prompts import Turn
-from .strategies import CozeStrategy, DecisionRequest, Encoder, OursStrategy, Strategy
+from .strategies import CozeStrategy, DecisionRequest, Encoder, OursStrategy, SemanticSettings, Strategy
 
 ROOT = "triage"
-STRATEGIES = ("ours", "ours-nomodel", "coze")
+STRATEGIES = ("ours", "ours-onecall", "ours-nomodel", "coze")
 GROWTH_LATE_TURN = 20
 
 
@@ -253,6 +254,17 @@ def build_strategy(
 ) -> tuple[Strategy, Policy]:
     if name == "ours":
         return OursStrategy(encoder=encoder, routers=router_for, tool_decider=tool_decider), Policy()
+    if name == "ours-onecall":
+        # The same router with the one-call "A or B?" tie-break instead of two yes/no questions.
+        settings = SemanticSettings(
+            tiebreak="ab", ab_offset=float(os.environ.get("CAPTAIN_ROUTER_AB_OFFSET", "0.6"))
+        )
+        return (
+            OursStrategy(
+                encoder=encoder, routers=router_for, tool_decider=tool_decider, settings=settings, name=name
+            ),
+            Policy(),
+        )
     if name == "ours-nomodel":
         return (
             OursStrategy(

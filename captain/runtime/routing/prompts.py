@@ -146,6 +146,24 @@ def switch_question(
     return [{"role": "user", "content": text}]
 
 
+def ab_question(
+    graph: Graph, node: Node, other: str, message: str, history: list[Turn]
+) -> list[dict[str, Any]]:
+    """One call: "is the latest message about A (the current topic) or B?", answered with one letter and read
+    through log-probabilities; the small model's preference for "A" is corrected by a calibrated offset."""
+    turns = window(history, min(graph.history_rounds_of(node.key), 1))
+    text = "\n\n".join(
+        [
+            f"Topic A: {topic_of(graph, node)}",
+            f"Topic B: {other}",
+            "Previous messages:\n" + render_history(graph, turns),
+            f"Latest customer message: {json.dumps(message, ensure_ascii=False)}",
+            "Is the latest message about topic A or topic B? Answer A or B.",
+        ]
+    )
+    return [{"role": "user", "content": text}]
+
+
 def stay_question(graph: Graph, node: Node, message: str, history: list[Turn]) -> list[dict[str, Any]]:
     """ "Does the latest message stay on the current topic?" (yes/no)."""
     turns = window(history, min(graph.history_rounds_of(node.key), 1))

@@ -32,6 +32,7 @@ from .graph import HUMAN, Graph, Node, RouterEndpoint
 from .model import RouterModel, RouterResponse
 from .prompts import (
     Turn,
+    ab_question,
     coze_prompt,
     describe,
     router_messages,
@@ -161,6 +162,9 @@ class SemanticSettings:
     """pair: two yes/no questions ("about B?", "still on the current topic?") whose P(yes) are compared (2 calls,
     calibrates the small model's yes-bias per case); letters: one multiple-choice call read through
     log-probabilities (1 call; the 0.5B model mostly picks A)."""
+    ab_offset: float = 0.6
+    """tiebreak "ab" (one call): switch when log P(B) + offset > log P(A); the offset cancels the 0.5B model's
+    preference for the first option."""
     pair_offset: float = 0.03
     """Switch when P(yes | about B?) + offset > P(yes | stays on topic?). The stay question draws a few points
     more "yes" than the switch question from the 0.5B model whatever the message; 0.02-0.04 was a plateau on
@@ -302,11 +306,13 @@ class OursStrategy:
                 f"unclear, no model: stay ({label(best)} {best_score:.2f} vs {stay:.2f})",
                 **base,
             )
-        if s.tiebreak == "pair":
+        if s.tiebreak in ("pair", "ab"):
             if switch_clear:  # the target is unclear but switching is: the encoder's best
                 return self._switch(
                     request, best, f"{label(best)} {best_score:.2f} vs stay {stay:.2f} (closest)", base
                 )
+            if s.tiebreak == "ab":
+                return self._ab(request, router, best, label(best), base)
             return self._pair(request, router, best, label(best), base)
         if switch_clear:  # which one?
             options = [k for k, _ in ranked[: s.max_options]]
@@ -409,6 +415,57 @@ class OursStrategy:
         else:
             decision.parsed = node.key
             decision.reason = f"continue? P(yes)={p_stay:.2f} >= about {label}? P(yes)={p_switch:.2f}"
+        return decision
+
+    def _ab(
+        self,
+        request: DecisionRequest,
+        router: tuple[RouterModel, str],
+        best: str,
+        label: str,
+        base: dict[str, Any],
+    ) -> Decision:
+        """One call: "A (stay) or B (the encoder's best)?", decided on the log-probabilities of A and B."""
+        client, model = router
+        graph, node = request.graph, request.current
+        if best == graph.root and node.key != graph.root:
+            other = "a different topic or a general question"
+        else:
+            other = describe(graph.nodes[best])
+        messages = ab_question(graph, node, other, request.message, request.history)
+        decision = _stay(request, "semantic+model", "", prompt=messages[-1]["content"], **base)
+        try:
+            response = client.route(model=model, messages=messages, max_tokens=1, top_logprobs=10)
+        except ModelError as exc:
+            decision.reason = f"router model failed ({exc.kind}): stay"
+            return decision
+        _apply_model(decision, response, model)
+        decision.raw_output = response.content
+        lp = {"A": None, "B": None}
+        if response.top_logprobs:
+            for letter in lp:
+                probs = [
+                    math.exp(v)
+                    for tok, v in response.top_logprobs[0].items()
+                    if tok.strip().upper() == letter
+                ]
+                lp[letter] = math.log(sum(probs)) if probs else None
+        if lp["A"] is None and lp["B"] is None:
+            decision.refused = True
+            decision.reason = f"A or B?: unparseable output {response.content!r}: stay"
+            return decision
+        lp_a = lp["A"] if lp["A"] is not None else -30.0
+        lp_b = lp["B"] if lp["B"] is not None else -30.0
+        if lp_b + self.settings.ab_offset > lp_a:
+            decision.target = decision.parsed = best
+            decision.reason = (
+                f"A or B?: log P(B)={lp_b:.2f} + {self.settings.ab_offset} > log P(A)={lp_a:.2f} ({label})"
+            )
+        else:
+            decision.parsed = node.key
+            decision.reason = (
+                f"A or B?: log P(A)={lp_a:.2f} >= log P(B)={lp_b:.2f} + {self.settings.ab_offset}"
+            )
         return decision
 
     def _letter(

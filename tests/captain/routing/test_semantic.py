@@ -130,3 +130,23 @@ def test_real_multilingual_encoder_routes_english_and_chinese_without_a_model():
         result = dispatch_message(graph, s, current="assistant", message=message, history=[])
         assert result.node == expected, result.decisions[0].reason
     assert router.calls == []
+
+
+@pytest.mark.parametrize(
+    ("p_a", "p_b", "expected"),
+    [(0.55, 0.45, "shipping"), (0.80, 0.20, "refunds")],  # log(.45)+0.6 > log(.55); log(.2)+0.6 < log(.8)
+)
+def test_one_call_tiebreak_reads_a_or_b_with_the_calibrated_offset(p_a, p_b, expected):
+    import math
+
+    from captain.runtime.routing import RouterResponse
+
+    answer = RouterResponse(
+        content="A", top_logprobs=[{"A": math.log(p_a), "B": math.log(p_b)}], input_tokens=50, output_tokens=1
+    )
+    router = ScriptedRouter(answer)
+    s = strategy(router, margin=0.99, tiebreak="ab", ab_offset=0.6)
+    graph = shop_graph(edges=[("refunds", "shipping"), ("shipping", "refunds"), ("assistant", "refunds")])
+    decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input"))
+    assert decision.target == expected and decision.llm_calls == 1
+    assert "Answer A or B" in router.prompt(0)
