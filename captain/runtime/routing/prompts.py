@@ -128,11 +128,9 @@ def topic_of(graph: Graph, node: Node) -> str:
     return describe(node)
 
 
-def switch_question(
-    graph: Graph, node: Node, other: str, message: str, history: list[Turn]
+def _two_topics(
+    graph: Graph, node: Node, other: str, message: str, history: list[Turn], question: str
 ) -> list[dict[str, Any]]:
-    """ "Is the latest message about topic B?" (yes/no). Asked together with `stay_question`: a 0.5B model says
-    yes to almost anything, but it says yes MORE to the true one, so the two answers are compared."""
     turns = window(history, min(graph.history_rounds_of(node.key), 1))
     text = "\n\n".join(
         [
@@ -140,10 +138,20 @@ def switch_question(
             f"Topic B: {other}",
             "Previous messages:\n" + render_history(graph, turns),
             f"Latest customer message: {json.dumps(message, ensure_ascii=False)}",
-            "Is the latest message about topic B? Answer yes or no.",
+            question,
         ]
     )
     return [{"role": "user", "content": text}]
+
+
+def switch_question(
+    graph: Graph, node: Node, other: str, message: str, history: list[Turn]
+) -> list[dict[str, Any]]:
+    """ "Is the latest message about topic B?" (yes/no). Asked together with `stay_question`: a 0.5B model says
+    yes to almost anything, but it says yes MORE to the true one, so the two answers are compared."""
+    return _two_topics(
+        graph, node, other, message, history, "Is the latest message about topic B? Answer yes or no."
+    )
 
 
 def ab_question(
@@ -151,17 +159,9 @@ def ab_question(
 ) -> list[dict[str, Any]]:
     """One call: "is the latest message about A (the current topic) or B?", answered with one letter and read
     through log-probabilities; the small model's preference for "A" is corrected by a calibrated offset."""
-    turns = window(history, min(graph.history_rounds_of(node.key), 1))
-    text = "\n\n".join(
-        [
-            f"Topic A: {topic_of(graph, node)}",
-            f"Topic B: {other}",
-            "Previous messages:\n" + render_history(graph, turns),
-            f"Latest customer message: {json.dumps(message, ensure_ascii=False)}",
-            "Is the latest message about topic A or topic B? Answer A or B.",
-        ]
+    return _two_topics(
+        graph, node, other, message, history, "Is the latest message about topic A or topic B? Answer A or B."
     )
-    return [{"role": "user", "content": text}]
 
 
 def stay_question(graph: Graph, node: Node, message: str, history: list[Turn]) -> list[dict[str, Any]]:

@@ -380,10 +380,7 @@ class OursStrategy:
         """Decomposition: first "does it continue the current topic?", weighed against "is it about B?"."""
         client, model = router
         graph, node = request.graph, request.current
-        if best == graph.root and node.key != graph.root:
-            other = "a different topic or a general question"
-        else:
-            other = describe(graph.nodes[best])
+        other = _other_topic(graph, node, best)
         ask_switch = switch_question(graph, node, other, request.message, request.history)
         ask_stay = stay_question(graph, node, request.message, request.history)
         decision = _stay(
@@ -428,10 +425,7 @@ class OursStrategy:
         """One call: "A (stay) or B (the encoder's best)?", decided on the log-probabilities of A and B."""
         client, model = router
         graph, node = request.graph, request.current
-        if best == graph.root and node.key != graph.root:
-            other = "a different topic or a general question"
-        else:
-            other = describe(graph.nodes[best])
+        other = _other_topic(graph, node, best)
         messages = ab_question(graph, node, other, request.message, request.history)
         decision = _stay(request, "semantic+model", "", prompt=messages[-1]["content"], **base)
         try:
@@ -535,6 +529,13 @@ class OursStrategy:
             decision.target = parsed
             decision.reason = f"router chose {parsed}"
         return decision
+
+
+def _other_topic(graph: Graph, node: Node, best: str) -> str:
+    """How the tie-break questions name the candidate: a hand-back to triage is 'a different topic'."""
+    if best == graph.root and node.key != graph.root:
+        return "a different topic or a general question"
+    return describe(graph.nodes[best])
 
 
 def _p_yes(response: RouterResponse) -> float | None:
