@@ -1,8 +1,13 @@
-"""Generate the routing benchmark datasets from the hand-written material in routing_domains.py.
+"""Generate the routing benchmark datasets from the hand-written material in routing_domains.py and
+routing_domains_test.py.
 
-    python bench/data/routing_generate.py      # writes routing_conversations.jsonl and routing_heldout.jsonl
+    python bench/data/routing_generate.py      # writes routing_conversations.jsonl, routing_heldout.jsonl
+                                               # and routing_test.jsonl
 
-Deterministic (fixed seeds). The two files share no customer sentence: pools are split by position.
+Deterministic (fixed seeds). The main and held-back files share no customer sentence: pools are split by
+position. The test file (routing_test.jsonl) is built from its own material (three domains the other files do
+not have, its own greetings, thanks, requests for a human and canned replies), uses its pools whole, has no game
+plays and a different seed; it is meant for a final evaluation only, never for tuning.
 Conversation shapes: a greeting or a direct request, follow-ups that stay on topic, topic switches (from one
 specialist to another: out of scope for the specialist, so it hands back and triage routes on), general
 questions for the triage assistant, "thanks" turns, requests that match a node that is not adjacent (in the
@@ -21,24 +26,37 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from routing_domains import DOMAINS_HELD, DOMAINS_MAIN, GAME, GREETINGS, HUMAN_REQUESTS, REPLIES, THANKS
+from routing_domains_test import DOMAINS_TEST, GREETINGS_TEST, HUMAN_REQUESTS_TEST, REPLIES_TEST, THANKS_TEST
 
 HERE = Path(__file__).resolve().parent
 
+# Shared pools and canned replies: one set for the main and held-back files, another for the test file.
+MATERIAL = {"human": HUMAN_REQUESTS, "thanks": THANKS, "greetings": GREETINGS, "replies": REPLIES}
+MATERIAL_TEST = {
+    "human": HUMAN_REQUESTS_TEST,
+    "thanks": THANKS_TEST,
+    "greetings": GREETINGS_TEST,
+    "replies": REPLIES_TEST,
+}
 
-def split(pool: list[str], part: int) -> list[str]:
-    return pool[part::2]
+
+def split(pool: list[str], part: int | None) -> list[str]:
+    """Half of a pool (even or odd positions); part None: the whole pool."""
+    return list(pool) if part is None else pool[part::2]
 
 
 class Pools:
-    def __init__(self, domain: dict, lang: str, part: int, rng: random.Random) -> None:
+    def __init__(
+        self, domain: dict, lang: str, part: int | None, rng: random.Random, material: dict = MATERIAL
+    ) -> None:
         self.rng = rng
         self.lang = lang
         self.requests = {s["key"]: split(s["requests"][lang], part) for s in domain["scenarios"]}
         self.followups = {s["key"]: split(s["followups"][lang], part) for s in domain["scenarios"]}
         self.general = split(domain["general"][lang], part)
-        self.human = split(HUMAN_REQUESTS[lang], part)
-        self.thanks = split(THANKS[lang], part)
-        self.greetings = split(GREETINGS[lang], part)
+        self.human = split(material["human"][lang], part)
+        self.thanks = split(material["thanks"][lang], part)
+        self.greetings = split(material["greetings"][lang], part)
         self.used: set[str] = set()
 
     def take(self, pool: list[str]) -> str:
@@ -48,14 +66,21 @@ class Pools:
         return choice
 
 
-def reply(kind: str, lang: str, title: str = "") -> str:
-    return REPLIES[kind][lang].format(title=title)
+def reply(kind: str, lang: str, title: str = "", replies: dict = REPLIES) -> str:
+    return replies[kind][lang].format(title=title)
 
 
 def support_conversation(
-    domain: dict, lang: str, part: int, rng: random.Random, index: int, long: bool
+    domain: dict,
+    lang: str,
+    part: int | None,
+    rng: random.Random,
+    index: int,
+    long: bool,
+    material: dict = MATERIAL,
 ) -> dict:
-    pools = Pools(domain, lang, part, rng)
+    pools = Pools(domain, lang, part, rng, material)
+    replies = material["replies"]
     titles = {s["key"]: s["title"] for s in domain["scenarios"]}
     keys = list(titles)
     target_len = rng.randint(20, 24) if long else rng.randint(4, 8)
@@ -66,11 +91,11 @@ def support_conversation(
         nonlocal current
         current = expect
         if kind == "triage":
-            text = reply("triage", lang)
+            text = reply("triage", lang, replies=replies)
         elif kind == "request":
-            text = reply("specialist", lang, titles[expect])
+            text = reply("specialist", lang, titles[expect], replies)
         else:
-            text = reply("followup", lang)
+            text = reply("followup", lang, replies=replies)
         turns.append({"user": user, "expect": expect, "assistant": text})
 
     if rng.random() < 0.5:
@@ -230,7 +255,13 @@ def game_conversation(script: list[tuple[str, str]], index: int) -> dict:
 
 
 def build(
-    domains: list[dict], part: int, seed: int, per_domain_lang: int, long_every: int, games: list[int]
+    domains: list[dict],
+    part: int | None,
+    seed: int,
+    per_domain_lang: int,
+    long_every: int,
+    games: list[int],
+    material: dict = MATERIAL,
 ) -> list[dict]:
     rng = random.Random(seed)
     out: list[dict] = []
@@ -239,7 +270,9 @@ def build(
         for lang in ("en", "zh"):
             for j in range(per_domain_lang):
                 index += 1
-                conv = support_conversation(domain, lang, part, rng, index, long=(index % long_every == 0))
+                conv = support_conversation(
+                    domain, lang, part, rng, index, long=(index % long_every == 0), material=material
+                )
                 if j % 3 == 2:
                     conv = with_direct_edges(conv, rng)
                 out.append(conv)
@@ -259,5 +292,15 @@ def write(path: Path, conversations: list[dict]) -> None:
 if __name__ == "__main__":
     main = build(DOMAINS_MAIN, part=0, seed=20240717, per_domain_lang=5, long_every=6, games=[0, 1, 2])
     held = build(DOMAINS_HELD, part=1, seed=7170424, per_domain_lang=1, long_every=4, games=[3])
+    test = build(
+        DOMAINS_TEST,
+        part=None,
+        seed=31052025,
+        per_domain_lang=4,
+        long_every=3,
+        games=[],
+        material=MATERIAL_TEST,
+    )
     write(HERE / "routing_conversations.jsonl", main)
     write(HERE / "routing_heldout.jsonl", held)
+    write(HERE / "routing_test.jsonl", test)
