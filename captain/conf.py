@@ -34,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     # After a failed publish, webhooks skip the broker for this long (the sweeper enqueues their messages), so
     # an outage costs one slow publish per process and window instead of one per webhook.
     "BROKER_DOWN_BACKOFF_SECONDS": 5.0,
+    # Router model calls the semantic router may spend per customer message (docs/routing.md).
+    "ROUTER_MODEL_CALLS_PER_MESSAGE": 1,
 }
 
 

@@ -228,6 +228,10 @@ CAPTAIN = {
     "MAX_CONCURRENT_RUNS_PER_ACCOUNT": env_int("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", 4),
     "ACCOUNT_BUSY_RETRY_SECONDS": env_int("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", 3),
     "BROKER_DOWN_BACKOFF_SECONDS": env_float("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", 5.0),
+    # docs/routing.md: router model calls the semantic router may spend per customer message. 1: at most one
+    # small call per turn (one A-or-B question); 2 lets it ask two yes/no questions, a little more accurate on
+    # a 0.5B router model.
+    "ROUTER_MODEL_CALLS_PER_MESSAGE": env_int("CAPTAIN_ROUTER_MODEL_CALLS_PER_MESSAGE", 1),
 }
 
 LOGGING = {

@@ -327,7 +327,13 @@ def _run_team_routed(
         routers=lambda endpoint: _router_for(endpoint, default_model),
     )
     dispatched = dispatch_message(
-        graph, strategy, current=current, message=message, history=before, respond=respond, policy=Policy()
+        graph,
+        strategy,
+        current=current,
+        message=message,
+        history=before,
+        respond=respond,
+        policy=Policy(model_calls=captain_setting("ROUTER_MODEL_CALLS_PER_MESSAGE")),
     )
     trace_id = format(trace.get_current_span().get_span_context().trace_id, "032x")
     for decision in dispatched.decisions:

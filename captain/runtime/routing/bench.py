@@ -30,7 +30,7 @@ from .prompts import Turn
 from .strategies import CozeStrategy, DecisionRequest, Encoder, OursStrategy, SemanticSettings, Strategy
 
 ROOT = "triage"
-STRATEGIES = ("ours", "ours-onecall", "ours-nomodel", "coze")
+STRATEGIES = ("ours", "ours-pair", "ours-nomodel", "coze")
 GROWTH_LATE_TURN = 20
 
 
@@ -252,18 +252,15 @@ def build_strategy(
     router_for: Callable[[RouterEndpoint], tuple[RouterModel, str] | None],
     tool_decider: Callable[[DecisionRequest], Decision] | None,
 ) -> tuple[Strategy, Policy]:
-    if name == "ours":
-        return OursStrategy(encoder=encoder, routers=router_for, tool_decider=tool_decider), Policy()
-    if name == "ours-onecall":
-        # The same router with the one-call "A or B?" tie-break instead of two yes/no questions.
-        settings = SemanticSettings(
-            tiebreak="ab", ab_offset=float(os.environ.get("CAPTAIN_ROUTER_AB_OFFSET", "0.6"))
-        )
+    if name in ("ours", "ours-pair"):
+        # "ours": the product's default (one router call per message at most: the A-or-B question);
+        # "ours-pair": a budget of two calls, so unclear cases get the two yes/no questions.
+        settings = SemanticSettings(ab_offset=float(os.environ.get("CAPTAIN_ROUTER_AB_OFFSET", "0.6")))
         return (
             OursStrategy(
                 encoder=encoder, routers=router_for, tool_decider=tool_decider, settings=settings, name=name
             ),
-            Policy(),
+            Policy(model_calls=2 if name == "ours-pair" else 1),
         )
     if name == "ours-nomodel":
         return (

@@ -37,9 +37,10 @@ class Policy:
     """Coze: re-check the node a jump reached on the same input."""
     redispatch: bool = True
     """A hand-back to triage re-dispatches the message once."""
-    model_calls: int = 2
-    """Router model calls a semantic decision may spend per customer message (rules, router and custom nodes
-    are not limited by it: they are the builder's explicit choice)."""
+    model_calls: int = 1
+    """Router model calls the semantic router may spend per customer message (rules, router and custom nodes
+    are not limited by it: they are the builder's explicit choice). One by default: a turn never costs more
+    than one small router call on top of the reply."""
     max_hops: int | None = None
     """None: the graph's max_hops."""
 
@@ -97,7 +98,7 @@ def dispatch_message(
 
     def decide(key: str, phase: Phase, turns: list[Turn], exclude: frozenset[str] = frozenset()) -> Decision:
         request = DecisionRequest(
-            graph, key, message, turns, phase, allow_model=budget[0] > 0, exclude=exclude
+            graph, key, message, turns, phase, model_budget=max(budget[0], 0), exclude=exclude
         )
         decision = strategy.decide(request)
         if decision.mode.startswith("semantic"):

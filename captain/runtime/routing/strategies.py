@@ -60,10 +60,15 @@ class DecisionRequest:
     history: list[Turn]
     """Conversation before `message` (after_reply: including the message and the node's reply)."""
     phase: Phase
-    allow_model: bool = True
-    """False once the message's model-call budget is spent: decide from rules and embeddings only."""
+    model_budget: int = 1
+    """Router model calls this decision may still spend on the customer's message (the policy's per-message
+    budget minus what earlier decisions spent); 0: decide from rules and embeddings only."""
     exclude: frozenset[str] = frozenset()
     """Candidates not to offer (the specialist that just handed the message back)."""
+
+    @property
+    def allow_model(self) -> bool:
+        return self.model_budget > 0
 
     @property
     def current(self) -> Node:
@@ -154,14 +159,25 @@ class SemanticSettings:
     """Margin needed to leave triage: triage is not a topic, so a scenario that matches at all should win."""
     human_switch: float = 0.42
     """Handing to people on embeddings alone needs this score."""
+    terminal_gap: float = 0.10
+    """A terminal node (people) must beat every other candidate by this much to be chosen at all; otherwise it
+    is set aside for this decision. Control never comes back from a terminal node, while a wrong specialist
+    hands back (or escalates with its own tool), so a near tie goes to the node that can recover: the same
+    clear margin a switch needs."""
     max_options: int = 3
     """Letters offered in a tie-break (including 'continues the current topic')."""
     prior_weight: float = 0.0
     """Weight of the encoder's scores added to the letter tie-break's log-probabilities."""
-    tiebreak: str = "pair"
-    """pair: two yes/no questions ("about B?", "still on the current topic?") whose P(yes) are compared (2 calls,
-    calibrates the small model's yes-bias per case); letters: one multiple-choice call read through
-    log-probabilities (1 call; the 0.5B model mostly picks A)."""
+    tiebreak: str = "auto"
+    """How an unclear case is put to the model:
+    ab: one call, "is the latest message about topic A (current) or B (the encoder's best)?", read through the
+    log-probabilities of A and B (see `ab_offset`);
+    pair: two yes/no questions ("still on the current topic?", "about B?") whose P(yes) are compared: two calls,
+    which cancels the 0.5B model's per-case yes-bias (measured: +4 points on the main benchmark file over `ab`);
+    it falls back to `ab` when the message's budget has one call left;
+    auto (default): `pair` when the budget allows two calls, else `ab`. The default budget is one call per
+    customer message (CAPTAIN["ROUTER_MODEL_CALLS_PER_MESSAGE"]), so by default `ab`;
+    letters: one multiple-choice call among up to `max_options` candidates (the 0.5B model mostly picks A)."""
     ab_offset: float = 0.6
     """tiebreak "ab" (one call): switch when log P(B) + offset > log P(A); the offset cancels the 0.5B model's
     preference for the first option."""
@@ -263,6 +279,12 @@ class OursStrategy:
             stay = max(stay, s.root_floor)
         scores = {k: round(v, 4) for k, v in raw.items()}
         ranked = sorted(effective.items(), key=lambda kv: -kv[1])
+        if (
+            len(ranked) > 1
+            and graph.nodes[ranked[0][0]].terminal
+            and ranked[0][1] - ranked[1][1] < s.terminal_gap
+        ):
+            ranked = ranked[1:]
         best, best_score = ranked[0]
         second_score = ranked[1][1] if len(ranked) > 1 else -1.0
 
@@ -306,12 +328,12 @@ class OursStrategy:
                 f"unclear, no model: stay ({label(best)} {best_score:.2f} vs {stay:.2f})",
                 **base,
             )
-        if s.tiebreak in ("pair", "ab"):
+        if s.tiebreak in ("auto", "pair", "ab"):
             if switch_clear:  # the target is unclear but switching is: the encoder's best
                 return self._switch(
                     request, best, f"{label(best)} {best_score:.2f} vs stay {stay:.2f} (closest)", base
                 )
-            if s.tiebreak == "ab":
+            if s.tiebreak == "ab" or request.model_budget < 2:
                 return self._ab(request, router, best, label(best), base)
             return self._pair(request, router, best, label(best), base)
         if switch_clear:  # which one?

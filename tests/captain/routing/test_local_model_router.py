@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from captain.local_llm import LocalLLMHandle, start_local_llm
-from captain.runtime.routing import CozeStrategy, OpenAIRouterModel, OursStrategy, dispatch_message
+from captain.runtime.routing import CozeStrategy, OpenAIRouterModel, OursStrategy, Policy, dispatch_message
 
 from .support import game_graph, history, shop_graph
 
@@ -41,17 +41,25 @@ def test_router_mode_answers_inside_the_enum(routers):
     assert not decision.refused and decision.parsed in ("stay", "setup", "human")
 
 
-def test_semantic_tiebreak_reads_log_probabilities(routers):
+@pytest.mark.parametrize(("budget", "calls", "read"), [(1, 1, "log P(A)="), (2, 2, "P(yes)=")])
+def test_semantic_tiebreak_reads_log_probabilities(routers, budget, calls, read):
+    """One call of budget: the A-or-B question; two: the two yes/no questions. Both read log-probabilities
+    the real llama.cpp server returns."""
     from .support import KeywordEncoder
 
     strategy = OursStrategy(encoder=KeywordEncoder(["refund", "parcel", "invoice"]), routers=routers)
-    strategy.settings.margin = 0.99  # force the two-question tie-break
+    strategy.settings.margin = 0.99  # nothing is clear enough to switch on the encoder alone
     result = dispatch_message(
-        shop_graph(), strategy, current="refunds", message="where is my parcel?", history=history(2)
+        shop_graph(),
+        strategy,
+        current="refunds",
+        message="where is my parcel?",
+        history=history(2),
+        policy=Policy(model_calls=budget),
     )
     decision = result.decisions[0]
-    assert decision.mode == "semantic+model" and decision.llm_calls == 2
-    assert "P(yes)=" in decision.reason
+    assert decision.mode == "semantic+model" and decision.llm_calls == calls
+    assert read in decision.reason
 
 
 def test_coze_replica_runs_on_the_real_model(routers):

@@ -3,6 +3,8 @@ compared through log-probabilities) only when it is not, and triage routes a han
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 
 from captain.runtime.routing import HUMAN, OursStrategy, Policy, dispatch_message
@@ -44,7 +46,7 @@ def test_unclear_margin_asks_continue_or_switch_and_compares_the_answers(p_stay,
     router = ScriptedRouter(yes_no(p_stay), yes_no(p_switch))
     s = strategy(router, margin=0.99)  # nothing is clear enough to switch alone
     graph = shop_graph(edges=[("refunds", "shipping"), ("shipping", "refunds"), ("assistant", "refunds")])
-    decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input"))
+    decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input", model_budget=2))
     assert decision.target == expected and decision.llm_calls == 2 and decision.mode == "semantic+model"
     assert "stay on the current topic" in router.prompt(0) and "about topic B" in router.prompt(1)
 
@@ -53,7 +55,7 @@ def test_without_model_budget_the_encoder_decides_alone():
     router = ScriptedRouter()
     s = strategy(router, margin=0.99)
     decision = s.decide(
-        DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input", allow_model=False)
+        DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input", model_budget=0)
     )
     assert router.calls == [] and decision.target == "refunds"
 
@@ -150,3 +152,43 @@ def test_one_call_tiebreak_reads_a_or_b_with_the_calibrated_offset(p_a, p_b, exp
     decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input"))
     assert decision.target == expected and decision.llm_calls == 1
     assert "Answer A or B" in router.prompt(0)
+
+
+def test_by_default_an_unclear_case_costs_one_call_the_a_or_b_question():
+    """The default policy allows one router call per customer message: the one-call question, never two."""
+    import math
+
+    from captain.runtime.routing import RouterResponse
+
+    answer = RouterResponse(content="B", top_logprobs=[{"A": math.log(0.3), "B": math.log(0.7)}])
+    router = ScriptedRouter(answer, answer)
+    result = dispatch_message(
+        shop_graph(), strategy(router, margin=0.99), current="refunds", message="my parcel", history=[]
+    )
+    assert result.llm_calls == 1 and len(router.calls) == 1
+    assert "Answer A or B" in router.prompt(0)
+
+
+@dataclass
+class FixedScores(OursStrategy):
+    """The semantic router on a fixed similarity table, to pin the thresholds down exactly."""
+
+    table: dict[str, float] = field(default_factory=dict)
+
+    def scores(self, graph, message, keys):
+        return {k: self.table.get(k, 0.0) for k in keys}
+
+
+@pytest.mark.parametrize(
+    ("human", "expected"),
+    [
+        (0.45, "refunds"),  # people only 0.07 above billing: set aside; billing alone is not clear: stay
+        (0.60, HUMAN),  # people clearly first: handed over on the encoder alone
+    ],
+)
+def test_people_must_clearly_beat_every_other_candidate(human, expected):
+    """A terminal node is never reached on a near tie: control cannot come back from it, while a specialist
+    that got the message wrongly hands it back."""
+    s = FixedScores(encoder=ENCODER, table={"refunds": 0.20, "billing": 0.38, HUMAN: human})
+    result = dispatch_message(shop_graph(), s, current="refunds", message="direct debit please", history=[])
+    assert result.node == expected, result.decisions[0].reason
