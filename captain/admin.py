@@ -33,6 +33,7 @@ from .models import (
     Run,
     Scenario,
 )
+from .services.routing import routing_enable_default
 
 
 class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -100,6 +101,11 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def get_inlines(self, request: HttpRequest, obj: Assistant | None) -> list:
         # The graph refers to saved scenarios by key, so it is edited once the assistant exists.
         return [*self.inlines, *self.routing_inlines] if obj is not None and obj.pk else list(self.inlines)
+
+    def save_model(self, request: HttpRequest, obj: Assistant, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            routing_enable_default(assistant=obj)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         assistant: Assistant = form.instance

@@ -19,6 +19,7 @@ from ..conf import captain_setting
 from ..forms import MAX_INSTRUCTION_CHARS, validate_builder_template
 from ..models import Assistant, AssistantInbox
 from ..selectors import access_assistant, assistant_list
+from ..services.routing import routing_enable_default
 
 ASSISTANT_FIELDS = [
     "name",
@@ -120,6 +121,7 @@ def assistant_create(*, account_id: int, data: dict) -> Assistant:
     inboxes = data.pop("inbox_ids", [])
     assistant = Assistant.objects.create(account_id=account_id, **data)
     _connect_inboxes(assistant=assistant, inboxes=inboxes)
+    routing_enable_default(assistant=assistant)
     return assistant
 
 

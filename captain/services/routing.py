@@ -1,8 +1,9 @@
 """Routing graph of an assistant: database rows -> runtime `Graph`, validation with clear errors, atomic
 replacement (API), and the record of decisions.
 
-An assistant without a `RoutingConfig` row keeps the plain star of handoff tools (the behaviour before graph
-routing existed); creating one turns the router on with the semantic default.
+A new assistant gets a `RoutingConfig` with the defaults (semantic router, star edges): graph routing is the
+product's default. An assistant without one (created before graph routing existed, or whose routing was
+deleted through the API) keeps the plain star of handoff tools.
 """
 
 from __future__ import annotations
@@ -194,6 +195,12 @@ def routing_graph(assistant: Assistant) -> Graph | None:
         # The graph was valid when saved; a scenario edited since must not stop customers from being answered.
         logger.warning("routing graph of assistant %s is invalid (%s); using the star", assistant.pk, exc)
         return _graph(assistant, GraphSpec(config=spec.config), strict=False)
+
+
+def routing_enable_default(*, assistant: Assistant) -> RoutingConfig:
+    """Turn graph routing on with the defaults (new assistants); an existing configuration is left as it is."""
+    config, _ = RoutingConfig.objects.get_or_create(assistant=assistant)
+    return config
 
 
 def routing_get(*, assistant: Assistant) -> GraphSpec:

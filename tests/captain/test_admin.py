@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import Assistant, CreditBalance, FaqEntry, Scenario
+from captain.models import Assistant, CreditBalance, FaqEntry, RoutingConfig, Scenario
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,
@@ -132,6 +132,7 @@ def test_scenario_keys_derived_and_deduplicated_on_add(client_a, account_a):
         ("refunds_returns_2", []),
     ]
     assert FaqEntry.objects.get().account_id == account_a.pk
+    assert RoutingConfig.objects.get(assistant=assistant).default_mode == "semantic"
 
 
 def test_scenario_key_is_read_only_on_edit(client_a, account_a):

@@ -7,7 +7,7 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, AssistantInbox
+from captain.models import Assistant, AssistantInbox, RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, AssistantInboxFactory, InboxFactory, MembershipFactory
 
@@ -55,6 +55,9 @@ def test_admin_creates_assistant_with_inboxes(admin):
     assert assistant.account_id == admin.account_id
     assert response.data["inbox_ids"] == [inbox.id]
     assert AssistantInbox.objects.filter(assistant=assistant, inbox=inbox).exists()
+    # Graph routing is on by default for a new assistant: the semantic router over the star.
+    config = RoutingConfig.objects.get(assistant=assistant)
+    assert config.default_mode == "semantic" and config.star
 
 
 def test_agent_may_read_but_not_write(admin):
