@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from captain.runtime.routing.bench import (
     STRATEGIES,
+    decision_lines,
     format_table,
     load_dataset,
     make_tool_decider,
@@ -56,6 +57,12 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--json", dest="json_path", default="", help="Also write the figures as JSON here."
+        )
+        parser.add_argument(
+            "--decisions",
+            dest="decisions_path",
+            default="",
+            help="Also write every turn (strategy, pass, start, expected, reached, route, decisions) as JSON Lines here.",
         )
         parser.add_argument("--limit", type=int, default=0, help="Only the first N conversations (0: all).")
         parser.add_argument("--offset", type=int, default=0, help="Skip the first N conversations.")
@@ -178,3 +185,9 @@ class Command(BaseCommand):
             Path(opts["json_path"]).parent.mkdir(parents=True, exist_ok=True)
             Path(opts["json_path"]).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
             self.stdout.write(f"figures written to {opts['json_path']}")
+        if opts["decisions_path"]:
+            Path(opts["decisions_path"]).parent.mkdir(parents=True, exist_ok=True)
+            with Path(opts["decisions_path"]).open("w", encoding="utf-8") as fh:
+                for line in decision_lines(results):
+                    fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self.stdout.write(f"decisions written to {opts['decisions_path']}")

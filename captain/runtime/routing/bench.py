@@ -96,8 +96,15 @@ class TurnRecord:
 
     @property
     def slid(self) -> bool:
-        """A jump during this turn reached the expected node and control moved on past it."""
+        """A jump during this turn reached the expected node and control moved on past it (whatever moved it:
+        also a designed hand-back re-dispatch from triage that routed on when triage was expected)."""
         return self.expect in self.route[1:-1] and self.got != self.expect
+
+    @property
+    def slid_on_same_input(self) -> bool:
+        """Coze's fault exactly: a node reached by a jump during this turn checked the same customer message
+        again after input and moved on."""
+        return any(d.phase == "after_input" and d.node != self.start and d.switched for d in self.decisions)
 
 
 @dataclass
@@ -113,6 +120,18 @@ class PassResult:
     def calls(self) -> list[tuple[int, int]]:
         """(turn index, prompt tokens) of every router model call."""
         return [(t.index, d.input_tokens) for t in self.turns for d in t.decisions if d.llm_calls]
+
+    def calls_by_template(self) -> dict[str, list[tuple[int, int]]]:
+        """The same, grouped by the kind of prompt (mode, phase, calls per decision): prompts of one template
+        differ only by what the history window lets in."""
+        groups: dict[str, list[tuple[int, int]]] = {}
+        for t in self.turns:
+            for d in t.decisions:
+                if d.llm_calls:
+                    groups.setdefault(f"{d.mode}/{d.phase}/{d.llm_calls}", []).append(
+                        (t.index, d.input_tokens)
+                    )
+        return groups
 
 
 @dataclass
@@ -147,8 +166,15 @@ class StrategyResult:
             "router_prompt_tokens_p50": _percentile(tokens, 50),
             "router_prompt_tokens_p95": _percentile(tokens, 95),
             "router_prompt_growth": growth(calls),
+            # The ratio above mixes prompt templates (e.g. short A-or-B questions at turn 2, a game's custom
+            # router prompt at turn 20); this one compares each template with itself and keeps the largest.
+            "router_prompt_growth_per_template": max(
+                (g for g in (growth(c) for c in main.calls_by_template().values()) if g is not None),
+                default=None,
+            ),
             "slides": sum(t.slid for t in self.free.turns),
             "slides_teacher_forced": sum(t.slid for t in self.forced.turns),
+            "slides_on_same_input": sum(t.slid_on_same_input for t in self.free.turns),
             "out_of_candidates": sum(d.out_of_candidates for t in self.free.turns for d in t.decisions),
             "out_of_candidates_teacher_forced": sum(
                 d.out_of_candidates for t in self.forced.turns for d in t.decisions
@@ -389,10 +415,30 @@ def run_benchmark(
     return results
 
 
+def decision_lines(results: list[StrategyResult]) -> Iterable[dict[str, Any]]:
+    """Every replayed turn with its decisions, for reading a benchmark run turn by turn."""
+    for r in results:
+        for pass_name, passed in (("free", r.free), ("forced", r.forced)):
+            for t in passed.turns:
+                yield {
+                    "strategy": r.name,
+                    "pass": pass_name,
+                    "conversation": t.conversation,
+                    "turn": t.index,
+                    "start": t.start,
+                    "expect": t.expect,
+                    "got": t.got,
+                    "correct": t.correct,
+                    "slid": t.slid,
+                    "route": t.route,
+                    "decisions": [d.as_dict() for d in t.decisions],
+                }
+
+
 def format_table(results: list[StrategyResult], baseline: dict[str, float]) -> str:
     header = (
         f"{'strategy':<14}{'acc free':>9}{'acc TF':>8}{'calls/turn':>11}{'max':>4}{'tok p50':>8}{'tok p95':>8}"
-        f"{'growth':>8}{'slides':>7}{'out-cand':>9}{'refused':>8}{'turns':>6}{'secs':>7}"
+        f"{'growth':>8}{'/tmpl':>6}{'slides':>7}{'same-in':>8}{'out-cand':>9}{'refused':>8}{'turns':>6}{'secs':>7}"
     )
     lines = [header, "-" * len(header)]
 
@@ -409,10 +455,11 @@ def format_table(results: list[StrategyResult], baseline: dict[str, float]) -> s
             f"{fmt(f['llm_calls_per_turn'], '11.2f')}{f['llm_calls_max_per_turn']:>4d}"
             f"{fmt(f['router_prompt_tokens_p50'], '8d')}"
             f"{fmt(f['router_prompt_tokens_p95'], '8d')}{fmt(f['router_prompt_growth'], '8.2f')}"
-            f"{f['slides']:>7d}{f['out_of_candidates']:>9d}{f['refused_outputs']:>8d}{f['turns']:>6d}{f['seconds']:>7.0f}"
+            f"{fmt(f['router_prompt_growth_per_template'], '6.2f')}"
+            f"{f['slides']:>7d}{f['slides_on_same_input']:>8d}{f['out_of_candidates']:>9d}{f['refused_outputs']:>8d}{f['turns']:>6d}{f['seconds']:>7.0f}"
         )
     lines.append(
         f"{'never-switch':<14}{baseline['accuracy'] * 100:8.1f}%{baseline['accuracy_teacher_forced'] * 100:7.1f}%"
-        f"{0:11.2f}{0:>4d}{'-':>8}{'-':>8}{'-':>8}{0:>7d}{0:>9d}{0:>8d}"
+        f"{0:11.2f}{0:>4d}{'-':>8}{'-':>8}{'-':>8}{'-':>6}{0:>7d}{0:>8d}{0:>9d}{0:>8d}"
     )
     return "\n".join(lines)

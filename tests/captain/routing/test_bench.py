@@ -62,6 +62,7 @@ def test_scores_accuracy_slides_out_of_candidates_and_calls():
     assert ours["accuracy"] == 1.0 and ours["llm_calls_per_turn"] == 0 and ours["slides"] == 0
     assert ours["llm_calls_on_rule_turns"] == 0
     assert coze["slides"] == 1 and coze["accuracy"] == 0.0
+    assert coze["slides_on_same_input"] == 1 and ours["slides_on_same_input"] == 0
     assert set(ours) >= {
         "accuracy",
         "accuracy_teacher_forced",
@@ -82,7 +83,8 @@ def test_bundled_datasets_are_valid_and_big_enough():
 
     main = load_dataset(settings.BASE_DIR / "bench" / "data" / "routing_conversations.jsonl")
     held = load_dataset(settings.BASE_DIR / "bench" / "data" / "routing_heldout.jsonl")
-    for conv in [*main, *held]:
+    test = load_dataset(settings.BASE_DIR / "bench" / "data" / "routing_test.jsonl")
+    for conv in [*main, *held, *test]:
         graph = graph_from_dataset(conv)
         for turn in conv["turns"]:
             assert turn["expect"] in graph.nodes, (conv["id"], turn)
@@ -92,6 +94,30 @@ def test_bundled_datasets_are_valid_and_big_enough():
     assert not {t["user"] for c in main for t in c["turns"] if t["expect"] not in ("triage",)} & {
         t["user"] for c in held for t in c["turns"] if not c["id"].startswith("undercover")
     }
+    # The test set is written from its own material: no customer sentence of the other two files.
+    assert len(test) >= 24 and sum(len(c["turns"]) for c in test) >= 240
+    assert not {t["user"] for c in test for t in c["turns"]} & {
+        t["user"] for c in [*main, *held] for t in c["turns"]
+    }
+
+
+def test_prompt_growth_is_also_measured_per_template():
+    """Short A-or-B questions at turn 2 and a long custom-router prompt at turn 20 are different templates:
+    the mixed ratio says 2.0, each template compared with itself says 1.0."""
+    from captain.runtime.routing.bench import PassResult, StrategyResult, TurnRecord
+    from captain.runtime.routing.decision import Decision
+
+    def turn(index, mode, tokens):
+        d = Decision(node="a", phase="after_input", mode=mode, candidates=["b"], target="a")
+        d.llm_calls, d.input_tokens = 1, tokens
+        return TurnRecord("c", index, "a", "a", "a", ["a"], [d])
+
+    free = PassResult(
+        [turn(2, "semantic+model", 100), turn(20, "semantic+model", 100), turn(21, "custom", 300)]
+    )
+    figures = StrategyResult("ours", free, PassResult()).figures()
+    assert figures["router_prompt_growth"] == 2.0
+    assert figures["router_prompt_growth_per_template"] == 1.0
 
 
 def test_command_writes_json_figures(tmp_path, monkeypatch):
@@ -111,8 +137,17 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
         base_url="http://127.0.0.1:9/v1",
         model="m",
         json_path=str(out),
+        decisions_path=str(tmp_path / "turns.jsonl"),
         quiet=True,
     )
     data = json.loads(out.read_text())
+    turns = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    assert {(t["strategy"], t["pass"]) for t in turns} == {
+        ("ours", "free"),
+        ("ours", "forced"),
+        ("coze", "free"),
+        ("coze", "forced"),
+    }
+    assert turns[0]["decisions"][0]["mode"] == "rule" and turns[0]["got"] == "setup"
     assert data["ours"]["turns"] == 2 and data["ours"]["accuracy"] == 1.0
     assert "coze" in data and "never_switch" in data
