@@ -6,9 +6,9 @@
    (a dedicated router model picks among the node's candidates, JSON-schema enum), `custom` (the same with the
    builder's rule prompt, placed last), or `semantic` (the default: the local encoder compares the message with
    each candidate's description and example phrases and decides alone when the margin is clear; only when it
-   is not does it ask a model one small question, read through token log-probabilities: "does this continue
-   the current topic or is it about B?" when the target is clear but switching is not, "which of these?" when
-   switching is clear but the target is not).
+   is not does it ask a model, within the message's budget of router calls (one by default): "is the latest
+   message about topic A (current) or B (the encoder's best)?", one token read through its log-probabilities,
+   or with a budget of two, two yes/no questions whose answers are compared).
 Whatever the mode, only the node's candidates (edges + global nodes) can be chosen; anything else, or output
 that cannot be parsed, means stay, and is recorded.
 
