@@ -255,6 +255,13 @@ class OursStrategy:
     # ---- semantic ----------------------------------------------------------------------------------------
 
     def _semantic(self, request: DecisionRequest) -> Decision:
+        notes: list[str] = []
+        decision = self._semantic_decide(request, notes)
+        if notes:
+            decision.reason = "; ".join([decision.reason, *notes])
+        return decision
+
+    def _semantic_decide(self, request: DecisionRequest, notes: list[str]) -> Decision:
         graph, s = request.graph, self.settings
         node = request.current
         candidates = request.candidates()
@@ -284,6 +291,9 @@ class OursStrategy:
             and graph.nodes[ranked[0][0]].terminal
             and ranked[0][1] - ranked[1][1] < s.terminal_gap
         ):
+            notes.append(
+                f"{ranked[0][0]} set aside: {ranked[0][1]:.2f} is within {s.terminal_gap:.2f} of {ranked[1][0]}"
+            )
             ranked = ranked[1:]
         best, best_score = ranked[0]
         second_score = ranked[1][1] if len(ranked) > 1 else -1.0

@@ -192,3 +192,5 @@ def test_people_must_clearly_beat_every_other_candidate(human, expected):
     s = FixedScores(encoder=ENCODER, table={"refunds": 0.20, "billing": 0.38, HUMAN: human})
     result = dispatch_message(shop_graph(), s, current="refunds", message="direct debit please", history=[])
     assert result.node == expected, result.decisions[0].reason
+    # The debug log says why people were not chosen although they scored highest.
+    assert ("human set aside" in result.decisions[0].reason) == (expected != HUMAN)
