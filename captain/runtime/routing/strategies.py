@@ -173,7 +173,8 @@ class SemanticSettings:
     ab: one call, "is the latest message about topic A (current) or B (the encoder's best)?", read through the
     log-probabilities of A and B (see `ab_offset`);
     pair: two yes/no questions ("still on the current topic?", "about B?") whose P(yes) are compared: two calls,
-    which cancels the 0.5B model's per-case yes-bias (measured: +4 points on the main benchmark file over `ab`);
+    which cancels the 0.5B model's per-case yes-bias (measured over `ab`: +2.8 points free-running on the main
+    benchmark file, +8.9 on the test set; docs/routing.md);
     it falls back to `ab` when the message's budget has one call left;
     auto (default): `pair` when the budget allows two calls, else `ab`. The default budget is one call per
     customer message (CAPTAIN["ROUTER_MODEL_CALLS_PER_MESSAGE"]), so by default `ab`;
