@@ -58,7 +58,14 @@ def outcome_apply(
     detail = ""
     agent_key = result.agent_key if result else ""
 
-    if conversation.status != Conversation.Status.PENDING:
+    # Fence: under the conversation's row lock, a run whose messages were all answered meanwhile (by a run that
+    # overlapped it after its conversation lock lapsed) must not answer them again.
+    still_pending = Message.objects.filter(
+        pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING
+    ).exists()
+    if trigger_message_ids and not still_pending:
+        recorded, detail = Run.Outcome.SKIPPED, "Another run answered these messages meanwhile."
+    elif conversation.status != Conversation.Status.PENDING:
         recorded, detail = Run.Outcome.SKIPPED, f"People took over during the run ({conversation.status})."
     elif isinstance(outcome, Reply):
         savepoint = transaction.savepoint()

@@ -1,0 +1,60 @@
+"""Applying an outcome is fenced: when two runs overlap on the same messages (the conversation lock lapsed under
+the first one), only the first to commit answers and charges; the second is recorded as skipped."""
+
+from __future__ import annotations
+
+import pytest
+
+from captain.models import CreditLedgerEntry, Run
+from captain.runtime import Reply
+from captain.services.outcomes import outcome_apply
+from helpdesk.models import Message
+from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
+
+pytestmark = [pytest.mark.django_db]
+
+
+def apply_reply(conversation, assistant, trigger_ids, text):
+    return outcome_apply(
+        conversation_id=conversation.id,
+        assistant=assistant,
+        outcome=Reply(text=text),
+        result=None,
+        agent_names={},
+        trigger_message_ids=trigger_ids,
+        trace_id="0" * 32,
+        duration_ms=5,
+    )
+
+
+def test_second_run_on_answered_messages_is_skipped_without_reply_or_charge():
+    link = AssistantInboxFactory()
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    CreditBalanceFactory(account=conversation.account)
+    message = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+
+    first = apply_reply(conversation, link.assistant, [message.id], "first answer")
+    second = apply_reply(conversation, link.assistant, [message.id], "second answer")
+
+    assert first.run.outcome == Run.Outcome.REPLY and first.credit_used
+    assert second.run.outcome == Run.Outcome.SKIPPED and not second.credit_used
+    assert second.reply_message is None and "Another run" in second.run.detail
+    replies = conversation.messages.filter(message_type=Message.Type.OUTGOING)
+    assert list(replies.values_list("content", flat=True)) == ["first answer"]
+    assert CreditLedgerEntry.objects.count() == 1
+
+
+def test_a_message_that_arrived_meanwhile_still_gets_its_answer():
+    """The overlapping run also carried a newer message nobody answered: that one is answered."""
+    link = AssistantInboxFactory()
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    CreditBalanceFactory(account=conversation.account)
+    old = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+    apply_reply(conversation, link.assistant, [old.id], "answer to the first")
+    new = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+
+    applied = apply_reply(conversation, link.assistant, [old.id, new.id], "answer to both")
+
+    assert applied.run.outcome == Run.Outcome.REPLY
+    new.refresh_from_db()
+    assert new.ai_status == Message.AIStatus.DONE
