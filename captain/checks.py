@@ -26,6 +26,9 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
             )
     if hard is not None and not lock_ttl > hard:
         errors.append(
-            checks.Error(f"Conversation lock TTL ({lock_ttl}) must exceed the hard limit.", id="captain.E002")
+            checks.Error(
+                f"Account run-slot TTL LOCK_TTL_SECONDS ({lock_ttl}) must exceed the hard limit.",
+                id="captain.E002",
+            )
         )
     return errors

@@ -13,6 +13,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_TURNS_CAP": 8,
     "RUN_DEADLINE_SECONDS": 480.0,
     "LOCK_TTL_SECONDS": 660,
+    # The conversation lock is a lease renewed every third of this while the run lives (services/locks.py).
+    "LOCK_LEASE_SECONDS": 30,
     "LOCK_RETRY_SECONDS": 2,
     "MAX_ATTEMPTS": 3,
     "CREDITS_PER_REPLY": 1,

@@ -207,6 +207,8 @@ CAPTAIN = {
     "MAX_TURNS_CAP": MAX_TURNS_CAP,
     "RUN_DEADLINE_SECONDS": RUN_BUDGET_SECONDS,
     "LOCK_TTL_SECONDS": CELERY_TASK_TIME_LIMIT + 60,
+    # A killed worker's conversation lock lapses after this (a live run renews it every third of it).
+    "LOCK_LEASE_SECONDS": env_float("CAPTAIN_LOCK_LEASE_SECONDS", 30.0),
     "LOCK_RETRY_SECONDS": 2,
     "MAX_ATTEMPTS": env_int("CAPTAIN_MAX_ATTEMPTS", 3),
     "CREDITS_PER_REPLY": 1,

@@ -13,7 +13,6 @@ from django.db import transaction
 from django.db.models import F, Max, Min, Q
 from django.utils import timezone
 from opentelemetry import trace
-from redis.exceptions import LockError
 
 from helpdesk.models import Conversation, Message
 
@@ -104,10 +103,7 @@ def run_for_message(*, message_id: int) -> str:
         finally:
             slot.release()
     finally:
-        try:
-            lock.release()
-        except LockError:
-            logger.warning("conversation lock %s expired before release", message.conversation_id)
+        lock.release()
 
 
 def debounce_remaining(message_id: int, *, now: datetime | None = None) -> float:

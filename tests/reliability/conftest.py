@@ -134,18 +134,6 @@ def kill_worker(worker: CeleryWorker) -> None:
     worker.proc.wait(timeout=10)
 
 
-def expire_conversation_locks(redis_url: str) -> int:
-    """A killed run's conversation lock lives until its TTL (longer than the hard time limit, minutes). Tests
-    fast-forward that wait by shortening the TTL of the locks present; the expiry itself is Redis's."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    keys = client.keys("captain:conversation-lock:*")
-    for key in keys:
-        client.pexpire(key, 200)
-    return len(keys)
-
-
 @pytest.fixture
 def workers(redis_url, tmp_path) -> Iterator[Workers]:
     group = Workers(

@@ -27,7 +27,6 @@ from .conftest import (
     captain_settings,
     customer_replies,
     double_charges,
-    expire_conversation_locks,
     incoming_pending,
     kill_pool_child,
     post_message,
@@ -49,7 +48,11 @@ def test_poison_message_ends_in_handoff_after_max_attempts(client, workers, redi
     link = AssistantInboxFactory(inbox__secret=SECRET)
     max_attempts = 2
     with fake.FakeLLMServer(responder=responder) as model, captain_settings(DEBOUNCE_SECONDS=0.0):
-        worker = workers.start(OPENAI_BASE_URL=model.base_url, CAPTAIN_MAX_ATTEMPTS=str(max_attempts))
+        worker = workers.start(
+            OPENAI_BASE_URL=model.base_url,
+            CAPTAIN_MAX_ATTEMPTS=str(max_attempts),
+            CAPTAIN_LOCK_LEASE_SECONDS="3",  # the dead run's lock lapses with its lease
+        )
         assert post_message(client, link.inbox, "p-1", "This message kills workers").status_code == 200
         for attempt in range(1, max_attempts + 1):
             wait_for(
@@ -57,8 +60,6 @@ def test_poison_message_ends_in_handoff_after_max_attempts(client, workers, redi
             )
             kill_pool_child(worker)  # prefork starts a new pool process; the task is requeued
             gates[-1].set()
-            # The dead run's lock expires after its TTL; fast-forward it (see conftest).
-            wait_for(lambda: expire_conversation_locks(redis_url) > 0, timeout=10, what="the dead run's lock")
         wait_answered(1, timeout=60, workers=workers)
     message = Message.objects.get(message_type="incoming")
     run = Run.objects.get()
