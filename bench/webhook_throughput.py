@@ -17,6 +17,11 @@ report:
   newest customer message the reply answers, minus `--delay` (queueing behind the conversation's previous run
   is included: it is what a customer waits for).
 
+It also prints each worker's resident memory (main + pool processes, from /proc) before any run, once a tenth
+of the runs is done (caches warm), and after all of them; `--webhooks 1000 --conversations 1000` makes that
+"after 1,000 runs". Run with `DJANGO_DEBUG=0 DJANGO_SECRET_KEY=...` to measure as in production: with DEBUG on,
+Django keeps the last 9,000 queries of every database connection (one per worker thread).
+
 The debounce is 0 here (it adds its window by design) and the per-account concurrent-run cap is off (all
 conversations belong to one account; the cap would measure itself). SQLite by default (a file in a temporary
 directory); `--database-url postgres://...` for PostgreSQL (an empty database you own: it is migrated).
@@ -95,6 +100,31 @@ class PoolResult:
     elapsed: float = 0.0
     overhead_s: list[float] = field(default_factory=list)
     unanswered: int = 0
+    runs: int = 0
+    rss_before: dict[int, float] = field(default_factory=dict)
+    """Resident memory (MiB) of the worker's processes (main + pool) once it is ready, before any run."""
+    rss_warm: dict[int, float] = field(default_factory=dict)
+    """The same once the first tenth of the runs (at least 50) was done: imports and caches are warm."""
+    runs_warm: int = 0
+    rss_after: dict[int, float] = field(default_factory=dict)
+    """The same after every webhook was answered."""
+
+
+def worker_rss(pid: int) -> dict[int, float]:
+    """VmRSS in MiB of a Celery worker's main process and its pool processes (Linux /proc)."""
+    try:
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        children = []
+    rss: dict[int, float] = {}
+    for p in [pid, *children]:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss[p] = int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return rss
 
 
 def main() -> None:
@@ -133,6 +163,7 @@ def main() -> None:
     import django
 
     django.setup()
+    from captain.models import Run
     from helpdesk.models import Message
     from tests.factories import AssistantInboxFactory
 
@@ -198,9 +229,32 @@ def main() -> None:
                 pool=pool,
             )
             try:
-                results.append(
-                    _run_pool(args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message)
+                rss_before = worker_rss(worker.proc.pid)
+                runs = Run.objects.filter(conversation__inbox=link.inbox)
+                warm: dict[str, Any] = {}
+                finished = threading.Event()
+
+                def sample_when_warm(
+                    pid: int = worker.proc.pid, runs=runs, warm=warm, finished=finished
+                ) -> None:
+                    target = max(50, args.webhooks // 10)
+                    while not finished.wait(0.2):
+                        done = runs.count()
+                        if done >= target:
+                            warm.update(rss=worker_rss(pid), runs=done)
+                            return
+
+                sampler = threading.Thread(target=sample_when_warm, daemon=True)
+                sampler.start()
+                result = _run_pool(
+                    args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message
                 )
+                finished.set()
+                sampler.join()
+                result.rss_before, result.rss_after = rss_before, worker_rss(worker.proc.pid)
+                result.rss_warm, result.runs_warm = warm.get("rss", {}), warm.get("runs", 0)
+                result.runs = runs.count()
+                results.append(result)
             finally:
                 worker.stop()
         _print(args, results)
@@ -303,6 +357,17 @@ def _print(args, results: list[PoolResult]) -> None:
         print(
             f"median ack over all pools: {statistics.median([m for r in results for m in r.ack_ms]):.1f} ms"
         )
+    for r in results:
+        # Prefork pool processes share the parent's pages copy-on-write, so the sum overstates real use; the
+        # largest single process is the other bound.
+        print(
+            f"worker RSS {r.pool}: {_mib(r.rss_before)} before any run; {_mib(r.rss_warm)} after {r.runs_warm} "
+            f"runs; {_mib(r.rss_after)} after {r.runs} runs"
+        )
+
+
+def _mib(rss: dict[int, float]) -> str:
+    return f"{sum(rss.values()):.1f} MiB (largest of {len(rss)}: {max(rss.values(), default=0):.1f})"
 
 
 def _up(port: int) -> bool:
