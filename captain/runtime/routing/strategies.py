@@ -124,6 +124,21 @@ def _apply_model(decision: Decision, response: RouterResponse, model: str) -> No
     decision.latency_ms += response.latency_ms
 
 
+def _ask_one_token(
+    decision: Decision, router: tuple[RouterModel, str], messages: list[dict[str, Any]]
+) -> RouterResponse | None:
+    """One tie-break question (one token, with its alternatives' log-probabilities), counted on `decision`;
+    None when the router model failed (the reason says so and the decision stays)."""
+    client, model = router
+    try:
+        response = client.route(model=model, messages=messages, max_tokens=1, top_logprobs=10)
+    except ModelError as exc:
+        decision.reason = f"router model failed ({exc.kind}): stay"
+        return None
+    _apply_model(decision, response, model)
+    return response
+
+
 def parse_route(text: str, enum: list[str]) -> str | None:
     """`{"route": "x"}` or a bare id; anything else is unparseable (None). Never a guess."""
     text = (text or "").strip()
@@ -380,17 +395,13 @@ class OursStrategy:
         prior: dict[str, float],
         base: dict[str, Any],
     ) -> Decision:
-        client, model = router
         messages, letters = tiebreak_messages(
             request.graph, request.current, options, request.message, request.history
         )
         decision = _stay(request, "semantic+model", "", prompt=messages[-1]["content"], **base)
-        try:
-            response = client.route(model=model, messages=messages, max_tokens=1, top_logprobs=10)
-        except ModelError as exc:
-            decision.reason = f"router model failed ({exc.kind}): stay"
+        response = _ask_one_token(decision, router, messages)
+        if response is None:
             return decision
-        _apply_model(decision, response, model)
         chosen = self._letter(response, letters, options, prior)
         if chosen is None:
             decision.refused = True
@@ -411,7 +422,6 @@ class OursStrategy:
         base: dict[str, Any],
     ) -> Decision:
         """Decomposition: first "does it continue the current topic?", weighed against "is it about B?"."""
-        client, model = router
         graph, node = request.graph, request.current
         other = _other_topic(graph, node, best)
         ask_switch = switch_question(graph, node, other, request.message, request.history)
@@ -425,12 +435,9 @@ class OursStrategy:
         )
         answers = []
         for messages in (ask_stay, ask_switch):
-            try:
-                response = client.route(model=model, messages=messages, max_tokens=1, top_logprobs=10)
-            except ModelError as exc:
-                decision.reason = f"router model failed ({exc.kind}): stay"
+            response = _ask_one_token(decision, router, messages)
+            if response is None:
                 return decision
-            _apply_model(decision, response, model)
             answers.append(response)
         decision.raw_output = " | ".join(a.content for a in answers)
         p_stay, p_switch = (_p_yes(a) for a in answers)
@@ -456,17 +463,13 @@ class OursStrategy:
         base: dict[str, Any],
     ) -> Decision:
         """One call: "A (stay) or B (the encoder's best)?", decided on the log-probabilities of A and B."""
-        client, model = router
         graph, node = request.graph, request.current
         other = _other_topic(graph, node, best)
         messages = ab_question(graph, node, other, request.message, request.history)
         decision = _stay(request, "semantic+model", "", prompt=messages[-1]["content"], **base)
-        try:
-            response = client.route(model=model, messages=messages, max_tokens=1, top_logprobs=10)
-        except ModelError as exc:
-            decision.reason = f"router model failed ({exc.kind}): stay"
+        response = _ask_one_token(decision, router, messages)
+        if response is None:
             return decision
-        _apply_model(decision, response, model)
         decision.raw_output = response.content
         lp = {"A": None, "B": None}
         if response.top_logprobs:
