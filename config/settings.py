@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "helpdesk",
     "captain",
 ]
@@ -138,6 +139,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Captain Helpdesk API",
     "DESCRIPTION": "Conversations, messages, assistants, scenarios, FAQ entries and credit usage.",
     "VERSION": "0.1.0",
+    # Swagger UI and ReDoc from our own static files (drf-spectacular-sidecar), not a CDN: the docs page must
+    # work on a machine with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # ---- Redis and Celery --------------------------------------------------------------------------------------------
@@ -241,4 +247,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO ("HTTP Request: POST ..."): noise in the worker log and the demo's output.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
