@@ -151,8 +151,12 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # Time budgets nest (RELIABILITY.md): per LLM call timeout x (retries + 1) x max turns < soft limit < hard limit
 # < broker visibility timeout < conversation lock TTL is checked by `captain.checks`.
-LLM_TIMEOUT_SECONDS = env_float("CAPTAIN_LLM_TIMEOUT", 30.0)
-LLM_MAX_RETRIES = env_int("CAPTAIN_LLM_MAX_RETRIES", 1)
+# The bundled model runs on this machine's CPU (scripts/run sets CAPTAIN_BUNDLED_MODEL=1 when it starts it): it
+# generated 1.4 tokens/s on 2 busy cores, so one reply can take minutes, and retrying a call that timed out on a
+# saturated CPU only waits again. A hosted endpoint answers in seconds: 30 s per attempt and one retry.
+BUNDLED_MODEL = env_bool("CAPTAIN_BUNDLED_MODEL", False)
+LLM_TIMEOUT_SECONDS = env_float("CAPTAIN_LLM_TIMEOUT", 180.0 if BUNDLED_MODEL else 30.0)
+LLM_MAX_RETRIES = env_int("CAPTAIN_LLM_MAX_RETRIES", 0 if BUNDLED_MODEL else 1)
 MAX_TURNS_CAP = env_int("CAPTAIN_MAX_TURNS_CAP", 8)
 RUN_BUDGET_SECONDS = LLM_TIMEOUT_SECONDS * (LLM_MAX_RETRIES + 1) * MAX_TURNS_CAP
 

@@ -221,7 +221,8 @@ class Runner:
                 try:
                     response = self._call_model(agent, tools, state)
                 except ModelError as exc:
-                    step = NextStepStop(RunError("model_error", str(exc)))
+                    error = "model_timeout" if exc.kind == "timeout" else "model_error"
+                    step = NextStepStop(RunError(error, str(exc)))
                     break
                 step = self._process_response(agent, response, state)
                 if isinstance(step, NextStepFinalOutput) and self._promises_transfer(agent, step.output.text):

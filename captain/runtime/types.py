@@ -150,6 +150,7 @@ class Resolve:
 
 ErrorKind = Literal[
     "model_error",
+    "model_timeout",
     "max_turns",
     "empty_reply",
     "loop_detected",

@@ -10,12 +10,16 @@ from helpdesk.models import Conversation, Message
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status
 from helpdesk.services.messages import message_create_ai_reply
 
+from ..conf import captain_setting
 from ..models import Assistant, Run
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from .credits import credit_debit
 
 ERROR_REASONS = {
-    "model_error": "The AI model could not be reached.",
+    "model_error": "The AI model could not be reached or answered with an error.",
+    # Formatted with the per-call timeout: a slow model is not an unreachable one, and the number says which
+    # setting to raise (CAPTAIN_LLM_TIMEOUT).
+    "model_timeout": "The AI model timed out after {timeout} s.",
     "max_turns": "The AI did not finish within its turn limit.",
     "empty_reply": "The AI produced an empty reply.",
     "loop_detected": "The AI repeated the same tool call.",
@@ -30,6 +34,17 @@ class AppliedOutcome:
     run: Run
     reply_message: Message | None
     credit_used: bool
+
+
+def error_reason(outcome: RunError) -> str:
+    """What the agents read as the escalation reason when a run failed."""
+    reason = ERROR_REASONS.get(outcome.error, outcome.error)
+    if outcome.error == "model_timeout":
+        timeout, retries = captain_setting("LLM_TIMEOUT_SECONDS"), captain_setting("LLM_MAX_RETRIES")
+        reason = reason.format(timeout=f"{timeout:g}")
+        if retries:
+            reason = f"{reason[:-1]}, {retries + 1} attempts."
+    return reason
 
 
 def handoff_message_for(conversation: Conversation, assistant: Assistant | None) -> str:
@@ -101,10 +116,9 @@ def outcome_apply(
             conversation=conversation, status=Conversation.Status.RESOLVED, actor="The AI"
         )
     elif isinstance(outcome, RunError):
-        detail = f"{ERROR_REASONS.get(outcome.error, outcome.error)} {outcome.detail}".strip()
-        reply_message = _escalate(
-            conversation, assistant, ERROR_REASONS.get(outcome.error, outcome.error), None
-        )
+        reason = error_reason(outcome)
+        detail = f"{reason} {outcome.detail}".strip()
+        reply_message = _escalate(conversation, assistant, reason, None)
 
     Message.objects.filter(pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING).update(
         ai_status=Message.AIStatus.DONE if recorded != Run.Outcome.SKIPPED else Message.AIStatus.SKIPPED

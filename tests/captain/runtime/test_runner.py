@@ -667,7 +667,7 @@ def test_failed_tool_and_failed_model_call_mark_their_spans_as_errors(spans):
     assert failed_llm.status.is_ok is False
     [run_span] = _by_name(finished, sc.SPAN_RUN)
     assert run_span.attributes[sc.CAPTAIN_RUN_OUTCOME] == "error"
-    assert run_span.attributes[sc.CAPTAIN_RUN_ERROR] == "model_error"
+    assert run_span.attributes[sc.CAPTAIN_RUN_ERROR] == "model_timeout"
     assert sc.CAPTAIN_CONVERSATION_ID not in _by_name(finished, sc.SPAN_AGENT)[0].attributes
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from captain.models import CreditLedgerEntry, Run
-from captain.runtime import Reply
+from captain.runtime import Reply, RunError
 from captain.services.outcomes import outcome_apply
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
@@ -58,3 +58,35 @@ def test_a_message_that_arrived_meanwhile_still_gets_its_answer():
     assert applied.run.outcome == Run.Outcome.REPLY
     new.refresh_from_db()
     assert new.ai_status == Message.AIStatus.DONE
+
+
+@pytest.mark.parametrize(
+    ("timeout", "retries", "reason"),
+    [
+        (180.0, 0, "The AI model timed out after 180 s."),
+        (30.0, 1, "The AI model timed out after 30 s, 2 attempts."),
+    ],
+)
+def test_a_model_timeout_is_reported_as_a_timeout_with_the_seconds_waited(settings, timeout, retries, reason):
+    """A slow model is not an unreachable one: agents read which limit was hit and how long it was."""
+    link = AssistantInboxFactory()
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    message = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+
+    settings.CAPTAIN = {**settings.CAPTAIN, "LLM_TIMEOUT_SECONDS": timeout, "LLM_MAX_RETRIES": retries}
+
+    applied = outcome_apply(
+        conversation_id=conversation.id,
+        assistant=link.assistant,
+        outcome=RunError("model_timeout", "timeout: Request timed out."),
+        result=None,
+        agent_names={},
+        trigger_message_ids=[message.id],
+        trace_id="0" * 32,
+        duration_ms=5,
+    )
+
+    conversation.refresh_from_db()
+    assert applied.run.outcome == Run.Outcome.ERROR and not applied.credit_used
+    assert conversation.escalation_reason == reason
+    assert "could not be reached" not in applied.run.detail
