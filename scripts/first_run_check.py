@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,18 @@ DEMOS = [
     ("Can I return an item I bought last week?", "reply"),
     ("Please let me talk to a person", "human_handoff"),
 ]
+
+
+# Every module of the product imports on the runtime virtualenv, not only the ones the demo happens to reach.
+IMPORT_EVERYTHING = """
+import importlib, pkgutil, django
+django.setup()
+for package in ("config", "helpdesk", "captain"):
+    for module in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+        if ".migrations." not in module.name:
+            importlib.import_module(module.name)
+print("imported")
+"""
 
 
 class CheckFailed(Exception):
@@ -116,6 +129,19 @@ def main() -> int:
             "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
             "HELPDESK_PUBLIC_URL": f"http://127.0.0.1:{port}",
         }
+        imported = subprocess.run(
+            [str(work / "venv" / "bin" / "python"), "-c", IMPORT_EVERYTHING],
+            cwd=ROOT,
+            env=demo_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if imported.returncode != 0:
+            raise CheckFailed(
+                f"a product module does not import on the runtime virtualenv:\n{imported.stderr}"
+            )
+        page_loads(f"http://127.0.0.1:{port}")
         for text, expected in DEMOS:
             started = time.monotonic()
             shown = demo_chat(work / "venv", demo_env, text)
@@ -165,6 +191,25 @@ def wait_until_ready(run: subprocess.Popen, out_path: Path, timeout: float) -> N
         if time.monotonic() > deadline:
             raise CheckFailed(f"the product was not up after {timeout:.0f} s")
         time.sleep(0.5)
+
+
+def page_loads(base_url: str) -> None:
+    """The pages a newcomer opens first, with their assets served by us (the API docs must work offline)."""
+    docs = fetch(f"{base_url}/api/docs/")
+    bundle = re.search(r'[^"\']*swagger-ui-bundle\.js', docs)
+    if bundle is None or bundle.group(0).startswith(("http:", "https:", "//")):
+        raise CheckFailed("/api/docs/ does not load Swagger UI from this server")
+    fetch(base_url + bundle.group(0))
+    fetch(f"{base_url}/admin/login/")
+    fetch(f"{base_url}/auth/login/")
+
+
+def fetch(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.read().decode(errors="replace")
+    except OSError as exc:
+        raise CheckFailed(f"GET {url}: {exc}") from None
 
 
 def demo_chat(venv: Path, env: dict[str, str], text: str) -> str:
