@@ -53,6 +53,9 @@ class AssistantInbox(models.Model):
     assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="assistant_inboxes")
     inbox = models.OneToOneField(Inbox, on_delete=models.CASCADE, related_name="captain_assistant")
 
+    class Meta:
+        verbose_name_plural = "assistant inboxes"
+
     def __str__(self) -> str:
         return f"{self.assistant} -> {self.inbox}"
 
@@ -160,6 +163,7 @@ class CreditLedgerEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "credit ledger entries"
         constraints = [models.UniqueConstraint(fields=["message", "kind"], name="ledger_unique_message_kind")]
         indexes = [models.Index(fields=["account", "created_at"], name="ledger_account_created_idx")]
 

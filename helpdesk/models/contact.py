@@ -24,6 +24,7 @@ class ContactInbox(models.Model):
     source_id = models.CharField(max_length=255)
 
     class Meta:
+        verbose_name_plural = "contact inboxes"
         constraints = [
             models.UniqueConstraint(fields=["inbox", "source_id"], name="contact_inbox_unique_source")
         ]

@@ -45,5 +45,8 @@ class Inbox(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name_plural = "inboxes"
+
     def __str__(self) -> str:
         return f"{self.name} ({self.get_channel_type_display()})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -225,3 +227,71 @@ def test_conversation_page_shows_only_the_latest_messages_read_only(client_a, ac
     shown = [form.instance.pk for form in inline.formset.forms]
     assert shown == [m.pk for m in messages[-50:]]
     assert inline.has_change_permission is False
+
+
+# A plural made by appending "s" to a word that needs "es" or "ies": "...ys" after a consonant ("entrys"), "...xs"
+# ("inboxs"), "...ss", "...zs", "...shs", "...chs".
+NAIVE_PLURAL = re.compile(r"(?:[^aeiou]ys|xs|ss|zs|shs|chs)$", re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    ("plural", "wrong"),
+    [
+        ("credit ledger entrys", True),
+        ("inboxs", True),
+        ("addresss", True),
+        ("batchs", True),
+        ("credit ledger entries", False),
+        ("inboxes", False),
+        ("api keys", False),
+        ("FAQ entries", False),
+    ],
+)
+def test_naive_plural_detector(plural, wrong):
+    assert bool(NAIVE_PLURAL.search(plural)) is wrong
+
+
+def admin_plural_names() -> dict[str, str]:
+    """Every plural the admin shows: registered models (index, changelists) and their inlines (headings)."""
+    from django.contrib import admin
+
+    names = {}
+    for model, model_admin in admin.site._registry.items():
+        names[model._meta.label] = str(model._meta.verbose_name_plural)
+        for inline in model_admin.inlines:
+            label = f"{model._meta.label} inline {inline.__name__}"
+            names[label] = str(inline.verbose_name_plural or inline.model._meta.verbose_name_plural)
+    return names
+
+
+def test_admin_names_have_correct_plurals():
+    names = admin_plural_names()
+    assert len(names) > 10  # the walk found the project's models, not an empty registry
+    wrong = {label: plural for label, plural in names.items() if NAIVE_PLURAL.search(plural)}
+    assert wrong == {}, f"give these models a Meta.verbose_name_plural: {wrong}"
+
+
+@pytest.mark.parametrize("app_label", ["helpdesk", "captain"])
+def test_every_project_model_has_a_correct_plural(app_label):
+    """Models not in the admin still show their plural elsewhere (inlines, API docs, messages)."""
+    from django.apps import apps
+
+    wrong = {
+        model._meta.label: str(model._meta.verbose_name_plural)
+        for model in apps.get_app_config(app_label).get_models()
+        if NAIVE_PLURAL.search(str(model._meta.verbose_name_plural))
+    }
+    assert wrong == {}, f"give these models a Meta.verbose_name_plural: {wrong}"
+
+
+def test_admin_index_shows_correct_plurals():
+    """What a newcomer sees: the model names on the admin index of a superuser."""
+    user = UserFactory(is_staff=True, is_superuser=True)
+    user.save()
+    client = Client()
+    client.force_login(user)
+    response = client.get("/admin/")
+    assert response.status_code == 200
+    shown = [str(model["name"]) for app in response.context["app_list"] for model in app["models"]]
+    assert len(shown) > 10
+    assert [name for name in shown if NAIVE_PLURAL.search(name)] == []

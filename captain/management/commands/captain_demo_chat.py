@@ -1,40 +1,66 @@
 """Send a signed customer message to the demo inbox and print the conversation as it unfolds.
 
 Run `scripts/run` in another terminal first (web server, worker, model), then e.g.:
-    .venv/bin/python manage.py captain_demo_chat "I want a refund for order 42"
-    .venv/bin/python manage.py captain_demo_chat "I want to talk to a person" --contact alice
+    .venv/bin/python manage.py captain_demo_chat "Can I return an item I bought last week?"
+    .venv/bin/python manage.py captain_demo_chat "And when will it arrive?" --contact demo-1a2b3c4d
+
+Each run is a new customer (a fresh contact id, printed) unless `--contact` names one, so a conversation that an
+earlier run handed to people does not swallow the next demo. While it runs, the demo inbox's callback URL points at
+a receiver of the command's own; the command puts the previous URL back when it exits, however it exits.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from captain.models import Run
+from captain.models import AssistantInbox, Run
 from helpdesk.channels.api_channel import signed_headers
-from helpdesk.models import Inbox, Message
+from helpdesk.models import Conversation, Inbox, Message
 
 from .captain_demo_seed import DEMO_WEBHOOK_TOKEN
 
+# Fits the bundled 0.5B model on a CPU: a triage turn, a specialist turn and a tool call take a minute or two.
+DEFAULT_TIMEOUT_SECONDS = 300.0
+POLL_SECONDS = 0.3
 
-class _Receiver(BaseHTTPRequestHandler):
-    events: list[dict] = []
 
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.events.append(json.loads(body))
-        self.send_response(200)
-        self.end_headers()
+class _CallbackReceiver:
+    """The customer's system behind the callback URL: records every reply event POSTed to it."""
 
-    def log_message(self, *args) -> None:
-        return
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        events = self.events
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    events.append(json.loads(body))
+                except ValueError:
+                    events.append({"text": body.decode(errors="replace"), "sender": {"type": "?"}})
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/captain-demo-chat/callback"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 class Command(BaseCommand):
@@ -43,75 +69,190 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("text")
         parser.add_argument(
-            "--contact", default="demo-customer", help="The customer's id on the API channel."
+            "--contact",
+            default=None,
+            help="The customer's id on the API channel. Default: a new customer per run (printed, so you can "
+            "continue that conversation with --contact <id>).",
         )
         parser.add_argument("--base-url", default=settings.PUBLIC_BASE_URL)
-        parser.add_argument("--timeout", type=float, default=180.0)
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_TIMEOUT_SECONDS,
+            help=f"Seconds to wait for the AI (default {DEFAULT_TIMEOUT_SECONDS:.0f}).",
+        )
 
-    def handle(self, *args, text: str, contact: str, base_url: str, timeout: float, **options) -> None:
+    def handle(self, *args, text: str, contact: str | None, base_url: str, timeout: float, **options) -> None:
         inbox = Inbox.objects.filter(webhook_token=DEMO_WEBHOOK_TOKEN).first()
         if inbox is None:
             raise CommandError("No demo inbox: run `manage.py captain_demo_seed` (scripts/run does).")
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        inbox.callback_url = f"http://127.0.0.1:{server.server_address[1]}/callback"
-        inbox.save(update_fields=["callback_url"])
+        if not AssistantInbox.objects.filter(inbox=inbox).exists():
+            raise CommandError(
+                "The demo inbox has no AI assistant connected, so nobody would answer: run "
+                "`manage.py captain_demo_seed` again (scripts/run does on every start)."
+            )
+        if contact:
+            self.stdout.write(f"contact: {contact}")
+        else:
+            contact = f"demo-{secrets.token_hex(4)}"
+            self.stdout.write(
+                f"contact: {contact} (a new customer; continue this conversation with --contact {contact})"
+            )
 
+        receiver = _CallbackReceiver()
+        previous_callback_url = inbox.callback_url
+        try:
+            Inbox.objects.filter(pk=inbox.pk).update(callback_url=receiver.url)
+            self._chat(
+                inbox, text=text, contact=contact, base_url=base_url, timeout=timeout, receiver=receiver
+            )
+        finally:
+            # Conditional: if someone changed the URL meanwhile (an admin, another demo run), theirs stays.
+            Inbox.objects.filter(pk=inbox.pk, callback_url=receiver.url).update(
+                callback_url=previous_callback_url
+            )
+            receiver.close()
+
+    def _chat(
+        self,
+        inbox: Inbox,
+        *,
+        text: str,
+        contact: str,
+        base_url: str,
+        timeout: float,
+        receiver: _CallbackReceiver,
+    ) -> None:
         message_id = f"demo-{uuid.uuid4().hex[:12]}"
         body = json.dumps(
             {"message_id": message_id, "contact": {"id": contact, "name": contact}, "text": text}
         )
         url = f"{base_url.rstrip('/')}/webhooks/api/{inbox.webhook_token}/"
         started = time.monotonic()
-        response = httpx.post(
-            url,
-            content=body,
-            headers={"Content-Type": "application/json", **signed_headers(inbox.secret, body.encode())},
-        )
+        try:
+            response = httpx.post(
+                url,
+                content=body,
+                headers={"Content-Type": "application/json", **signed_headers(inbox.secret, body.encode())},
+                timeout=30.0,
+            )
+        except httpx.HTTPError as exc:
+            raise CommandError(
+                f"Could not reach {url} ({exc}): is the web server running (scripts/run)?"
+            ) from exc
         self.stdout.write(
             f"POST {url} -> {response.status_code} in {(time.monotonic() - started) * 1000:.0f} ms"
         )
         if response.status_code != 200:
             raise CommandError(response.text)
-        stored = Message.objects.get(inbox=inbox, provider_message_id=message_id)
-        conversation_id = stored.conversation_id
-        self.stdout.write(f"conversation #{conversation_id}\n  customer: {text}")
+        stored = Message.objects.select_related("conversation").get(
+            inbox=inbox, provider_message_id=message_id
+        )
+        conversation = stored.conversation
+        dashboard_url = (
+            f"{base_url.rstrip('/')}/app/accounts/{conversation.account_id}/conversations/{conversation.id}/"
+        )
+        self.stdout.write(
+            f"conversation #{conversation.id}: {conversation.get_status_display()}\n  customer: {text}"
+        )
+
+        if stored.ai_status == Message.AIStatus.NONE:
+            # Stored for people only: the conversation was not in the AI's hands when the message arrived.
+            raise CommandError(self._with_people(conversation, contact, dashboard_url))
+
+        self.stdout.write(f"  waiting for the AI (up to {timeout:.0f} s) ...")
         seen = set(
-            Message.objects.filter(conversation_id=conversation_id, id__lte=stored.id).values_list(
+            Message.objects.filter(conversation_id=conversation.id, id__lte=stored.id).values_list(
                 "id", flat=True
             )
         )
         deadline = time.monotonic() + timeout
-        run = None
-        while time.monotonic() < deadline:
-            for message in Message.objects.filter(conversation_id=conversation_id).exclude(id__in=seen):
+        finished = False
+        while True:
+            for message in Message.objects.filter(conversation_id=conversation.id).exclude(id__in=seen):
                 seen.add(message.id)
-                self.stdout.write("  " + self._describe(message))
-            run = (
-                run
-                or Run.objects.filter(
-                    conversation_id=conversation_id, trigger_message_id__gte=stored.id
-                ).first()
-            )
+                self.stdout.write(f"  {self._describe(message)}  (+{time.monotonic() - started:.1f} s)")
+            stored.refresh_from_db(fields=["ai_status", "ai_attempts"])
             queued = Message.objects.filter(
-                conversation_id=conversation_id, delivery_status="queued"
+                conversation_id=conversation.id, delivery_status=Message.DeliveryStatus.QUEUED
             ).exists()
-            if run and not queued:
+            if stored.ai_status != Message.AIStatus.PENDING and not queued:
+                finished = True
                 break
-            time.sleep(0.3)
-        for event in _Receiver.events:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_SECONDS)
+        elapsed = time.monotonic() - started
+
+        for event in receiver.events:
+            sender = event.get("sender") or {}
             self.stdout.write(
-                f"  delivered to callback: [{event['sender'].get('name') or event['sender']['type']}] {event['text']}"
+                f"  delivered to callback: [{sender.get('name') or sender.get('type')}] {event.get('text', '')}"
             )
-        server.shutdown()
-        if run is None:
+        run = (
+            Run.objects.filter(conversation_id=conversation.id, trigger_message_id__gte=stored.id)
+            .order_by("id")
+            .first()
+        )
+        if run is not None:
+            self.stdout.write(
+                f"run #{run.id}: outcome={run.outcome} route={' -> '.join(run.route) or '-'} "
+                f"llm_calls={run.llm_calls} tokens={run.input_tokens}+{run.output_tokens} "
+                f"credit_used={run.credit_used} {run.duration_ms} ms"
+                + (f"\n  reason: {run.detail}" if run.detail else "")
+            )
+        if not finished:
+            raise CommandError(self._timed_out(stored, timeout))
+
+        conversation.refresh_from_db(fields=["status"])
+        if stored.ai_status == Message.AIStatus.SKIPPED:
             raise CommandError(
-                f"No AI run finished within {timeout:.0f} s: is the worker running (scripts/run)?"
+                f"The AI skipped your message: people took over conversation #{conversation.id} "
+                f"(status {conversation.status}) before it answered, so an agent answers from the dashboard "
+                f"({dashboard_url}). Omit --contact to start a fresh conversation with the AI."
             )
-        self.stdout.write(
-            f"run #{run.id}: outcome={run.outcome} route={' -> '.join(run.route) or '-'} llm_calls={run.llm_calls} "
-            f"tokens={run.input_tokens}+{run.output_tokens} credit_used={run.credit_used} {run.duration_ms} ms"
-            + (f"\n  reason: {run.detail}" if run.detail else "")
+        self.stdout.write(f"done in {elapsed:.1f} s")
+        if conversation.status == Conversation.Status.PENDING:
+            self.stdout.write(f"continue this conversation: --contact {contact}")
+        elif conversation.status == Conversation.Status.OPEN:
+            self.stdout.write(
+                f"conversation #{conversation.id} is now with people: further messages from {contact} go to "
+                f"the agents ({dashboard_url}), not to the AI. Omit --contact to start fresh."
+            )
+
+    @staticmethod
+    def _with_people(conversation: Conversation, contact: str, dashboard_url: str) -> str:
+        if conversation.status == Conversation.Status.PENDING:
+            return (
+                f"Conversation #{conversation.id} did not go to the AI (the demo inbox has no assistant): run "
+                "`manage.py captain_demo_seed` again."
+            )
+        reason = conversation.escalation_reason.strip().rstrip(".")
+        reason = f" Escalation reason: {reason}." if reason else ""
+        return (
+            f"Conversation #{conversation.id} of contact {contact} is with people (status "
+            f"'{conversation.status}'), so the AI stays quiet and an agent answers from the dashboard: "
+            f"{dashboard_url}.{reason} To talk to the AI, run the command without --contact: each run then "
+            "starts a fresh conversation with a new contact."
+        )
+
+    @staticmethod
+    def _timed_out(stored: Message, timeout: float) -> str:
+        worker_log = settings.VAR_DIR / "worker.log"
+        if stored.ai_status != Message.AIStatus.PENDING:
+            return (
+                f"The AI has answered, but its reply is still queued for delivery after {timeout:.0f} s: is the "
+                f"Celery worker running (scripts/run starts it)? Check {worker_log}."
+            )
+        if stored.ai_attempts:
+            return (
+                f"The AI run for message #{stored.id} is still going after {timeout:.0f} s (attempt "
+                f"{stored.ai_attempts}); the model is slow. Its answer will still appear in the dashboard; "
+                f"try a longer --timeout, and see {worker_log} for progress."
+            )
+        return (
+            f"No AI run started within {timeout:.0f} s: message #{stored.id} is still `pending` and no worker "
+            f"has picked it up. Is the Celery worker running (scripts/run starts it)? Check {worker_log}."
         )
 
     @staticmethod
@@ -121,6 +262,10 @@ class Command(BaseCommand):
         if message.private:
             return f"(private note) {message.content}"
         if message.sender_type == Message.SenderType.ASSISTANT:
-            return f"AI [{message.ai_agent_name or message.ai_agent_key}]: {message.content}"
-        who = "customer" if message.message_type == Message.Type.INCOMING else "agent"
-        return f"{who}: {message.content}"
+            name = message.ai_agent_name or message.ai_agent_key
+            return f"AI [{name}]: {message.content}" if name else f"AI: {message.content}"
+        if message.message_type == Message.Type.INCOMING:
+            return f"customer: {message.content}"
+        if message.sender_type == Message.SenderType.SYSTEM:
+            return f"(greeting) {message.content}"
+        return f"agent: {message.content}"
