@@ -65,6 +65,20 @@ class Program:
             return ""
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM it if the supervisor dies without stopping it (SIGKILL, OOM).
+
+    The normal path stops every child by PID; this is the safety net for when that path cannot run (Linux only).
+    """
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         with path.open("rb") as f:
@@ -107,7 +121,15 @@ class Supervisor:
         self.stopping = False
 
     def say(self, text: str) -> None:
-        print(f"[{time.monotonic() - self.started_at:6.1f}s] {text}", file=self.out, flush=True)
+        self.show(f"[{time.monotonic() - self.started_at:6.1f}s] {text}")
+
+    def show(self, text: str) -> None:
+        # The terminal may be gone (closed window, `scripts/run | tee` after Ctrl-C): losing a line must never
+        # keep the children from being stopped.
+        try:
+            print(text, file=self.out, flush=True)
+        except (OSError, ValueError):
+            self.out = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the supervisor)
 
     # ---- starting ---------------------------------------------------------------------------------------------
 
@@ -125,6 +147,7 @@ class Supervisor:
                 env={**os.environ, **(program.env or {})},
                 cwd=ROOT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         program.started_at = time.monotonic()
         program.restart_at = None
@@ -164,7 +187,7 @@ class Supervisor:
                 f"{name} failed ({describe_exit(result.returncode)}). Last lines of {log}:\n{log_tail(log)}"
             )
         if show_output and result.stdout.strip():
-            print(result.stdout.rstrip(), file=self.out, flush=True)
+            self.show(result.stdout.rstrip())
         self.say(f"{name} done")
 
     # ---- watching ---------------------------------------------------------------------------------------------
@@ -369,11 +392,9 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     shown_python = (
         os.path.relpath(bindir / "python", ROOT) if bindir.is_relative_to(ROOT) else bindir / "python"
     )
-    print(
+    sup.show(
         f'    try it: {shown_python} manage.py captain_demo_chat "Can I return an item I bought last week?"\n'
-        f"    logs: {var}/*.log   stop: Ctrl-C",
-        file=sup.out,
-        flush=True,
+        f"    logs: {var}/*.log   stop: Ctrl-C"
     )
 
 
@@ -386,8 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     began = os.environ.get("RUN_STARTED_AT_EPOCH")
     started_at = time.monotonic() - (time.time() - float(began)) if began else None
     sup = Supervisor(max_crashes=args.max_crashes, stable_seconds=args.stable_seconds, started_at=started_at)
-    signal.signal(signal.SIGTERM, sup.request_stop)
-    signal.signal(signal.SIGINT, sup.request_stop)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, sup.request_stop)
     status = 0
     try:
         run_product(sup, args)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+import re
+import subprocess
 import sys
 import time
 
@@ -137,3 +139,50 @@ def test_stop_reaches_every_process_by_pid_and_kills_one_that_ignores_sigterm(tm
     shown = out.getvalue()
     assert "web (pid" in shown and "ignored SIGTERM" in shown
     assert shown.index("web stopped") < shown.index("redis stopped")  # reverse order of start
+
+
+def test_a_closed_terminal_does_not_keep_the_children_from_being_stopped(tmp_path):
+    """`scripts/run | tee` after Ctrl-C: the reader is gone, yet every child must still be stopped."""
+    out = io.StringIO()
+    sup = make(out)
+    program = supervisor.Program("web", py("import time; time.sleep(60)"), tmp_path / "web.log")
+    sup.start(program)
+    out.close()
+
+    sup.say("stopping")
+    sup.stop_all()
+
+    assert program.proc.returncode is not None
+
+
+def running(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_children_are_stopped_when_the_supervisor_itself_is_killed(tmp_path):
+    """SIGKILL leaves no chance to stop anything by PID: the children get SIGTERM from the kernel instead."""
+    code = (
+        "import importlib.util, sys, time\n"
+        f"spec = importlib.util.spec_from_file_location('supervisor', {str(ROOT / 'scripts' / 'supervisor.py')!r})\n"
+        "s = importlib.util.module_from_spec(spec); sys.modules['supervisor'] = s; spec.loader.exec_module(s)\n"
+        "sup = s.Supervisor()\n"
+        f"p = s.Program('worker', [sys.executable, '-c', 'import time; time.sleep(60)'], s.Path({str(tmp_path / 'w.log')!r}))\n"
+        "sup.start(p)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        line = parent.stdout.readline()
+        child = int(re.search(r"pid (\d+)", line).group(1))
+        assert running(child)
+
+        parent.kill()
+        parent.wait()
+
+        wait_for(lambda: not running(child), timeout=10, what="the orphaned child to stop")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
