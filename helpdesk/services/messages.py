@@ -51,8 +51,13 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
 
 
 def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> tuple[Conversation, bool]:
+    # Locked before the message insert, as every other writer of a conversation locks it first: the insert's
+    # foreign key check takes a KEY SHARE lock on this row, and updating the row after a worker queued for FOR
+    # UPDATE on it deadlocks on PostgreSQL. Reading under the lock also keeps the status we write back current
+    # (an escalation committed a moment ago is not reverted to "AI handling").
     conversation = (
-        Conversation.objects.filter(contact_inbox=contact_inbox)
+        Conversation.objects.select_for_update()
+        .filter(contact_inbox=contact_inbox)
         .exclude(status=Conversation.Status.RESOLVED)
         .order_by("-id")
         .first()

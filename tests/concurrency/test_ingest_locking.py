@@ -1,0 +1,92 @@
+"""A customer message arriving while a worker locks the same conversation: no deadlock, no lost status.
+
+Inserting a message takes a KEY SHARE lock on its conversation (the foreign key check). If the ingest then
+updates the conversation while a worker waits for FOR UPDATE on it (outcome_apply, an escalation), PostgreSQL
+queues the update behind the waiting worker, which waits for the ingest: a deadlock, answered 500 to the channel.
+The ingest therefore locks the conversation row first, like every other writer of it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from helpdesk.channels.base import InboundContact, InboundMessage
+from helpdesk.models import Conversation, Message
+from helpdesk.services.messages import message_ingest
+from tests.factories import AssistantInboxFactory
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def test_ingest_and_a_worker_locking_the_conversation_do_not_deadlock():
+    link = AssistantInboxFactory()
+    contact = InboundContact(source_id="ann", name="Ann")
+    message_ingest(inbox=link.inbox, inbound=InboundMessage("m-1", contact, "first"))
+    conversation = Conversation.objects.get()
+    inserted = threading.Event()
+    worker_errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            inserted.wait(10)
+            with transaction.atomic():
+                locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+                locked.status = Conversation.Status.OPEN  # an escalation decided meanwhile
+                locked.save(update_fields=["status"])
+        except BaseException as exc:
+            worker_errors.append(exc)
+        finally:
+            connection.close()
+
+    def pause_after_message_insert(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if sql.startswith('INSERT INTO "helpdesk_message"'):
+            inserted.set()
+            time.sleep(0.5)  # the worker's FOR UPDATE is queued on the conversation by now
+        return result
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    with connection.execute_wrapper(pause_after_message_insert):
+        result = message_ingest(inbox=link.inbox, inbound=InboundMessage("m-2", contact, "second"))
+    thread.join(15)
+
+    assert worker_errors == []
+    assert result.created
+    assert Message.objects.filter(conversation=conversation).count() == 2
+    # The escalation committed after the ingest and is not overwritten by a stale status.
+    assert Conversation.objects.get(pk=conversation.pk).status == Conversation.Status.OPEN
+
+
+def test_an_escalation_committed_before_the_ingest_reads_is_kept():
+    """The ingest reads the conversation under its lock: a status changed just before is not written back."""
+    link = AssistantInboxFactory()
+    contact = InboundContact(source_id="bob", name="Bob")
+    message_ingest(inbox=link.inbox, inbound=InboundMessage("b-1", contact, "first"))
+    conversation = Conversation.objects.get()
+    escalated = threading.Event()
+
+    def escalate_while_ingest_waits() -> None:
+        try:
+            with transaction.atomic():
+                locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+                escalated.set()
+                time.sleep(0.5)  # the ingest below is waiting for this row now
+                locked.status = Conversation.Status.OPEN
+                locked.save(update_fields=["status"])
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=escalate_while_ingest_waits)
+    thread.start()
+    escalated.wait(10)
+    result = message_ingest(inbox=link.inbox, inbound=InboundMessage("b-2", contact, "second"))
+    thread.join(15)
+
+    assert result.created
+    assert Conversation.objects.get(pk=conversation.pk).status == Conversation.Status.OPEN
+    assert result.message.ai_status == Message.AIStatus.NONE  # with people now: not queued for the AI
