@@ -66,7 +66,11 @@ def outcome_apply(
 ) -> AppliedOutcome:
     """Make the outcome real. Replies are charged here, in the same transaction as the message; handoffs,
     resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped."""
-    conversation = Conversation.objects.select_for_update().select_related("inbox").get(pk=conversation_id)
+    # The inbox is read, not locked: a FOR UPDATE over the join would lock the inbox row and serialise every
+    # message of the inbox behind this transaction (inserting a message takes KEY SHARE on its inbox).
+    conversation = (
+        Conversation.objects.select_for_update(of=("self",)).select_related("inbox").get(pk=conversation_id)
+    )
     reply_message: Message | None = None
     credit_used = False
     recorded = outcome.kind

@@ -18,7 +18,9 @@ def delivery_mark_sent(*, message_id: int) -> None:
 
 @transaction.atomic
 def delivery_mark_failed(*, message_id: int, error: str) -> None:
-    message = Message.objects.select_for_update().select_related("conversation").get(pk=message_id)
+    message = (
+        Message.objects.select_for_update(of=("self",)).select_related("conversation").get(pk=message_id)
+    )
     if message.delivery_status == Message.DeliveryStatus.FAILED:
         return
     message.delivery_status = Message.DeliveryStatus.FAILED

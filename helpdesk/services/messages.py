@@ -27,8 +27,10 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
 
     The row lock serialises concurrent first messages of one contact, so they land in one conversation.
     """
+    # Only this row serialises a contact's messages; the contact row is read, not locked (fewer locks held
+    # while the conversation lock is awaited).
     found = (
-        ContactInbox.objects.select_for_update()
+        ContactInbox.objects.select_for_update(of=("self",))
         .select_related("contact")
         .filter(inbox=inbox, source_id=contact.source_id)
         .first()
@@ -44,7 +46,7 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
     except IntegrityError:
         # Someone else created it between our read and our insert: the unique constraint decided, use theirs.
         return (
-            ContactInbox.objects.select_for_update()
+            ContactInbox.objects.select_for_update(of=("self",))
             .select_related("contact")
             .get(inbox=inbox, source_id=contact.source_id)
         )

@@ -15,9 +15,11 @@ import pytest
 from django.db import connection, transaction
 
 from helpdesk.channels.base import InboundContact, InboundMessage
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.services.messages import message_ingest
-from tests.factories import AssistantInboxFactory
+from helpdesk.tasks import message_deliver
+from tests.factories import AssistantInboxFactory, MessageFactory
+from tests.support.callback_receiver import CallbackReceiver
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -90,3 +92,50 @@ def test_an_escalation_committed_before_the_ingest_reads_is_kept():
     assert result.created
     assert Conversation.objects.get(pk=conversation.pk).status == Conversation.Status.OPEN
     assert result.message.ai_status == Message.AIStatus.NONE  # with people now: not queued for the AI
+
+
+def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
+    """The delivery task locks only its message row; it once also locked the conversation and the contact's
+    inbox row in one statement, the reverse of the ingest's order (contact's inbox row, then conversation)."""
+    link = AssistantInboxFactory()
+    contact = InboundContact(source_id="cyd", name="Cyd")
+    message_ingest(inbox=link.inbox, inbound=InboundMessage("c-1", contact, "first"))
+    conversation = Conversation.objects.get()
+    reply = MessageFactory(
+        conversation=conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.ASSISTANT,
+        content="An answer",
+        delivery_status=Message.DeliveryStatus.QUEUED,
+    )
+    contact_locked = threading.Event()
+    delivery_errors: list[BaseException] = []
+
+    def deliver() -> None:
+        try:
+            contact_locked.wait(10)
+            message_deliver.apply(args=(reply.id,))
+        except BaseException as exc:
+            delivery_errors.append(exc)
+        finally:
+            connection.close()
+
+    def pause_after_contact_lock(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if 'FROM "helpdesk_contactinbox"' in sql and "FOR UPDATE" in sql:
+            contact_locked.set()
+            time.sleep(0.5)  # the delivery's lock statement runs now
+        return result
+
+    with CallbackReceiver() as receiver:
+        Inbox.objects.filter(pk=link.inbox.pk).update(callback_url=receiver.url)
+        thread = threading.Thread(target=deliver)
+        thread.start()
+        with connection.execute_wrapper(pause_after_contact_lock):
+            result = message_ingest(inbox=link.inbox, inbound=InboundMessage("c-2", contact, "second"))
+        thread.join(15)
+
+    assert delivery_errors == []
+    assert result.created
+    reply.refresh_from_db()
+    assert reply.delivery_status == Message.DeliveryStatus.SENT
