@@ -44,7 +44,7 @@ def message_deliver(self, message_id: int, trace_context: dict[str, str] | None 
             # Only the message row is the lease's to lock. Locking the joined rows too (the conversation, the
             # contact's inbox row) took them in the reverse of the ingest's order and deadlocked on PostgreSQL.
             message = (
-                Message.objects.select_for_update(of=("self",))
+                Message.objects.select_for_update(no_key=True, of=("self",))
                 .select_related("inbox", "conversation__contact_inbox")
                 .filter(pk=message_id)
                 .first()

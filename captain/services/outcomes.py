@@ -69,7 +69,9 @@ def outcome_apply(
     # The inbox is read, not locked: a FOR UPDATE over the join would lock the inbox row and serialise every
     # message of the inbox behind this transaction (inserting a message takes KEY SHARE on its inbox).
     conversation = (
-        Conversation.objects.select_for_update(of=("self",)).select_related("inbox").get(pk=conversation_id)
+        Conversation.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("inbox")
+        .get(pk=conversation_id)
     )
     reply_message: Message | None = None
     credit_used = False

@@ -28,7 +28,7 @@ def conversation_escalate(
         message_create_ai_reply,
     )  # local: both modules are small and import each other's names
 
-    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
     conversation.status = Conversation.Status.OPEN
     conversation.waiting_since = conversation.waiting_since or timezone.now()
     conversation.escalation_reason = reason[:2000]
@@ -52,7 +52,7 @@ def conversation_set_status(
 ) -> Conversation:
     if status not in Conversation.Status.values:
         raise ValueError(f"Unknown status {status!r}")
-    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
     if conversation.status == status:
         return conversation
     previous = conversation.status

@@ -19,7 +19,9 @@ def delivery_mark_sent(*, message_id: int) -> None:
 @transaction.atomic
 def delivery_mark_failed(*, message_id: int, error: str) -> None:
     message = (
-        Message.objects.select_for_update(of=("self",)).select_related("conversation").get(pk=message_id)
+        Message.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("conversation")
+        .get(pk=message_id)
     )
     if message.delivery_status == Message.DeliveryStatus.FAILED:
         return

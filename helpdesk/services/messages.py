@@ -27,10 +27,13 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
 
     The row lock serialises concurrent first messages of one contact, so they land in one conversation.
     """
-    # Only this row serialises a contact's messages; the contact row is read, not locked (fewer locks held
-    # while the conversation lock is awaited).
+    # Row locks in this project are FOR NO KEY UPDATE on the one row that serialises (here the contact's inbox
+    # row; the contact is read, not locked): they exclude each other but not the FOR KEY SHARE locks that
+    # PostgreSQL's deferred foreign key checks take at COMMIT. A FOR UPDATE here blocked a worker's COMMIT (its
+    # conversation update re-checks the conversation's foreign keys) while we waited for that worker's
+    # conversation: a deadlock, answered 500 to the channel.
     found = (
-        ContactInbox.objects.select_for_update(of=("self",))
+        ContactInbox.objects.select_for_update(no_key=True, of=("self",))
         .select_related("contact")
         .filter(inbox=inbox, source_id=contact.source_id)
         .first()
@@ -46,19 +49,19 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
     except IntegrityError:
         # Someone else created it between our read and our insert: the unique constraint decided, use theirs.
         return (
-            ContactInbox.objects.select_for_update(of=("self",))
+            ContactInbox.objects.select_for_update(no_key=True, of=("self",))
             .select_related("contact")
             .get(inbox=inbox, source_id=contact.source_id)
         )
 
 
 def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> tuple[Conversation, bool]:
-    # Locked before the message insert, as every other writer of a conversation locks it first: the insert's
-    # foreign key check takes a KEY SHARE lock on this row, and updating the row after a worker queued for FOR
-    # UPDATE on it deadlocks on PostgreSQL. Reading under the lock also keeps the status we write back current
-    # (an escalation committed a moment ago is not reverted to "AI handling").
+    # Locked before the message insert, as every other writer of a conversation locks it first; inserting and
+    # then updating the row unlocked deadlocked on PostgreSQL with a worker queued for it. Reading under the
+    # lock also keeps the status we write back current (an escalation committed a moment ago is not reverted
+    # to "AI handling").
     conversation = (
-        Conversation.objects.select_for_update()
+        Conversation.objects.select_for_update(no_key=True)
         .filter(contact_inbox=contact_inbox)
         .exclude(status=Conversation.Status.RESOLVED)
         .order_by("-id")
@@ -183,7 +186,7 @@ def message_create_agent_reply(
     *, conversation: Conversation, user: AbstractBaseUser, content: str
 ) -> Message:
     """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet."""
-    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
     message = Message.objects.create(
         account_id=conversation.account_id,
         inbox_id=conversation.inbox_id,

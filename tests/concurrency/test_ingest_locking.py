@@ -122,7 +122,7 @@ def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
 
     def pause_after_contact_lock(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if 'FROM "helpdesk_contactinbox"' in sql and "FOR UPDATE" in sql:
+        if 'FROM "helpdesk_contactinbox"' in sql and "FOR " in sql:
             contact_locked.set()
             time.sleep(0.5)  # the delivery's lock statement runs now
         return result
@@ -139,3 +139,45 @@ def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
     assert result.created
     reply.refresh_from_db()
     assert reply.delivery_status == Message.DeliveryStatus.SENT
+
+
+def test_ingest_does_not_block_a_worker_commit_that_rechecks_foreign_keys():
+    """A worker that updates its conversation twice re-checks the conversation's foreign keys at COMMIT
+    (FOR KEY SHARE on the contact's inbox row). The ingest's lock on that row must not block it while the
+    ingest waits for the worker's conversation."""
+    link = AssistantInboxFactory()
+    contact = InboundContact(source_id="dee", name="Dee")
+    message_ingest(inbox=link.inbox, inbound=InboundMessage("d-1", contact, "first"))
+    conversation = Conversation.objects.get()
+    contact_locked = threading.Event()
+    worker_errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            with transaction.atomic():
+                Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
+                Conversation.objects.filter(pk=conversation.pk).update(ai_agent_key="assistant")
+                Conversation.objects.filter(pk=conversation.pk).update(priority="high")
+                contact_locked.wait(10)  # COMMIT while the ingest holds the contact's inbox row
+        except BaseException as exc:
+            worker_errors.append(exc)
+        finally:
+            connection.close()
+
+    def pause_after_contact_lock(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if 'FROM "helpdesk_contactinbox"' in sql and "FOR " in sql:
+            contact_locked.set()
+            time.sleep(0.5)  # the worker's COMMIT runs its foreign key checks now
+        return result
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    time.sleep(0.2)  # the worker holds the conversation first
+    with connection.execute_wrapper(pause_after_contact_lock):
+        result = message_ingest(inbox=link.inbox, inbound=InboundMessage("d-2", contact, "second"))
+    thread.join(15)
+
+    assert worker_errors == []
+    assert result.created
+    assert Conversation.objects.get(pk=conversation.pk).priority == "high"
