@@ -87,9 +87,17 @@ def webhook_rate_limit_check(*, inbox: Inbox, now: float | None = None) -> RateL
         # A little longer than the window so a slow clock between web processes cannot reset it early.
         pipe.expire(key, WINDOW_SECONDS + 5)
         count, _ = pipe.execute()
-    except (redis.RedisError, OSError) as exc:
+    except Exception as exc:
+        # Any failure of the client, not only RedisError: under concurrent webhooks on PostgreSQL, redis-py
+        # once surfaced a socket closed under a reading thread as `ValueError: I/O operation on closed file`,
+        # and the webhook answered 500. A limiter that cannot count must let the message in.
         _paused_until[url] = time.monotonic() + FAIL_OPEN_PAUSE_SECONDS
-        logger.warning("webhook rate limit skipped for inbox %s (Redis unavailable: %s)", inbox.pk, exc)
+        logger.warning(
+            "webhook rate limit skipped for inbox %s (Redis unavailable: %s: %s)",
+            inbox.pk,
+            type(exc).__name__,
+            exc,
+        )
         return RateLimitDecision(allowed=True, limit=limit, counted=False)
     _paused_until.pop(url, None)
     if int(count) > limit:
