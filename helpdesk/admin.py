@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 from django.utils.html import format_html
 
@@ -90,8 +91,18 @@ class _ScopedFormfieldsMixin:
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
+# Write-only credentials. A changelist filter on one (`?secret__startswith=a`) answers "some rows" or "none",
+# which recovers the value a character at a time; no lookup may name them, at any depth of a relation path.
+SECRET_FIELD_NAMES = frozenset({"secret", "access_token", "webhook_token", "password"})
+
+
 class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
     """For a ModelAdmin: non-superuser staff reach only the accounts they administer."""
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if SECRET_FIELD_NAMES.intersection(lookup.split(LOOKUP_SEP)):
+            return False  # the admin answers 400 (DisallowedModelAdminLookup)
+        return super().lookup_allowed(lookup, value, request)
 
     read_only: bool = False
     """No one adds or changes rows (ledgers, run records); superusers may still delete where allowed."""

@@ -295,3 +295,36 @@ def test_admin_index_shows_correct_plurals():
     shown = [str(model["name"]) for app in response.context["app_list"] for model in app["models"]]
     assert len(shown) > 10
     assert [name for name in shown if NAIVE_PLURAL.search(name)] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/helpdesk/inbox/?secret__startswith={prefix}",
+        "/admin/helpdesk/inbox/?access_token__startswith={prefix}",
+        "/admin/helpdesk/inbox/?webhook_token__startswith={prefix}",
+        "/admin/helpdesk/inbox/?secret__regex=^{prefix}",
+        "/admin/helpdesk/conversation/?inbox__secret__startswith={prefix}",
+        "/admin/helpdesk/message/?inbox__access_token__startswith={prefix}",
+    ],
+)
+def test_admin_lists_refuse_lookups_on_secret_fields(client_a, account_a, path):
+    """A write-only secret must not be recoverable one character at a time through list filters."""
+    inbox = InboxFactory(account=account_a, secret="s3cret-value", access_token="t0ken-value")
+    ConversationFactory(contact_inbox__inbox=inbox)
+
+    responses = [
+        client_a.get(path.format(prefix=prefix)) for prefix in ("s3", "t0", inbox.webhook_token[:3], "zz")
+    ]
+
+    assert [r.status_code for r in responses] == [400, 400, 400, 400]
+
+
+def test_superusers_cannot_filter_on_secrets_either(account_a):
+    inbox = InboxFactory(account=account_a, secret="s3cret-value")
+    admin_user = staff_user(is_superuser=True)
+    client = Client()
+    client.force_login(admin_user)
+
+    assert client.get(f"/admin/helpdesk/inbox/?secret__startswith={inbox.secret[:2]}").status_code == 400
+    assert client.get("/admin/helpdesk/inbox/?name__startswith=x").status_code == 200  # ordinary lookups work
