@@ -202,6 +202,8 @@ HELPDESK = {
     "WEBHOOK_MAX_JSON_DEPTH": 20,
     # Per inbox; an inbox may set its own. Over the limit: 429 + Retry-After (providers retry), nothing stored.
     "WEBHOOK_RATE_LIMIT_PER_MINUTE": env_int("HELPDESK_WEBHOOK_RATE_LIMIT", 6000),
+    # Per client address; only failed authentications count, and a signed request is never refused by it.
+    "WEBHOOK_AUTH_FAILURES_PER_MINUTE": env_int("HELPDESK_WEBHOOK_AUTH_FAILURE_LIMIT", 60),
     "DELIVERY_MAX_RETRIES": env_int("HELPDESK_DELIVERY_MAX_RETRIES", 5),
     "OUTBOX_UNPUBLISHED_AFTER_SECONDS": env_int("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", 10),
     "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),

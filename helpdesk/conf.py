@@ -13,6 +13,8 @@ DEFAULTS: dict[str, Any] = {
     # Webhook requests accepted per inbox per minute unless the inbox sets its own; 0 disables the limit.
     # High enough for a provider's legitimate burst (Meta batches, Telegram's 40 parallel connections).
     "WEBHOOK_RATE_LIMIT_PER_MINUTE": 6000,
+    # Failed webhook authentications per client address and minute before further failures answer 429.
+    "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 60,
     "DELIVERY_MAX_RETRIES": 5,
     "OUTBOX_UNPUBLISHED_AFTER_SECONDS": 10,
     "DELIVERY_TIMEOUT_SECONDS": 10.0,

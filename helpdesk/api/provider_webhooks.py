@@ -13,14 +13,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 from opentelemetry.trace import Span
 
 from helpdesk import tracing
-from helpdesk.api.webhooks import read_body, throttled
+from helpdesk.api.webhooks import admit
 from helpdesk.channels import slack, telegram, whatsapp
 from helpdesk.channels.base import InboundMessage, WebhookRejected, parse_json_body
 from helpdesk.conf import helpdesk_setting
@@ -33,8 +32,11 @@ logger = logging.getLogger(__name__)
 # Set on the webhook span when a verified request carried no customer message.
 ATTR_IGNORED = "helpdesk.webhook.ignored"
 
-# What a channel does with a size-checked raw body: verify it, then either answer directly (a handshake) or
-# return the customer messages it carried (possibly none).
+# How a channel authenticates a request: raise WebhookRejected(401/403) unless the raw body and headers prove it
+# comes from the provider.
+Verifier = Callable[[HttpRequest, Inbox, bytes], None]
+# What a channel does with an authenticated raw body: answer directly (a handshake) or return the customer
+# messages it carried (possibly none).
 Receiver = Callable[[HttpRequest, Inbox, bytes], HttpResponse | list[InboundMessage]]
 
 
@@ -65,7 +67,7 @@ def _store(span: Span, inbox: Inbox, inbound_messages: list[InboundMessage]) -> 
 
 
 def _handle(
-    request: HttpRequest, *, webhook_token: str, channel_type: str, receive: Receiver
+    request: HttpRequest, *, webhook_token: str, channel_type: str, verify: Verifier, receive: Receiver
 ) -> HttpResponse:
     with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
         span.set_attribute(tracing.ATTR_CHANNEL, channel_type)
@@ -74,12 +76,11 @@ def _handle(
             return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
         span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
         span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
-        if (limited := throttled(inbox)) is not None:
-            span.set_attribute(tracing.ATTR_REJECTED, "rate_limited")
-            return limited
+        admitted = admit(request, inbox, span, lambda body: verify(request, inbox, body))
+        if isinstance(admitted, HttpResponse):
+            return admitted
         try:
-            body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-            received = receive(request, inbox, body)
+            received = receive(request, inbox, admitted)
         except WebhookRejected as exc:
             span.set_attribute(tracing.ATTR_REJECTED, exc.code)
             logger.info("%s webhook for inbox %s rejected: %s", channel_type, inbox.id, exc.code)
@@ -92,8 +93,11 @@ def _handle(
 # ---- Telegram ----------------------------------------------------------------------------------------------
 
 
-def _telegram_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[InboundMessage]:
+def _telegram_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
     telegram.verify(secret=inbox.secret, headers=request.headers)
+
+
+def _telegram_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[InboundMessage]:
     return telegram.parse(_json(body))
 
 
@@ -105,11 +109,17 @@ def telegram_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
         request,
         webhook_token=webhook_token,
         channel_type=Inbox.ChannelType.TELEGRAM,
+        verify=_telegram_verify,
         receive=_telegram_receive,
     )
 
 
 # ---- WhatsApp Cloud ----------------------------------------------------------------------------------------
+
+
+def _whatsapp_handshake_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
+    # The verify token is the handshake's only credential: a wrong one is a failed authentication.
+    whatsapp.handshake(params=request.GET, verify_token=str(inbox.provider_config.get("verify_token") or ""))
 
 
 def _whatsapp_handshake(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpResponse:
@@ -120,8 +130,11 @@ def _whatsapp_handshake(request: HttpRequest, inbox: Inbox, body: bytes) -> Http
     return HttpResponse(challenge, content_type="text/plain")
 
 
-def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[InboundMessage]:
+def _whatsapp_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
     whatsapp.verify(secret=inbox.secret, headers=request.headers, body=body)
+
+
+def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[InboundMessage]:
     payload = _json(body)
     phone_number_id = str(inbox.provider_config.get("phone_number_id") or "")
     inbound_messages = whatsapp.parse(payload, phone_number_id=phone_number_id)
@@ -137,17 +150,27 @@ def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[I
 @require_http_methods(["GET", "POST"])
 def whatsapp_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
     """`GET /webhooks/whatsapp/<token>/`: Meta's verification handshake; `POST`: a signed notification."""
-    receive: Receiver = _whatsapp_handshake if request.method == "GET" else _whatsapp_receive
+    if request.method == "GET":
+        verify, receive = _whatsapp_handshake_verify, _whatsapp_handshake
+    else:
+        verify, receive = _whatsapp_verify, _whatsapp_receive
     return _handle(
-        request, webhook_token=webhook_token, channel_type=Inbox.ChannelType.WHATSAPP, receive=receive
+        request,
+        webhook_token=webhook_token,
+        channel_type=Inbox.ChannelType.WHATSAPP,
+        verify=verify,
+        receive=receive,
     )
 
 
 # ---- Slack -------------------------------------------------------------------------------------------------
 
 
-def _slack_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpResponse | list[InboundMessage]:
+def _slack_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
     slack.verify(secret=inbox.secret, headers=request.headers, body=body)
+
+
+def _slack_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpResponse | list[InboundMessage]:
     payload = _json(body)
     challenge = slack.url_verification_challenge(payload)
     if challenge is not None:
@@ -161,5 +184,9 @@ def _slack_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpRespo
 def slack_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
     """`POST /webhooks/slack/<token>/`: an Events API request (url_verification or event_callback)."""
     return _handle(
-        request, webhook_token=webhook_token, channel_type=Inbox.ChannelType.SLACK, receive=_slack_receive
+        request,
+        webhook_token=webhook_token,
+        channel_type=Inbox.ChannelType.SLACK,
+        verify=_slack_verify,
+        receive=_slack_receive,
     )

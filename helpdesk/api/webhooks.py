@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
+from opentelemetry.trace import Span
 
 from helpdesk import tracing
 from helpdesk.channels import api_channel
@@ -15,7 +17,11 @@ from helpdesk.channels.base import WebhookRejected, parse_json_body
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.services.messages import message_ingest
-from helpdesk.services.rate_limits import webhook_rate_limit_check
+from helpdesk.services.rate_limits import (
+    RateLimitDecision,
+    webhook_auth_failure_check,
+    webhook_rate_limit_check,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,17 +44,37 @@ def _rejected(exc: WebhookRejected) -> JsonResponse:
     return JsonResponse({"error": exc.code, "detail": exc.message}, status=exc.status)
 
 
-def throttled(inbox: Inbox) -> JsonResponse | None:
-    """A 429 with Retry-After when the inbox is over its webhook rate limit (nothing is stored), else None."""
-    decision = webhook_rate_limit_check(inbox=inbox)
-    if decision.allowed:
-        return None
-    response = JsonResponse(
-        {"error": "rate_limited", "detail": f"More than {decision.limit} webhook requests per minute."},
-        status=429,
-    )
+def _too_many(decision: RateLimitDecision, detail: str) -> JsonResponse:
+    response = JsonResponse({"error": "rate_limited", "detail": detail}, status=429)
     response["Retry-After"] = str(decision.retry_after)
     return response
+
+
+def admit(
+    request: HttpRequest, inbox: Inbox, span: Span, verify: Callable[[bytes], None]
+) -> bytes | HttpResponse:
+    """Read and authenticate the body, then count it against the inbox's rate limit: the body, or the answer.
+
+    Authentication comes first (an HMAC is cheap): unsigned requests to a known webhook URL must not use up the
+    tenant's limit. A failed authentication counts against its client address instead, and past that limit is
+    answered 429 rather than 401; a correctly signed request is never refused by that count.
+    """
+    try:
+        body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        verify(body)
+    except WebhookRejected as exc:
+        span.set_attribute(tracing.ATTR_REJECTED, exc.code)
+        logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)
+        if exc.status in (401, 403):
+            failures = webhook_auth_failure_check(client=request.META.get("REMOTE_ADDR") or "unknown")
+            if not failures.allowed:
+                return _too_many(failures, "Too many failed authentications from this address.")
+        return _rejected(exc)
+    decision = webhook_rate_limit_check(inbox=inbox)
+    if not decision.allowed:
+        span.set_attribute(tracing.ATTR_REJECTED, "rate_limited")
+        return _too_many(decision, f"More than {decision.limit} webhook requests per minute.")
+    return body
 
 
 @csrf_exempt  # authenticated by the HMAC signature instead of a session
@@ -62,17 +88,21 @@ def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonRespons
             return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
         span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
         span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
-        if (limited := throttled(inbox)) is not None:
-            span.set_attribute(tracing.ATTR_REJECTED, "rate_limited")
-            return limited
-        try:
-            body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-            api_channel.verify(
+        admitted = admit(
+            request,
+            inbox,
+            span,
+            lambda body: api_channel.verify(
                 secret=inbox.secret,
                 headers=request.headers,
                 body=body,
                 window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
-            )
+            ),
+        )
+        if isinstance(admitted, HttpResponse):
+            return admitted
+        body = admitted
+        try:
             payload = parse_json_body(body, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
             inbound_messages = api_channel.parse(payload)
         except WebhookRejected as exc:

@@ -1,7 +1,11 @@
-"""Per-inbox webhook rate limit: a fixed one-minute window counted in Redis, shared by every web process.
+"""Webhook rate limits: fixed one-minute windows counted in Redis, shared by every web process.
 
-Over the limit a webhook is answered 429 with Retry-After and nothing is stored; the providers retry later
-(Meta for days, Telegram "a reasonable amount", Slack three times), so a burst is delayed rather than lost.
+- Per inbox, authenticated requests only: over the limit a webhook is answered 429 with Retry-After and nothing
+  is stored; the providers retry later (Meta for days, Telegram "a reasonable amount", Slack three times), so a
+  burst is delayed rather than lost. Unsigned requests never count here, or anyone who knows a webhook URL could
+  use up the tenant's limit.
+- Per client address, failed authentication only: past the limit, the client's further failures are answered
+  429 instead of 401. A correctly signed request is never refused by it (providers and proxies share addresses).
 
 When Redis cannot be reached the limiter FAILS OPEN: the message is stored as if there were no limit. Losing a
 customer's message is worse than letting a flood through for the length of a Redis outage, and the webhook must
@@ -14,6 +18,7 @@ import hashlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -71,8 +76,19 @@ def _key(inbox: Inbox, window: int) -> str:
 
 
 def webhook_rate_limit_check(*, inbox: Inbox, now: float | None = None) -> RateLimitDecision:
-    """Count one webhook request for `inbox` and say whether it may proceed."""
+    """Count one authenticated webhook request for `inbox` and say whether it may proceed."""
     limit = webhook_rate_limit_for(inbox)
+    return _count(lambda window: _key(inbox, window), limit, f"inbox {inbox.pk}", now)
+
+
+def webhook_auth_failure_check(*, client: str, now: float | None = None) -> RateLimitDecision:
+    """Count one failed webhook authentication from `client` (its address); refused past the per-client limit."""
+    limit = int(helpdesk_setting("WEBHOOK_AUTH_FAILURES_PER_MINUTE") or 0)
+    digest = hashlib.sha256(client.encode()).hexdigest()[:16]
+    return _count(lambda window: f"helpdesk:webhook-auth-failures:{digest}:{window}", limit, "a client", now)
+
+
+def _count(key_for: Callable[[int], str], limit: int, what: str, now: float | None) -> RateLimitDecision:
     if limit <= 0:
         return RateLimitDecision(allowed=True, limit=0, counted=False)
     url = settings.REDIS_URL
@@ -80,7 +96,7 @@ def webhook_rate_limit_check(*, inbox: Inbox, now: float | None = None) -> RateL
         return RateLimitDecision(allowed=True, limit=limit, counted=False)
     current = _now() if now is None else now
     window = int(current // WINDOW_SECONDS)
-    key = _key(inbox, window)
+    key = key_for(window)
     try:
         pipe = _client(url).pipeline(transaction=True)
         pipe.incr(key)
@@ -93,8 +109,8 @@ def webhook_rate_limit_check(*, inbox: Inbox, now: float | None = None) -> RateL
         # and the webhook answered 500. A limiter that cannot count must let the message in.
         _paused_until[url] = time.monotonic() + FAIL_OPEN_PAUSE_SECONDS
         logger.warning(
-            "webhook rate limit skipped for inbox %s (Redis unavailable: %s: %s)",
-            inbox.pk,
+            "webhook rate limit skipped for %s (Redis unavailable: %s: %s)",
+            what,
             type(exc).__name__,
             exc,
         )

@@ -120,3 +120,68 @@ def test_any_client_failure_fails_open_and_stores_the_message(client, monkeypatc
 
     assert response.status_code == 200
     assert Message.objects.count() == 1
+
+
+def post_unsigned(client, inbox: Inbox, n: int, remote_addr: str = "203.0.113.9"):
+    body = json.dumps({"message_id": f"x-{n}", "contact": {"id": "c-1"}, "text": "spam"}).encode()
+    headers = {"X-Helpdesk-Timestamp": "1", "X-Helpdesk-Signature": "sha256=" + "0" * 64}
+    return client.post(
+        f"/webhooks/api/{inbox.webhook_token}/",
+        data=body,
+        content_type="application/json",
+        headers=headers,
+        REMOTE_ADDR=remote_addr,
+    )
+
+
+def post_telegram_unsigned(client, inbox: Inbox, n: int):
+    update = fixture_json("telegram", "text_message")
+    update["update_id"] = 10_000 + n
+    return client.post(
+        f"/webhooks/telegram/{inbox.webhook_token}/",
+        data=json.dumps(update).encode(),
+        content_type="application/json",
+        headers={SECRET_HEADER: "wrong"},
+        REMOTE_ADDR="203.0.113.9",
+    )
+
+
+@pytest.mark.parametrize(
+    ("channel_type", "post", "forged"),
+    [
+        pytest.param(Inbox.ChannelType.API, post_api, post_unsigned, id="api-channel"),
+        pytest.param(Inbox.ChannelType.TELEGRAM, post_telegram, post_telegram_unsigned, id="telegram"),
+    ],
+)
+def test_unsigned_requests_do_not_use_up_the_inboxs_limit(client, redis_url, channel_type, post, forged):
+    """Anyone who knows a webhook URL could make the tenant's next signed customer message answer 429."""
+    inbox = InboxFactory(channel_type=channel_type, webhook_rate_limit_per_minute=5)
+
+    assert {forged(client, inbox, n).status_code for n in range(25)} <= {401, 429}
+
+    assert post(client, inbox, 1).status_code == 200
+    assert Message.objects.count() == 1
+
+
+def test_failed_authentication_is_limited_per_client_without_locking_out_signed_requests(
+    client, redis_url, settings
+):
+    settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 3}
+    inbox = InboxFactory(webhook_rate_limit_per_minute=100)
+
+    forged = [post_unsigned(client, inbox, n).status_code for n in range(5)]
+    elsewhere = post_unsigned(client, inbox, 9, remote_addr="198.51.100.7").status_code
+
+    assert forged == [401, 401, 401, 429, 429]
+    assert elsewhere == 401  # the limit is per client address
+    # A correctly signed message is never refused because of failures counted for its address (several
+    # providers and proxies share addresses; an attacker must not be able to lock them out).
+    body = json.dumps({"message_id": "ok-1", "contact": {"id": "c-1"}, "text": "hi"}).encode()
+    signed = client.post(
+        f"/webhooks/api/{inbox.webhook_token}/",
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(inbox.secret, body),
+        REMOTE_ADDR="203.0.113.9",
+    )
+    assert signed.status_code == 200
