@@ -48,9 +48,12 @@ def _scenario_keys(assistant: Assistant) -> tuple[set[str], set[str]]:
 
 
 def _foreign_keys(assistant: Assistant, keys: set[str]) -> set[str]:
-    """Keys that are scenarios of OTHER assistants (a copy-paste from another team), for a clearer error."""
+    """Keys that are scenarios of the account's OTHER assistants (a copy-paste from another team), for a
+    clearer error. Only the caller's account: another tenant's keys must not be confirmed."""
     return set(
-        Scenario.objects.filter(key__in=keys).exclude(assistant=assistant).values_list("key", flat=True)
+        Scenario.objects.filter(key__in=keys, assistant__account_id=assistant.account_id)
+        .exclude(assistant=assistant)
+        .values_list("key", flat=True)
     )
 
 
@@ -90,12 +93,20 @@ def routing_validate(*, assistant: Assistant, spec: GraphSpec) -> list[str]:
     for i, rule in enumerate(spec.rules, start=1):
         errors += _reference_errors(assistant, f"rule {i}", str(rule.get("node", "")), target=False)
         errors += _reference_errors(assistant, f"rule {i}", str(rule.get("target", "")), target=True)
-    if errors:
-        return errors
+    # The structural checks run too, on what the references above left standing, so a builder sees every
+    # problem at once instead of one round of fixes per kind.
+    enabled, _ = _scenario_keys(assistant)
+    known = {TRIAGE_KEY, HUMAN} | enabled
+    standing = GraphSpec(
+        config=spec.config,
+        nodes=[n for n in spec.nodes if n.get("key") in known],
+        edges=[(a, b) for a, b in spec.edges if a in known and b in known],
+        rules=[r for r in spec.rules if r.get("node") in known and r.get("target") in known],
+    )
     try:
-        _graph(assistant, spec)
+        _graph(assistant, standing)
     except GraphError as exc:
-        errors += exc.errors
+        errors += [error for error in exc.errors if error not in errors]
     return errors
 
 

@@ -266,3 +266,31 @@ def test_the_semantic_default_routes_on_the_encoder_alone(redis_url, llm_setting
     assert len(llm_settings.requests) == 1  # the specialist's answer: no router call
     decision = RoutingDecision.objects.get()
     assert decision.mode == "semantic" and decision.scores["refunds"] > decision.scores["shipping"]
+
+
+def test_another_tenants_scenario_keys_are_not_confirmed(api, assistant):
+    """Validation looks only inside the caller's account: another tenant's key is just an unknown node."""
+    ScenarioFactory(key="their_secret_project")  # another account's assistant
+
+    response = api.put(url(assistant), {"edges": [["refunds", "their_secret_project"]]}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["graph"] == [
+        "edge refunds -> their_secret_project: unknown node 'their_secret_project'"
+    ]
+
+
+def test_every_problem_of_a_graph_is_named_at_once(api, assistant):
+    graph = {
+        "nodes": [{"key": "refunds"}],
+        "edges": [["refunds", "nowhere"], ["shipping", "shipping"]],
+        "rules": [{"node": "refunds", "match": "regex", "value": "(", "target": "assistant"}],
+    }
+
+    response = api.put(url(assistant), graph, format="json")
+
+    assert response.status_code == 400
+    problems = " | ".join(response.json()["graph"])
+    assert "edge refunds -> nowhere: unknown node 'nowhere'" in problems
+    assert "edge shipping -> shipping: a node cannot route to itself" in problems
+    assert "invalid regex" in problems
