@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from helpdesk.models import Conversation
-from helpdesk.selectors import access_conversation
+from helpdesk.selectors import access_conversation, label_names
 from helpdesk.services import conversations as conversation_services
 from helpdesk.services.messages import message_create_note
 
@@ -50,9 +50,16 @@ def resolve_conversation(ctx: RunContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def add_label(ctx: RunContext, args: dict[str, Any]) -> str:
+    """Only the account's existing labels: a model inventing labels fills the team's label list with noise."""
+    known = label_names(account_id=ctx.account_id)
+    if args["label"] not in known:
+        choices = ", ".join(known) if known else "none: this team has no labels yet"
+        return f"Label '{args['label']}' does not exist; nothing was changed. Labels you may use: {choices}."
     conversation = None if _dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
-        conversation_services.conversation_add_label(conversation=conversation, name=args["label"])
+        conversation_services.conversation_add_label(
+            conversation=conversation, name=args["label"], create=False
+        )
     return f"Label '{args['label']}' added."
 
 
@@ -100,7 +107,7 @@ _SPECS: dict[str, tuple[str, dict[str, Any], Callable[[RunContext, dict[str, Any
         resolve_conversation,
     ),
     "add_label": (
-        "Add a label (a short lowercase word) to the conversation for the support team.",
+        "Add one of the support team's existing labels (a short lowercase word) to the conversation.",
         _schema({"label": {"type": "string", "pattern": "^[a-z0-9_-]{1,64}$"}}, ["label"]),
         add_label,
     ),

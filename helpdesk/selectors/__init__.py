@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from helpdesk.models import Account, Conversation, Membership
+from helpdesk.models import Account, Conversation, Label, Membership
 
 
 def access_conversation(*, account_id: int, conversation_id: int) -> Conversation:
@@ -62,3 +62,8 @@ def conversation_messages(*, conversation: Conversation):
     from helpdesk.models import Message
 
     return Message.objects.filter(conversation=conversation).select_related("sender_user", "sender_contact")
+
+
+def label_names(*, account_id: int) -> list[str]:
+    """The account's labels, by name."""
+    return list(Label.objects.filter(account_id=account_id).order_by("name").values_list("name", flat=True))

@@ -72,8 +72,15 @@ def conversation_set_status(
     return conversation
 
 
-def conversation_add_label(*, conversation: Conversation, name: str) -> Label:
-    label, _ = Label.objects.get_or_create(account_id=conversation.account_id, name=name)
+def conversation_add_label(*, conversation: Conversation, name: str, create: bool = True) -> Label | None:
+    """Put a label on the conversation. With `create=False` only one of the account's existing labels (None
+    when there is no such label): the AI may use the team's labels but not invent new ones."""
+    if create:
+        label, _ = Label.objects.get_or_create(account_id=conversation.account_id, name=name)
+    else:
+        label = Label.objects.filter(account_id=conversation.account_id, name=name).first()
+        if label is None:
+            return None
     conversation.labels.add(label)
     return label
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from captain.models import CreditBalance, CreditLedgerEntry, Run, SpanRecord
 from captain.services.runs import run_for_message
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Label, Message
 from tests.factories import (
     AssistantInboxFactory,
     ConversationFactory,
@@ -146,6 +146,7 @@ def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin
         text("Your refund is on its way."),
     )
     ai["assistant"].scenarios.filter(key="refunds").update(tools=["faq_lookup", "add_label"])
+    Label.objects.create(account=team.account, name="refund")  # the AI may use the team's labels only
     before = (Conversation.objects.count(), Message.objects.count(), Run.objects.count())
     response = admin_client.post(
         playground_url(team),
