@@ -1,4 +1,5 @@
-"""Credit usage: `GET accounts/<id>/credits/` (members of the account)."""
+"""Credit usage: `GET accounts/<id>/credits/` (administrators of the account, like the dashboard's usage page:
+credits are billing, not part of an agent's work)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountApi
+from helpdesk.api.auth import AccountAdminApi
 
 from ..selectors import CREDIT_USAGE_DAYS, credit_usage
 
 
-class CreditUsageApi(AccountApi):
+class CreditUsageApi(AccountAdminApi):
     """The balance and the last 30 days of the ledger per day, assistant and agent (refunds negative)."""
 
     class OutputSerializer(serializers.Serializer):

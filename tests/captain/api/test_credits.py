@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_usage_sums_ledger_by_day_assistant_and_agent():
-    member = MembershipFactory(role=Membership.Role.AGENT)
+    member = MembershipFactory(role=Membership.Role.ADMIN)
     account = member.account
     CreditBalanceFactory(account=account, limit=100, used=3)
     conversation = ConversationFactory(contact_inbox__inbox__account=account)
@@ -68,7 +68,7 @@ def test_usage_sums_ledger_by_day_assistant_and_agent():
 
 def test_usage_of_a_new_account_uses_the_default_limit(settings):
     settings.CAPTAIN = {**settings.CAPTAIN, "DEFAULT_CREDIT_LIMIT": 250}
-    member = MembershipFactory()
+    member = MembershipFactory(role=Membership.Role.ADMIN)
     api = APIClient()
     api.force_authenticate(member.user)
 
@@ -76,3 +76,14 @@ def test_usage_of_a_new_account_uses_the_default_limit(settings):
 
     assert (data["limit"], data["used"], data["remaining"]) == (250, 0, 250)
     assert data["by_day"] == data["by_assistant"] == data["by_agent_key"] == []
+
+
+def test_credits_are_for_administrators_like_the_usage_page(client):
+    """One rule for billing data: the REST API and the dashboard's usage page both refuse agents."""
+    agent = MembershipFactory(role=Membership.Role.AGENT)
+    api = APIClient()
+    api.force_authenticate(agent.user)
+    client.force_login(agent.user)
+
+    assert api.get(f"/api/v1/captain/accounts/{agent.account_id}/credits/").status_code == 403
+    assert client.get(f"/app/accounts/{agent.account_id}/usage/").status_code in (403, 404)
