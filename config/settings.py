@@ -122,6 +122,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The webhooks' nesting limit on every API route (RecursionError was a 500); form parsers for the browsable API.
+    "DEFAULT_PARSER_CLASSES": [
+        "helpdesk.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     # Per-token throttling. The counters live in Django's cache (per process with the default local-memory
     # cache; set a shared cache for several web processes).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,11 +62,45 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
+# JSON joins a valid surrogate pair into one character, so any surrogate left in a decoded string is lone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def storable(value: Any) -> Any:
+    """The parsed value with text every database can store: a lone surrogate (`"\\ud800"`, valid JSON but
+    not UTF-8) becomes U+FFFD and NUL characters (refused by PostgreSQL) are dropped. Iterative, like
+    `json_depth`."""
+
+    def clean(text: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", text).replace("\x00", "")
+
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        container, key = stack.pop()
+        item = container[key]
+        if isinstance(item, str):
+            container[key] = clean(item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+        elif isinstance(item, dict):
+            for k in list(item):
+                cleaned = clean(k)
+                if cleaned != k:
+                    item[cleaned] = item.pop(k)
+                stack.append((item, cleaned))
+    return root[0]
+
+
 def parse_json_body(raw: bytes, *, max_depth: int) -> Any:
-    """Decode a webhook body. Every way it can be malformed becomes a 400, never a 500."""
+    """Decode a webhook body. Every way it can be malformed becomes a 400, never a 500; text is made storable."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except UnicodeDecodeError as exc:
         raise WebhookRejected(400, "invalid_encoding", "Body is not UTF-8.") from exc
     except RecursionError as exc:
@@ -74,4 +109,4 @@ def parse_json_body(raw: bytes, *, max_depth: int) -> Any:
         raise WebhookRejected(400, "invalid_json", f"Body is not valid JSON: {exc}") from exc
     if json_depth(value) > max_depth:
         raise WebhookRejected(400, "too_deep", f"JSON is nested deeper than {max_depth} levels.")
-    return value
+    return storable(value)

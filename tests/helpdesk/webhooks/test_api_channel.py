@@ -223,3 +223,41 @@ def test_greeting_is_sent_once_when_a_conversation_starts(client, inbox, django_
     assert [g.content for g in greetings] == ["Hi! We usually answer within minutes."]
     assert greetings[0].delivery_status == Message.DeliveryStatus.QUEUED
     assert len(callbacks) == 2  # the greeting's delivery and the AI run
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b'{"message_id": "m-nan", "contact": {"id": "c"}, "text": "x", "n": NaN}', id="NaN"),
+        pytest.param(
+            b'{"message_id": "m-inf", "contact": {"id": "c"}, "text": "x", "n": -Infinity}', id="Infinity"
+        ),
+    ],
+)
+def test_non_standard_json_numbers_are_refused(client, inbox, body):
+    response = post(client, inbox, body)
+
+    assert response.status_code == 400
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw_text", "stored"),
+    [
+        pytest.param('"lone \\ud800 surrogate"', "lone \ufffd surrogate", id="lone-surrogate"),
+        pytest.param('"nul \\u0000 char"', "nul  char", id="nul"),
+    ],
+)
+def test_text_a_database_cannot_store_is_cleaned_not_500(client, inbox, raw_text, stored):
+    body = (
+        '{"message_id": "m-odd", "contact": {"id": "c\\ud800", "name": "A\\u0000nn"}, "text": '
+        + raw_text
+        + "}"
+    ).encode()
+
+    response = post(client, inbox, body)
+
+    assert response.status_code == 200
+    message = Message.objects.get(provider_message_id="m-odd")
+    assert message.content == stored
+    assert message.sender_contact.name == "Ann"
