@@ -21,7 +21,7 @@ from opentelemetry.trace import Span
 from helpdesk import tracing
 from helpdesk.api.webhooks import admit
 from helpdesk.channels import slack, telegram, whatsapp
-from helpdesk.channels.base import InboundMessage, WebhookRejected, parse_json_body
+from helpdesk.channels.base import InboundMessage, WebhookRejected, fit_for_storage, parse_json_body
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.services.messages import message_ingest
@@ -81,6 +81,8 @@ def _handle(
             return admitted
         try:
             received = receive(request, inbox, admitted)
+            if not isinstance(received, HttpResponse):
+                received = [fit_for_storage(m) for m in received]
         except WebhookRejected as exc:
             span.set_attribute(tracing.ATTR_REJECTED, exc.code)
             logger.info("%s webhook for inbox %s rejected: %s", channel_type, inbox.id, exc.code)

@@ -13,7 +13,7 @@ from opentelemetry.trace import Span
 
 from helpdesk import tracing
 from helpdesk.channels import api_channel
-from helpdesk.channels.base import WebhookRejected, parse_json_body
+from helpdesk.channels.base import WebhookRejected, fit_for_storage, parse_json_body
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.services.messages import message_ingest
@@ -104,7 +104,7 @@ def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonRespons
         body = admitted
         try:
             payload = parse_json_body(body, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
-            inbound_messages = api_channel.parse(payload)
+            inbound_messages = [fit_for_storage(m) for m in api_channel.parse(payload)]
         except WebhookRejected as exc:
             span.set_attribute(tracing.ATTR_REJECTED, exc.code)
             logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)

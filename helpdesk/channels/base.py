@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -35,6 +35,33 @@ class InboundMessage:
     contact: InboundContact
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
+
+
+# Column sizes of what an inbound message stores (helpdesk.models); checked here because PostgreSQL refuses a
+# longer value with an error (a 500 the provider retries for days) while SQLite stores it silently.
+MAX_ID_LENGTH = 255
+MAX_NAME_LENGTH = 200
+MAX_EMAIL_LENGTH = 254
+
+
+def fit_for_storage(inbound: InboundMessage) -> InboundMessage:
+    """The message as the database can store it: an id longer than its column is refused (no provider sends
+    one; it cannot be deduplicated if cut), a long name is shortened and an over-long e-mail dropped."""
+    if len(inbound.provider_message_id) > MAX_ID_LENGTH:
+        raise WebhookRejected(
+            400, "invalid_message_id", f"Message id is longer than {MAX_ID_LENGTH} characters."
+        )
+    contact = inbound.contact
+    if len(contact.source_id) > MAX_ID_LENGTH:
+        raise WebhookRejected(
+            400, "invalid_contact_id", f"Contact id is longer than {MAX_ID_LENGTH} characters."
+        )
+    fitted = replace(
+        contact,
+        name=contact.name[:MAX_NAME_LENGTH],
+        email=contact.email if len(contact.email) <= MAX_EMAIL_LENGTH else "",
+    )
+    return replace(inbound, contact=fitted)
 
 
 @dataclass(frozen=True)
