@@ -332,8 +332,12 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     manage = [*python, "manage.py"]
     sup.run_once("migrate", [*manage, "migrate", "--noinput", "-v0"], var / "setup.log")
     sup.run_once("collectstatic", [*manage, "collectstatic", "--noinput", "-v0"], var / "setup.log")
-    seed = [*manage, "captain_demo_seed", "--callback-url", env.get("DEMO_CALLBACK_URL", "")]
-    sup.run_once("demo seed", seed, var / "setup.log", show_output=True)
+    if env.get("DJANGO_DEBUG", "1").strip().lower() in {"1", "true", "yes", "on"}:
+        seed = [*manage, "captain_demo_seed", "--callback-url", env.get("DEMO_CALLBACK_URL", "")]
+        sup.run_once("demo seed", seed, var / "setup.log", show_output=True)
+    else:
+        # The demo's credentials are public: never on a deployment that turned DEBUG off.
+        sup.say("demo seed skipped (DJANGO_DEBUG is off)")
 
     # The threads pool: AI runs wait on the model, and threads answered 3.2x more replies per second than prefork
     # in bench/webhook_throughput.py (docs/reliability.md). Celery does not enforce time limits in this pool; the

@@ -5,8 +5,9 @@ Idempotent: running it again updates the demo objects instead of duplicating the
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
@@ -88,19 +89,36 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--callback-url", default="", help="Where the API inbox POSTs replies.")
         parser.add_argument("--password", default="demo-password", help="Password of the demo users.")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Seed even with DEBUG off (the demo's credentials are public).",
+        )
 
     @transaction.atomic
-    def handle(self, *args, callback_url: str, password: str, **options) -> None:
+    def handle(self, *args, callback_url: str, password: str, force: bool = False, **options) -> None:
+        if not settings.DEBUG and not force:
+            raise CommandError(
+                "The demo account comes with published credentials (its inbox secret and user passwords are in "
+                "the README), so it is seeded only with DEBUG on (scripts/run's embedded demo) or with --force."
+            )
         account, _ = Account.objects.get_or_create(name=DEMO_ACCOUNT)
         CreditBalance.objects.get_or_create(account=account, defaults={"limit": 1000})
+        # The secret only on creation: a secret someone changed since is never reset by a restart.
         inbox, _ = Inbox.objects.update_or_create(
             webhook_token=DEMO_WEBHOOK_TOKEN,
             defaults={
                 "account": account,
                 "name": "Website API",
                 "channel_type": Inbox.ChannelType.API,
-                "secret": DEMO_SECRET,
                 **({"callback_url": callback_url} if callback_url else {}),
+            },
+            create_defaults={
+                "account": account,
+                "name": "Website API",
+                "channel_type": Inbox.ChannelType.API,
+                "secret": DEMO_SECRET,
+                "callback_url": callback_url,
             },
         )
         assistant, _ = Assistant.objects.update_or_create(

@@ -105,7 +105,7 @@ class FakeWorker:
 
 @pytest.fixture
 def demo(redis_url):
-    call_command("captain_demo_seed", stdout=io.StringIO())
+    call_command("captain_demo_seed", "--force", stdout=io.StringIO())
     inbox = Inbox.objects.get(webhook_token=DEMO_WEBHOOK_TOKEN)
     Inbox.objects.filter(pk=inbox.pk).update(callback_url=ORIGINAL_CALLBACK)
     return inbox

@@ -1,7 +1,10 @@
 """The demo seed is idempotent and produces a team whose routing graph is valid."""
 
+import io
+
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from captain.agents import build_team
 from captain.models import Assistant, FaqEntry, Scenario
@@ -9,6 +12,31 @@ from captain.services.routing import routing_graph
 from helpdesk.models import Inbox, Membership
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _demo_mode(settings):
+    settings.DEBUG = True  # the embedded demo; the refusal below sets it off
+
+
+def test_refuses_with_debug_off_unless_forced(settings):
+    settings.DEBUG = False
+
+    with pytest.raises(CommandError, match="published credentials"):
+        call_command("captain_demo_seed")
+    assert not Inbox.objects.exists()
+
+    call_command("captain_demo_seed", "--force", stdout=io.StringIO())
+    assert Inbox.objects.count() == 1
+
+
+def test_a_restart_does_not_reset_a_changed_inbox_secret():
+    call_command("captain_demo_seed", stdout=io.StringIO())
+    Inbox.objects.update(secret="rotated-by-the-team")
+
+    call_command("captain_demo_seed", stdout=io.StringIO())
+
+    assert Inbox.objects.get().secret == "rotated-by-the-team"
 
 
 def test_seeding_twice_creates_everything_once():
