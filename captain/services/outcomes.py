@@ -17,9 +17,9 @@ from .credits import credit_debit
 
 ERROR_REASONS = {
     "model_error": "The AI model could not be reached or answered with an error.",
-    # Formatted with the per-call timeout: a slow model is not an unreachable one, and the number says which
-    # setting to raise (CAPTAIN_LLM_TIMEOUT).
-    "model_timeout": "The AI model timed out after {timeout} s.",
+    # Completed by `error_reason` with the per-call timeout: a slow model is not an unreachable one, and the
+    # number says which setting to raise (CAPTAIN_LLM_TIMEOUT).
+    "model_timeout": "The AI model timed out",
     "max_turns": "The AI did not finish within its turn limit.",
     "empty_reply": "The AI produced an empty reply.",
     "loop_detected": "The AI repeated the same tool call.",
@@ -41,9 +41,8 @@ def error_reason(outcome: RunError) -> str:
     reason = ERROR_REASONS.get(outcome.error, outcome.error)
     if outcome.error == "model_timeout":
         timeout, retries = captain_setting("LLM_TIMEOUT_SECONDS"), captain_setting("LLM_MAX_RETRIES")
-        reason = reason.format(timeout=f"{timeout:g}")
-        if retries:
-            reason = f"{reason[:-1]}, {retries + 1} attempts."
+        attempts = f", {retries + 1} attempts" if retries else ""
+        reason = f"{reason} after {timeout:g} s{attempts}."
     return reason
 
 
