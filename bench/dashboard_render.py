@@ -30,7 +30,9 @@ def setup_django(db_path: Path) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["DJANGO_DEBUG"] = "0"  # no query log kept in memory, as in production
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only")
+    # Production settings with a bench-only key and plain HTTP, as the test suite runs (no redirect to https).
+    import tests.support.test_environment  # noqa: F401  (sets os.environ defaults on import)
+
     os.environ["CAPTAIN_STORE_SPANS"] = "0"
     import django
 

@@ -19,7 +19,7 @@ report:
 
 It also prints each worker's resident memory (main + pool processes, from /proc) before any run, once a tenth
 of the runs is done (caches warm), and after all of them; `--webhooks 1000 --conversations 1000` makes that
-"after 1,000 runs". Run with `DJANGO_DEBUG=0 DJANGO_SECRET_KEY=...` to measure as in production: with DEBUG on,
+"after 1,000 runs". It runs with DEBUG off, as in production (a bench-only key, plain HTTP on loopback): with DEBUG on,
 Django keeps the last 9,000 queries of every database connection (one per worker thread).
 
 The debounce is 0 here (it adds its window by design) and the per-account concurrent-run cap is off (all
@@ -150,9 +150,13 @@ def main() -> None:
             "HELPDESK_VAR_DIR": str(workdir),
             "CAPTAIN_STORE_SPANS": "0",
             "LOG_LEVEL": "WARNING",
+            # The callback receiver and the model run on 127.0.0.1, which the outbound policy refuses otherwise.
+            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
         }
     )
     sys.path.insert(0, str(ROOT))
+    # Production settings (DEBUG off) with a bench-only key and plain HTTP on loopback, as the test suite runs.
+    import tests.support.test_environment  # noqa: F401  (sets os.environ defaults on import)
     from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
     from tests.support.servers import free_port, start_celery_worker, start_redis, stop_process, wait_for
 

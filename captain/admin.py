@@ -14,6 +14,8 @@ from helpdesk.admin import AccountScopedAdminMixin, AccountScopedInlineMixin
 from .forms import (
     AssistantAdminForm,
     FaqEntryAdminForm,
+    ModelEndpointAdminForm,
+    RouterChoiceForm,
     RoutingEdgeInlineFormSet,
     RoutingNodeInlineFormSet,
     RoutingRuleInlineFormSet,
@@ -26,6 +28,7 @@ from .models import (
     CreditBalance,
     CreditLedgerEntry,
     FaqEntry,
+    ModelEndpoint,
     RoutingConfig,
     RoutingEdge,
     RoutingNode,
@@ -54,6 +57,7 @@ class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
     """Present: graph routing is on (docs/routing.md). Absent: the plain star of handoff tools."""
 
     model = RoutingConfig
+    form = RouterChoiceForm
     extra = 0
     max_num = 1
     verbose_name = "routing (graph routing is on when this exists)"
@@ -61,6 +65,7 @@ class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
 
 class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
     model = RoutingNode
+    form = RouterChoiceForm
     formset = RoutingNodeInlineFormSet
     extra = 0
     fields = [
@@ -71,8 +76,8 @@ class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
         "rule_prompt",
         "is_global",
         "examples",
+        "router_endpoint",
         "router_model",
-        "router_base_url",
     ]
 
 
@@ -117,6 +122,15 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         for obj in formset.deleted_objects:
             obj.delete()
         formset.save_m2m()
+
+
+@admin.register(ModelEndpoint)
+class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """An account's own OpenAI-compatible endpoint (its URL, its key). The server's endpoints are settings."""
+
+    form = ModelEndpointAdminForm
+    list_display = ["name", "account", "base_url", "created_at"]
+    search_fields = ["name"]
 
 
 @admin.register(AssistantInbox)

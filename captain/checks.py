@@ -1,4 +1,5 @@
-"""System checks: the time budgets must nest, or a long run is redelivered while it still runs (two replies)."""
+"""System checks: the time budgets must nest (or a long run is redelivered while it still runs: two replies),
+and the operator's model endpoints must be well-formed."""
 
 from itertools import pairwise
 
@@ -32,3 +33,24 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
             )
         )
     return errors
+
+
+@checks.register(checks.Tags.compatibility)
+def check_model_endpoints(app_configs, **kwargs) -> list[checks.CheckMessage]:
+    """A malformed CAPTAIN_MODEL_ENDPOINTS stops start-up with the reason, instead of failing every run."""
+    from .services.model_endpoints import operator_endpoints
+
+    try:
+        endpoints = operator_endpoints()
+    except ValueError as exc:
+        return [checks.Error(str(exc), id="captain.E002")]
+    if not endpoints:
+        return [checks.Error("CAPTAIN['MODEL_ENDPOINTS'] names no endpoint.", id="captain.E002")]
+    empty = [name for name, endpoint in endpoints.items() if not endpoint.model_credits]
+    if empty:
+        return [
+            checks.Error(
+                f"Model endpoint(s) {', '.join(empty)} offer no model ('models').", id="captain.E002"
+            )
+        ]
+    return []

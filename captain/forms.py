@@ -1,9 +1,10 @@
 """Validation of builder input (templates, tool allowlists, scenario keys), shared by the admin and the API,
 and the admin forms that use it.
 
-Builder-written instructions are Jinja template source. They are rendered once at save time with sample
-variables, in the same sandbox the runtime uses, so a template that would fail (or that tries to escape the
-sandbox, or to burn CPU with `9**99999999`) is refused when it is written, not when a customer is waiting.
+Builder-written instructions are Jinja template source. At save time they are checked statically (every branch
+may use only the declared variables, `captain.prompts.variables`) and rendered with sample variables in the same
+sandbox the runtime uses, so a template that would fail (or that tries to escape the sandbox, or to burn CPU with
+`9**99999999`) is refused when it is written, not when a customer is waiting.
 """
 
 from __future__ import annotations
@@ -14,24 +15,37 @@ from collections.abc import Iterable
 from django import forms
 from django.core.exceptions import ValidationError
 
-from .models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, FaqEntry, Scenario, validate_scenario_key
-from .prompts import PromptTemplateError, render_builder_text
+from .crypto import secret_encrypt
+from .models import (
+    MAX_SCENARIO_KEY_LENGTH,
+    TRIAGE_KEY,
+    Assistant,
+    FaqEntry,
+    ModelEndpoint,
+    Scenario,
+    validate_scenario_key,
+)
+from .prompts import PromptTemplateError, available_variables, validate_builder_text
+from .services.model_endpoints import model_choice_errors, model_endpoint_check
+from .services.routing import router_choice_errors
 from .tools import SCENARIO_TOOL_NAMES
 
-SAMPLE_TEMPLATE_VARIABLES = {"contact": {"name": "x"}, "assistant": {"name": "x", "product_name": "x"}}
 MAX_INSTRUCTION_CHARS = 20_000
+TEMPLATE_HELP = (
+    f"Jinja template. Variables: {available_variables()}; e.g. {{{{ contact.name|default('there') }}}}."
+)
 
 
 def validate_builder_template(text: str) -> None:
-    """Raise ValidationError unless `text` renders in the prompt sandbox with sample variables."""
+    """Raise ValidationError unless `text` passes the static template check and renders with sample variables."""
     if len(text) > MAX_INSTRUCTION_CHARS:
         raise ValidationError(f"At most {MAX_INSTRUCTION_CHARS} characters.")
     try:
-        render_builder_text(text, **SAMPLE_TEMPLATE_VARIABLES)
+        validate_builder_text(text)
     except PromptTemplateError as exc:
         raise ValidationError(f"Template error: {exc}") from exc
     except Exception as exc:
-        # render_builder_text converts the usual failures; anything else (e.g. `{{ 1/0 }}`) is still the
+        # validate_builder_text converts the usual failures; anything else (e.g. `{{ 1/0 }}`) is still the
         # builder's template being wrong, never a server error.
         raise ValidationError(f"Template error: {type(exc).__name__}: {exc}") from exc
 
@@ -82,10 +96,24 @@ class AssistantAdminForm(forms.ModelForm):
             "guardrails",
             "handoff_message",
             "resolution_message",
+            "model_endpoint",
             "model",
             "temperature",
             "max_turns",
         ]
+        help_texts = {"instructions": f"Extra instructions for the triage assistant. {TEMPLATE_HELP}"}
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        account = cleaned.get("account") or getattr(self.instance, "account", None)
+        if account is not None:
+            for problem in model_choice_errors(
+                account_id=account.pk,
+                endpoint=cleaned.get("model_endpoint", ""),
+                model=cleaned.get("model", ""),
+            ):
+                self.add_error("model", problem)
+        return cleaned
 
     def clean_instructions(self) -> str:
         text = self.cleaned_data.get("instructions", "")
@@ -106,6 +134,7 @@ class ScenarioAdminForm(forms.ModelForm):
     class Meta:
         model = Scenario
         fields = ["title", "key", "description", "instruction", "tools", "enabled"]
+        help_texts = {"instruction": f"How this specialist handles the conversation. {TEMPLATE_HELP}"}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -248,3 +277,61 @@ class RoutingRuleInlineFormSet(RoutingInlineFormSet):
                     _re.compile(data.get("value") or "")
                 except _re.error as exc:
                     form.add_error("value", f"Invalid regular expression: {exc}")
+
+
+class RouterChoiceForm(forms.ModelForm):
+    """Routing config and node rows: the router's endpoint is a name this account may pick and its model one
+    that endpoint offers (a URL is never accepted: the server decides where its keys go)."""
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        assistant = getattr(self.instance, "assistant", None)
+        if assistant is not None:
+            for problem in router_choice_errors(
+                assistant=assistant,
+                where="router",
+                endpoint=cleaned.get("router_endpoint", ""),
+                model=cleaned.get("router_model", ""),
+            ):
+                self.add_error("router_endpoint", problem)
+        return cleaned
+
+
+class ModelEndpointAdminForm(forms.ModelForm):
+    """An account's own endpoint. The key is write-only: typed once, stored encrypted, never shown again."""
+
+    new_api_key = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        label="API key",
+        help_text="Stored encrypted. Leave blank to keep the stored key.",
+    )
+
+    class Meta:
+        model = ModelEndpoint
+        fields = ["account", "name", "base_url", "model_names"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        account = cleaned.get("account") or getattr(self.instance, "account", None)
+        if account is not None and "name" in cleaned and "base_url" in cleaned:
+            try:
+                model_endpoint_check(
+                    account=account,
+                    name=cleaned["name"],
+                    base_url=cleaned["base_url"],
+                    model_names=list(cleaned.get("model_names") or []),
+                    pk=self.instance.pk,
+                )
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        return cleaned
+
+    def save(self, commit: bool = True) -> ModelEndpoint:
+        endpoint = super().save(commit=False)
+        if self.cleaned_data.get("new_api_key"):
+            endpoint.api_key_encrypted = secret_encrypt(self.cleaned_data["new_api_key"])
+        if commit:
+            endpoint.save()
+        return endpoint

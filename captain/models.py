@@ -33,8 +33,16 @@ class Assistant(models.Model):
         default="Glad I could help! I'm marking this conversation as resolved.",
         help_text="Sent when the AI resolves the conversation.",
     )
+    model_endpoint = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Which model endpoint answers: one the operator offers, or one of the account's own. "
+        "Empty: the operator's default endpoint.",
+    )
     model = models.CharField(
-        max_length=200, blank=True, help_text="Empty: the server default (CAPTAIN_MODEL)."
+        max_length=200,
+        blank=True,
+        help_text="One of the endpoint's models. Empty: the endpoint's first model.",
     )
     temperature = models.FloatField(default=0.2)
     max_turns = models.PositiveSmallIntegerField(
@@ -42,6 +50,27 @@ class Assistant(models.Model):
     )
     inboxes = models.ManyToManyField(Inbox, through="AssistantInbox", related_name="+", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelEndpoint(models.Model):
+    """An account's own OpenAI-compatible endpoint: its URL, its key (encrypted at rest, never shown again),
+    and the models it serves. The platform's key is never sent here (captain/services/model_endpoints.py)."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="model_endpoints")
+    name = models.CharField(max_length=100, help_text="What assistants and routing refer to it by.")
+    base_url = models.URLField(max_length=500, help_text="e.g. https://api.example.com/v1")
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    model_names = models.JSONField(
+        default=list, blank=True, help_text="Model names assistants may use on it. Empty: any name."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="model_endpoint_unique_name")]
 
     def __str__(self) -> str:
         return self.name
@@ -144,7 +173,23 @@ class CreditBalance(models.Model):
 
     @property
     def remaining(self) -> int:
+        """Not yet used; runs in progress hold part of it (`CreditReservation`, see services/credits.py)."""
         return max(self.limit - self.used, 0)
+
+
+class CreditReservation(models.Model):
+    """Credits held for the run answering `message` before its model is called, so concurrent runs cannot
+    all call a paid model and then find the limit reached. Settled into a ledger row on a reply, released
+    otherwise (captain/services/credits.py). Rows, not a counter on the balance: a hold vanishes with its
+    message, so nothing can leak held credits."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="+")
+    amount = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.amount} held for message {self.message_id}"
 
 
 class CreditLedgerEntry(models.Model):
@@ -265,7 +310,9 @@ class RoutingConfig(models.Model):
         default=True, help_text="Include the default edges triage <-> every enabled scenario."
     )
     router_model = models.CharField(max_length=200, blank=True, help_text="Empty: the assistant's model.")
-    router_base_url = models.URLField(blank=True, help_text="Empty: the server's model endpoint.")
+    router_endpoint = models.CharField(
+        max_length=100, blank=True, help_text="Model endpoint of the router. Empty: the assistant's."
+    )
 
     def __str__(self) -> str:
         return f"Routing of {self.assistant}"
@@ -285,7 +332,7 @@ class RoutingNode(models.Model):
         blank=True, help_text="Custom router instruction, placed after the history."
     )
     router_model = models.CharField(max_length=200, blank=True)
-    router_base_url = models.URLField(blank=True)
+    router_endpoint = models.CharField(max_length=100, blank=True)
     is_global = models.BooleanField(default=False, help_text="Reachable from every node (e.g. restart).")
     examples = models.JSONField(default=list, blank=True, help_text="Phrases customers use for this node.")
 

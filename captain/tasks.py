@@ -18,6 +18,7 @@ from helpdesk.tracing import extract_context
 
 from .conf import captain_setting
 from .runtime import semconv as sc
+from .services.credits import credit_holds_release_finished
 from .services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,9 @@ def pending_messages_sweep() -> int:
     poison message in a handoff.
     """
     now = timezone.now()
+    released = credit_holds_release_finished()
+    if released:
+        logger.warning("sweeper released %s credit holds of finished messages", released)
     with transaction.atomic():
         claimed = list(
             Message.objects.select_for_update(skip_locked=True)

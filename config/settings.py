@@ -7,9 +7,11 @@ variables move the same code to real infrastructure.
 
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HELPDESK_VAR_DIR", BASE_DIR / "var"))
@@ -28,14 +30,30 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
-# A development key is only acceptable when DEBUG is on; production must set DJANGO_SECRET_KEY.
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# DEBUG is off unless asked for: scripts/run asks for it (DJANGO_DEBUG=1) for the embedded demo. With DEBUG off,
+# config.checks (config.E001) stops start-up without a real DJANGO_SECRET_KEY; this development key is public.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key" if DEBUG else "")
 ALLOWED_HOSTS = [
     h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h
 ]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 PUBLIC_BASE_URL = os.environ.get("HELPDESK_PUBLIC_URL", "http://127.0.0.1:8000")
+
+# ---- HTTPS (README "Production settings") ------------------------------------------------------------------------
+# Production defaults with DEBUG off (`manage.py check --deploy` passes with them); with DEBUG on, what a
+# development server on http://127.0.0.1 needs. Each can be set on its own.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
+# Behind N reverse proxies that terminate TLS: trust their X-Forwarded-Proto (else every request looks like
+# plain HTTP and SECURE_SSL_REDIRECT loops), and take the client address for the login lockout from the
+# X-Forwarded-For entry the outermost of them added (config.login_throttle.client_ip). 0: no proxy, and both
+# headers are ignored, since a client could forge them.
+TRUSTED_PROXY_COUNT = env_int("DJANGO_TRUSTED_PROXY_COUNT", 0)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -50,6 +68,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "helpdesk",
     "captain",
+    "axes",
+    "csp",
+    "config",  # config.checks: refuses DEBUG off without a real SECRET_KEY
 ]
 
 MIDDLEWARE = [
@@ -61,6 +82,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes requires: turns a locked-out login into the lockout page (429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -100,7 +124,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -111,6 +138,41 @@ STATIC_ROOT = VAR_DIR / "static"
 # The dashboard's own sign-in (agents are not staff, so the admin's login page would refuse them).
 LOGIN_URL = "/auth/login/"
 LOGIN_REDIRECT_URL = "/app/"
+
+# ---- Login throttling (django-axes): the dashboard sign-in and the admin's --------------------------------------
+# Axes first: it refuses a locked-out username or client before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# N failures lock the username (from any address) and, separately, the client address (for any username),
+# until the cool-off has passed since the last failure.
+AXES_FAILURE_LIMIT = env_int("HELPDESK_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("HELPDESK_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# A successful sign-in clears that user's failures (config.login_throttle.LoginAttempts).
+AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "config.login_throttle.LoginAttempts"
+AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+
+# ---- Content-Security-Policy (django-csp) ------------------------------------------------------------------------
+# Everything from this origin, no inline script or style: templates/ keep theirs in static files, and the few
+# inline blocks of third-party pages (Swagger UI) carry the per-request nonce. The same policy with DEBUG on, so a
+# violation shows up in development and in the browser tests.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # Webhook bodies are refused above this size before any parsing (see helpdesk.api.webhooks).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HELPDESK_MAX_BODY_BYTES", 256 * 1024)
@@ -129,6 +191,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # A body over DATA_UPLOAD_MAX_MEMORY_SIZE is a JSON 400 like any other parse error (Django's was an HTML page).
+    "EXCEPTION_HANDLER": "helpdesk.api.exceptions.api_exception_handler",
     # Per-token throttling. The counters live in Django's cache (per process with the default local-memory
     # cache; set a shared cache for several web processes).
     "DEFAULT_THROTTLE_CLASSES": [
@@ -150,6 +214,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name for the routing modes (fields `mode` and `default_mode`): otherwise drf-spectacular warns
+    # (W001) and `manage.py check --deploy --fail-level WARNING` fails.
+    "ENUM_NAME_OVERRIDES": {"RoutingModeEnum": "captain.models.RoutingMode"},
 }
 
 # ---- Redis and Celery --------------------------------------------------------------------------------------------
@@ -214,6 +281,13 @@ HELPDESK = {
     "OUTBOX_UNPUBLISHED_AFTER_SECONDS": env_int("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", 10),
     "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),
     "DELIVERY_BACKOFF_SECONDS": env_float("HELPDESK_DELIVERY_BACKOFF", 2.0),
+    # Outbound policy for tenant URLs (README "Security"): comma-separated host names, addresses or networks
+    # that may be private or use plain http, e.g. "127.0.0.1,localhost" (scripts/run sets that for the demo).
+    "OUTBOUND_ALLOWED_HOSTS": [
+        h.strip() for h in os.environ.get("HELPDESK_OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()
+    ],
+    "OUTBOUND_ALLOW_HTTP": env_bool("HELPDESK_OUTBOUND_ALLOW_HTTP", False),
+    "OUTBOUND_MAX_RESPONSE_BYTES": env_int("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", 1_048_576),
 }
 
 CAPTAIN = {
@@ -229,7 +303,19 @@ CAPTAIN = {
     "LOCK_LEASE_SECONDS": env_float("CAPTAIN_LOCK_LEASE_SECONDS", 30.0),
     "LOCK_RETRY_SECONDS": 2,
     "MAX_ATTEMPTS": env_int("CAPTAIN_MAX_ATTEMPTS", 3),
-    "CREDITS_PER_REPLY": 1,
+    "CREDITS_PER_REPLY": env_int("CAPTAIN_CREDITS_PER_REPLY", 1),
+    # Named model endpoints tenants pick from (README "Model endpoints"). None: one endpoint named "default"
+    # built from OPENAI_BASE_URL / OPENAI_API_KEY, offering CAPTAIN_MODEL plus the models in CAPTAIN_MODELS
+    # ("name=credits,..."). A JSON object in CAPTAIN_MODEL_ENDPOINTS replaces it (system check captain.E002); keys are read from the env
+    # variable each endpoint names (`api_key_env`), so the JSON holds no secret.
+    "MODEL_ENDPOINTS": os.environ.get("CAPTAIN_MODEL_ENDPOINTS") or None,
+    "EXTRA_MODELS": os.environ.get("CAPTAIN_MODELS", ""),
+    # Tenants' own endpoints (their URL, their key): credits per reply, and whether they may add them at all.
+    "OWN_ENDPOINTS_ALLOWED": env_bool("CAPTAIN_OWN_ENDPOINTS_ALLOWED", True),
+    "OWN_ENDPOINT_CREDITS_PER_REPLY": env_int("CAPTAIN_OWN_ENDPOINT_CREDITS_PER_REPLY", 1),
+    # Fernet keys for secrets stored at rest (first one encrypts; the others still decrypt, for rotation).
+    # Empty: a key derived from SECRET_KEY (rotating SECRET_KEY then makes stored keys unreadable).
+    "SECRETS_KEYS": [k for k in os.environ.get("CAPTAIN_SECRETS_KEYS", "").split(",") if k.strip()],
     "DEFAULT_CREDIT_LIMIT": env_int("CAPTAIN_DEFAULT_CREDIT_LIMIT", 1000),
     # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
     "FAQ_SCORE_THRESHOLD": float(os.environ["CAPTAIN_FAQ_THRESHOLD"])
@@ -260,5 +346,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO ("HTTP Request: POST ..."): noise in the worker log and the demo's output.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # django-axes announces itself at INFO in every process, every management command's output included.
+    "loggers": {"httpx": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }

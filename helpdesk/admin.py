@@ -13,7 +13,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import QuerySet
 from django.db.models.constants import LOOKUP_SEP
@@ -21,7 +21,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from helpdesk.channels.provider_config import validate_provider_config
 from helpdesk.models import Account, Contact, ContactInbox, Conversation, Inbox, Label, Membership, Message
+from helpdesk.outbound import validate_outbound_url
 
 # ---- tenant scoping ----------------------------------------------------------------------------------------
 
@@ -93,7 +95,7 @@ class _ScopedFormfieldsMixin:
 
 # Write-only credentials. A changelist filter on one (`?secret__startswith=a`) answers "some rows" or "none",
 # which recovers the value a character at a time; no lookup may name them, at any depth of a relation path.
-SECRET_FIELD_NAMES = frozenset({"secret", "access_token", "webhook_token", "password"})
+SECRET_FIELD_NAMES = frozenset({"secret", "access_token", "webhook_token", "password", "api_key_encrypted"})
 
 
 class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
@@ -250,6 +252,25 @@ class InboxAdminForm(forms.ModelForm):
             "greeting_message",
             "handoff_message",
         ]
+
+    def clean_callback_url(self) -> str:
+        # The server POSTs every reply there: the outbound policy decides which hosts it may be.
+        url = self.cleaned_data.get("callback_url") or ""
+        if url:
+            validate_outbound_url(url)
+        return url
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        # Its keys depend on the channel type, so it is checked here rather than in clean_provider_config.
+        if "provider_config" in cleaned and cleaned.get("channel_type"):
+            if cleaned["provider_config"] is None:  # the field left empty: no settings, not JSON null
+                cleaned["provider_config"] = {}
+            try:
+                validate_provider_config(cleaned["channel_type"], cleaned["provider_config"])
+            except ValidationError as exc:
+                self.add_error("provider_config", exc)
+        return cleaned
 
     def save(self, commit: bool = True) -> Inbox:
         secret = self.cleaned_data.get("new_secret")

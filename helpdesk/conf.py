@@ -20,6 +20,13 @@ DEFAULTS: dict[str, Any] = {
     "DELIVERY_TIMEOUT_SECONDS": 10.0,
     "DELIVERY_BACKOFF_SECONDS": 2.0,
     "DELIVERY_BACKOFF_MAX_SECONDS": 300.0,
+    # The outbound policy (helpdesk.outbound) for every URL a tenant configures: host names, addresses or
+    # networks exempt from the "globally routable addresses only" rule, and that may use plain http.
+    "OUTBOUND_ALLOWED_HOSTS": [],
+    # Plain http for every host (not only allowlisted ones); https stays the default for a reason.
+    "OUTBOUND_ALLOW_HTTP": False,
+    # Largest answer read from a tenant's URL; a provider's JSON answer is a few hundred bytes.
+    "OUTBOUND_MAX_RESPONSE_BYTES": 1_048_576,
 }
 
 

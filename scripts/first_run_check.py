@@ -125,6 +125,8 @@ def main() -> int:
         timeline.append(f"{time.monotonic() - began:7.1f}s  scripts/run ready")
         demo_env = {
             **env,
+            # As the README's second terminal does: the embedded demo's development settings, like scripts/run.
+            "DJANGO_DEBUG": "1",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
             "HELPDESK_PUBLIC_URL": f"http://127.0.0.1:{port}",

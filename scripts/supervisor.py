@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -256,10 +257,18 @@ class Supervisor:
 # ---- the product's processes ----------------------------------------------------------------------------------
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
 def _http_ok(url: str) -> bool:
+    """The server answers (below 500). A redirect counts, not followed: with DEBUG off it points at https://."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.build_opener(_NoRedirect).open(url, timeout=2) as response:
             return response.status < 500
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
     except Exception:
         return False
 
@@ -286,9 +295,15 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
         env.get("LLM_PORT", "8081"),
     )
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # The embedded demo is a development setup: DEBUG on (settings default it off), so the demo is seeded and
+    # the development key and plain HTTP are accepted. A deployment sets DJANGO_DEBUG=0 and DJANGO_SECRET_KEY.
+    env.setdefault("DJANGO_DEBUG", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("REDIS_URL", f"redis://127.0.0.1:{redis_port}/0")
     env.setdefault("HELPDESK_PUBLIC_URL", f"http://127.0.0.1:{port}")
+    # The demo's callback receiver (captain_demo_chat) listens on this machine, which the outbound policy
+    # refuses for tenant URLs unless allowlisted; set the variable (even empty) to choose for yourself.
+    env.setdefault("HELPDESK_OUTBOUND_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
     if _redis_ping(env["REDIS_URL"]):
         sup.say(f"using the Redis server already answering at {env['REDIS_URL']}")
@@ -332,7 +347,7 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     manage = [*python, "manage.py"]
     sup.run_once("migrate", [*manage, "migrate", "--noinput", "-v0"], var / "setup.log")
     sup.run_once("collectstatic", [*manage, "collectstatic", "--noinput", "-v0"], var / "setup.log")
-    if env.get("DJANGO_DEBUG", "1").strip().lower() in {"1", "true", "yes", "on"}:
+    if env["DJANGO_DEBUG"].strip().lower() in {"1", "true", "yes", "on"}:
         seed = [*manage, "captain_demo_seed", "--callback-url", env.get("DEMO_CALLBACK_URL", "")]
         sup.run_once("demo seed", seed, var / "setup.log", show_output=True)
     else:

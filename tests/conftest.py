@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.support import network_guard
 from tests.support.servers import start_redis
 
 network_guard.install()
+
+# The suite's fake providers, callback receivers and model servers listen on http://127.0.0.1:<port>, which the
+# outbound policy refuses unless the operator allowlists it. Worker processes that tests start read settings
+# from the environment, so the allowlist goes there; the fixture below sets it for this process.
+os.environ["HELPDESK_OUTBOUND_ALLOWED_HOSTS"] = "127.0.0.1"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -34,6 +41,12 @@ def _no_auth_failure_limit_unless_asked(settings):
     settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 0}
 
 
+@pytest.fixture(autouse=True)
+def _outbound_policy_allows_the_test_servers(settings):
+    """In-process settings were loaded before this file ran. Tests of the policy set the allowlist themselves."""
+    settings.HELPDESK = {**settings.HELPDESK, "OUTBOUND_ALLOWED_HOSTS": ["127.0.0.1"]}
+
+
 @pytest.fixture
 def redis_url(redis_server):
     """The test redis-server, flushed for each test that uses it."""
@@ -50,13 +63,14 @@ def redis_url(redis_server):
 @pytest.fixture
 def fake_llm():
     """A scripted OpenAI-compatible server on 127.0.0.1; the app's model client points at it."""
-    from captain.services import model_client
+    from captain.services import model_endpoints
     from tests.support.fake_llm_server import FakeLLMServer
 
+    # SDK clients are cached per endpoint URL and key; a later test's server may reuse this port, and must not
+    # inherit a pool of connections to this one.
     with FakeLLMServer() as server:
-        model_client.model_client.cache_clear()
         yield server
-    model_client.model_client.cache_clear()
+    model_endpoints.operator_clients_clear()
 
 
 @pytest.fixture

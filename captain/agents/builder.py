@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, FaqEntry, Scenario
-from ..prompts import render_builder_text, render_file
+from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
 from ..runtime import Agent, Handoff, handoff_tool_name
 from ..runtime.routing import HUMAN, Graph
 from ..tools import build_tools
@@ -25,10 +25,23 @@ class PromptVariables:
     contact_name: str = ""
 
     def as_dict(self, assistant: Assistant) -> dict[str, object]:
-        return {
-            "contact": {"name": self.contact_name},
-            "assistant": {"name": assistant.name, "product_name": assistant.product_name},
-        }
+        # prompt_context refuses any path the declaration (captain.prompts.variables) does not list, and
+        # requires all it lists: the save-time check and this context cannot drift apart.
+        return prompt_context(
+            {
+                "contact.name": self.contact_name,
+                "assistant.name": assistant.name,
+                "assistant.product_name": assistant.product_name,
+            }
+        )
+
+
+def _render_builder_field(source: str, template_vars: dict[str, object], where: str) -> str:
+    """Render one builder-written field; a failure names the field, for the run's handoff reason."""
+    try:
+        return render_builder_text(source, **template_vars)
+    except PromptTemplateError as exc:
+        raise PromptTemplateError(f"the {where} template is invalid: {exc}") from exc
 
 
 def _as_list(value: object) -> list[str]:
@@ -51,13 +64,18 @@ def _graph_handoffs(graph: Graph, key: str, scenarios: list[Scenario]) -> list[H
 
 
 def build_team(
-    assistant: Assistant, *, variables: PromptVariables | None = None, graph: Graph | None = None
+    assistant: Assistant,
+    *,
+    variables: PromptVariables | None = None,
+    graph: Graph | None = None,
+    model: str = "",
 ) -> dict[str, Agent]:
     """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys.
-    `graph`: restrict every agent's handoffs to its candidates in the routing graph (default: the star)."""
+    `graph`: restrict every agent's handoffs to its candidates in the routing graph (default: the star).
+    `model`: the model the run checked against the assistant's endpoint (default: the assistant's own field)."""
     variables = variables or PromptVariables()
     template_vars = variables.as_dict(assistant)
-    model = assistant.model or captain_setting("DEFAULT_MODEL")
+    model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
     has_faq = FaqEntry.objects.filter(assistant=assistant, enabled=True).exists()
     guidelines = _as_list(assistant.response_guidelines)
@@ -69,7 +87,9 @@ def build_team(
         instructions=render_file(
             "assistant.jinja",
             assistant=assistant,
-            instructions=render_builder_text(assistant.instructions, **template_vars),
+            instructions=_render_builder_field(
+                assistant.instructions, template_vars, f"assistant '{assistant.name}' instructions"
+            ),
             scenarios=[
                 {"tool_name": s.handoff_tool_name, "description": s.description}
                 for s in scenarios
@@ -97,7 +117,9 @@ def build_team(
                 "scenario.jinja",
                 assistant=assistant,
                 scenario=scenario,
-                instruction=render_builder_text(scenario.instruction, **template_vars),
+                instruction=_render_builder_field(
+                    scenario.instruction, template_vars, f"scenario '{scenario.title}' instruction"
+                ),
                 has_faq=has_faq and "faq_lookup" in tool_names,
                 back_tool=handoff_tool_name(TRIAGE_KEY),
                 guidelines=guidelines,

@@ -19,6 +19,7 @@ from ..conf import captain_setting
 from ..forms import MAX_INSTRUCTION_CHARS, validate_builder_template
 from ..models import Assistant, AssistantInbox
 from ..selectors import access_assistant, assistant_list
+from ..services.model_endpoints import model_choice_errors
 from ..services.routing import routing_enable_default
 
 ASSISTANT_FIELDS = [
@@ -30,6 +31,7 @@ ASSISTANT_FIELDS = [
     "guardrails",
     "handoff_message",
     "resolution_message",
+    "model_endpoint",
     "model",
     "temperature",
     "max_turns",
@@ -87,6 +89,19 @@ class AssistantInputSerializer(serializers.ModelSerializer):
         if value > cap:
             raise serializers.ValidationError(f"At most {cap} (the server's MAX_TURNS_CAP).")
         return value
+
+    def validate(self, attrs: dict) -> dict:
+        # The endpoint/model pair is checked together, against what this account may pick (never a URL).
+        if ("model_endpoint" in attrs or "model" in attrs) and "account_id" in self.context:
+            current = self.instance
+            problems = model_choice_errors(
+                account_id=self.context["account_id"],
+                endpoint=attrs.get("model_endpoint", current.model_endpoint if current else ""),
+                model=attrs.get("model", current.model if current else ""),
+            )
+            if problems:
+                raise serializers.ValidationError({"model": problems})
+        return attrs
 
     def validate_inbox_ids(self, inboxes: list[Inbox]) -> list[Inbox]:
         taken = AssistantInbox.objects.filter(inbox__in=inboxes).select_related("assistant", "inbox")

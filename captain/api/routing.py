@@ -34,7 +34,7 @@ class RoutingConfigSerializer(serializers.Serializer):
     max_hops = serializers.IntegerField(min_value=0, max_value=10, default=3)
     star = serializers.BooleanField(default=True)
     router_model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    router_base_url = serializers.URLField(required=False, allow_blank=True, default="")
+    router_endpoint = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
 
     class Meta:
         ref_name = "RoutingConfig"
@@ -51,7 +51,7 @@ class RoutingNodeSerializer(serializers.Serializer):
     )
     rule_prompt = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
     router_model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    router_base_url = serializers.URLField(required=False, allow_blank=True, default="")
+    router_endpoint = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     is_global = serializers.BooleanField(default=False)
     examples = serializers.ListField(child=serializers.CharField(max_length=500), max_length=50, default=list)
 

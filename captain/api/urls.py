@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import assistants, credits, faq, routing, runs, scenarios
+from . import assistants, credits, faq, model_endpoints, routing, runs, scenarios
 
 app_name = "captain-api"
 
@@ -27,6 +27,16 @@ urlpatterns = [
         name="conversation-routing-decisions",
     ),
     path(f"{ACCOUNT}credits/", credits.CreditUsageApi.as_view(), name="credits"),
+    path(
+        f"{ACCOUNT}model-endpoints/",
+        model_endpoints.ModelEndpointCollectionApi.as_view(),
+        name="model-endpoint-list",
+    ),
+    path(
+        f"{ACCOUNT}model-endpoints/<int:endpoint_id>/",
+        model_endpoints.ModelEndpointDetailApi.as_view(),
+        name="model-endpoint-detail",
+    ),
     path(
         f"{ACCOUNT}conversations/<int:conversation_id>/runs/",
         runs.ConversationRunsApi.as_view(),

@@ -1,7 +1,8 @@
 """The one Jinja2 environment every prompt is rendered in: sandboxed, strict, and bounded.
 
 Builder-written text (assistant instructions, scenario instructions) may use variables such as
-`{{ contact.name }}`; it is template source and therefore untrusted. Customer text is only ever a variable.
+`{{ contact.name }}`; it is template source and therefore untrusted: `static_check` decides what it may contain,
+`builder_text` renders it. Customer text is only ever a variable.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import operator
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, nodes
+from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -57,55 +58,11 @@ class PromptTemplateError(ValueError):
 
 def render_file(name: str, **variables: Any) -> str:
     """Render one of our own prompt templates."""
-    return _bounded(env.get_template(name).render(**variables))
+    return bounded(env.get_template(name).render(**variables))
 
 
-# Builder text needs substitution and simple conditions, nothing more. Allowing only these node types rules out
-# loops, calls, assignments and arithmetic, so no template can run for minutes (nested loops produce no output,
-# so a size cap alone would not stop them) or reach Python internals through a call.
-_ALLOWED_NODES = (
-    nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Getattr, nodes.Getitem, nodes.Const,
-    nodes.If, nodes.CondExpr, nodes.And, nodes.Or, nodes.Not, nodes.Compare, nodes.Operand, nodes.Filter,
-    nodes.Concat,
-)  # fmt: skip
-_ALLOWED_FILTERS = frozenset({"default", "d", "upper", "lower", "title", "capitalize", "trim", "e", "escape"})
-
-
-def check_builder_template(source: str) -> None:
-    """Raise PromptTemplateError unless `source` uses only substitution, conditions and harmless filters."""
-    try:
-        tree = env.parse(source)
-    except TemplateError as exc:
-        raise PromptTemplateError(f"{type(exc).__name__}: {exc}") from exc
-    for node in [tree, *tree.find_all(nodes.Node)]:
-        if not isinstance(node, _ALLOWED_NODES):
-            raise PromptTemplateError(f"'{type(node).__name__}' is not allowed in instructions")
-        if isinstance(node, nodes.Filter) and node.name not in _ALLOWED_FILTERS:
-            raise PromptTemplateError(f"filter '{node.name}' is not allowed in instructions")
-        if isinstance(node, nodes.Getattr | nodes.Name) and (
-            getattr(node, "attr", "") or node_name(node)
-        ).startswith("_"):
-            raise PromptTemplateError("names starting with '_' are not allowed")
-
-
-def node_name(node: nodes.Node) -> str:
-    return getattr(node, "name", "") or ""
-
-
-def render_builder_text(source: str, **variables: Any) -> str:
-    """Render builder-written text as a sandboxed template; any failure is a PromptTemplateError."""
-    if "{" not in source:
-        return source
-    check_builder_template(source)
-    try:
-        return _bounded(env.from_string(source).render(**variables))
-    except PromptTemplateError:
-        raise
-    except Exception as exc:  # any failure of builder text (incl. ZeroDivisionError) is a template error
-        raise PromptTemplateError(f"{type(exc).__name__}: {exc}") from exc
-
-
-def _bounded(text: str) -> str:
+def bounded(text: str) -> str:
+    """`text`, unless it is too long to be a prompt."""
     if len(text) > MAX_RENDERED_CHARS:
         raise PromptTemplateError(f"rendered prompt exceeds {MAX_RENDERED_CHARS} characters")
     return text

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -131,6 +132,7 @@ def make_openai_client(
     max_retries: int,
     *,
     max_retry_wait: float = 2.0,
+    http_client: httpx.Client | None = None,
 ) -> openai.OpenAI:
     """Build an SDK client with an explicit per-attempt timeout and retry budget.
 
@@ -140,6 +142,7 @@ def make_openai_client(
         timeout * (max_retries + 1) + max_retry_wait * max_retries
 
     Local servers need no key, but the SDK refuses to start without one, hence the placeholder.
+    `http_client`: the transport to use (a tenant's own endpoint gets one that enforces the outbound policy).
     """
     client = _BoundedRetryOpenAI(
         base_url=base_url,
@@ -147,6 +150,7 @@ def make_openai_client(
         # Connecting to a live server takes milliseconds; a slow connect means it is down.
         timeout=openai.Timeout(timeout, connect=min(timeout, 5.0)),
         max_retries=max_retries,
+        http_client=http_client,
     )
     client.max_retry_wait = max_retry_wait
     return client

@@ -91,6 +91,8 @@ CAPTAIN_RUN_TURNS: Final = "captain.run.turns"
 """Model calls made by the run."""
 CAPTAIN_CREDIT_USED: Final = "captain.credit_used"
 """Credits charged for the run; derived from the same decision as the ledger row."""
+CAPTAIN_CREDIT_PRICE: Final = "captain.credit_price"
+"""Credits a reply costs on the run's endpoint and model (held before the model is called)."""
 
 CAPTAIN_USAGE_REQUESTS: Final = "captain.usage.requests"
 CAPTAIN_USAGE_INPUT_TOKENS: Final = "captain.usage.input_tokens"

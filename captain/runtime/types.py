@@ -157,6 +157,7 @@ ErrorKind = Literal[
     "deadline",
     "attempts_exhausted",
     "internal_error",
+    "model_unavailable",
 ]
 
 

@@ -1,14 +1,20 @@
-"""Credits: one ledger row per billable event, balance changed by one conditional UPDATE (no check-then-act)."""
+"""Credits: one ledger row per billable event; every check of the balance and the write it allows happen under
+the balance row's lock (no check-then-act across transactions).
+
+A run holds its price before calling the model (`credit_reserve`), and the hold is settled in the outcome's
+transaction: turned into a charge when the AI replied (`credit_debit`), released otherwise (`credit_release`).
+Without the hold, 50 runs that all saw 10 credits left would all call the (paid) model, and 40 would then find
+the limit reached after the provider had already been paid."""
 
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Sum
 
 from helpdesk.models import Message
 
 from ..conf import captain_setting
-from ..models import Assistant, CreditBalance, CreditLedgerEntry
+from ..models import Assistant, CreditBalance, CreditLedgerEntry, CreditReservation
 
 
 def credit_balance_for(account_id: int) -> CreditBalance:
@@ -18,23 +24,60 @@ def credit_balance_for(account_id: int) -> CreditBalance:
     return balance
 
 
-def credit_available(*, account_id: int, amount: int | None = None) -> bool:
-    amount = captain_setting("CREDITS_PER_REPLY") if amount is None else amount
-    return credit_balance_for(account_id).remaining >= amount
+def _held(account_id: int, *, excluding: list[int] | None = None) -> int:
+    holds = CreditReservation.objects.filter(account_id=account_id)
+    if excluding:
+        holds = holds.exclude(message_id__in=excluding)
+    return holds.aggregate(total=Sum("amount"))["total"] or 0
+
+
+def credit_reserve(*, account_id: int, message_id: int, amount: int) -> bool:
+    """Hold `amount` for the run answering `message_id` before the model is called. True when held (or already
+    held by an earlier attempt at the same message); False when the account's unheld credits are short.
+    The balance row is locked for the check and the insert, so two runs cannot both take the last credit."""
+    credit_balance_for(account_id)
+    with transaction.atomic():
+        balance = CreditBalance.objects.select_for_update(no_key=True).get(account_id=account_id)
+        if CreditReservation.objects.filter(message_id=message_id).exists():
+            return True  # a retried attempt (worker killed mid-run) keeps its first hold
+        if balance.used + _held(account_id) + amount > balance.limit:
+            return False
+        CreditReservation.objects.create(account_id=account_id, message_id=message_id, amount=amount)
+    return True
+
+
+def credit_release(*, message_ids: list[int]) -> int:
+    """Give back what runs for these messages held (a handoff, an error, a skipped run). Returns the count."""
+    deleted, _ = CreditReservation.objects.filter(message_id__in=message_ids).delete()
+    return deleted
+
+
+def credit_holds_release_finished() -> int:
+    """Safety net for the sweeper: holds whose message is no longer waiting for the AI have no run left to
+    settle them (every path that finishes a message releases them; this catches any that did not)."""
+    deleted, _ = CreditReservation.objects.exclude(message__ai_status=Message.AIStatus.PENDING).delete()
+    return deleted
 
 
 def credit_debit(
-    *, message: Message, assistant: Assistant | None, agent_key: str, amount: int | None = None
+    *,
+    message: Message,
+    assistant: Assistant | None,
+    agent_key: str,
+    amount: int | None = None,
+    held_for: list[int] | None = None,
 ) -> bool:
     """Charge for an AI reply inside the caller's transaction. False (and nothing written) when the limit would
-    be exceeded: the UPDATE only matches while `used + amount <= limit`, so concurrent runs cannot overdraw."""
+    be exceeded. The run's own hold (`held_for`: the messages it answers) becomes this charge; other runs'
+    holds still count, and the balance row is locked for the check, so concurrent runs cannot overdraw."""
     amount = captain_setting("CREDITS_PER_REPLY") if amount is None else amount
     credit_balance_for(message.account_id)
-    charged = CreditBalance.objects.filter(
-        account_id=message.account_id, used__lte=F("limit") - amount
-    ).update(used=F("used") + amount)
-    if not charged:
+    balance = CreditBalance.objects.select_for_update(no_key=True).get(account_id=message.account_id)
+    held_for = held_for or []
+    CreditReservation.objects.filter(message_id__in=held_for).delete()
+    if balance.used + _held(message.account_id) + amount > balance.limit:
         return False
+    CreditBalance.objects.filter(pk=balance.pk).update(used=F("used") + amount)
     CreditLedgerEntry.objects.create(
         account_id=message.account_id,
         message=message,

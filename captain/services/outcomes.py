@@ -13,7 +13,7 @@ from helpdesk.services.messages import message_create_ai_reply
 from ..conf import captain_setting
 from ..models import Assistant, Run
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
-from .credits import credit_debit
+from .credits import credit_debit, credit_release
 
 ERROR_REASONS = {
     "model_error": "The AI model could not be reached or answered with an error.",
@@ -26,6 +26,8 @@ ERROR_REASONS = {
     "deadline": "The AI ran out of time.",
     "attempts_exhausted": "The AI failed on this message several times.",
     "internal_error": "The AI run failed with an internal error.",
+    # Completed by `error_reason` with the detail: a configuration problem the account's admins can fix.
+    "model_unavailable": "The assistant's model cannot be used:",
 }
 
 
@@ -43,6 +45,8 @@ def error_reason(outcome: RunError) -> str:
         timeout, retries = captain_setting("LLM_TIMEOUT_SECONDS"), captain_setting("LLM_MAX_RETRIES")
         attempts = f", {retries + 1} attempts" if retries else ""
         reason = f"{reason} after {timeout:g} s{attempts}."
+    elif outcome.error == "model_unavailable":
+        reason = f"{reason} {outcome.detail}"
     return reason
 
 
@@ -62,6 +66,7 @@ def outcome_apply(
     trigger_message_ids: list[int],
     trace_id: str,
     duration_ms: int,
+    credits: int | None = None,
 ) -> AppliedOutcome:
     """Make the outcome real. Replies are charged here, in the same transaction as the message; handoffs,
     resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped."""
@@ -95,7 +100,13 @@ def outcome_apply(
             agent_key=agent_key,
             agent_name=agent_names.get(agent_key, agent_key),
         )
-        credit_used = credit_debit(message=reply_message, assistant=assistant, agent_key=agent_key)
+        credit_used = credit_debit(
+            message=reply_message,
+            assistant=assistant,
+            agent_key=agent_key,
+            amount=credits,
+            held_for=trigger_message_ids,
+        )
         if credit_used:
             conversation.ai_agent_key = agent_key
             conversation.save(update_fields=["ai_agent_key"])
@@ -122,8 +133,10 @@ def outcome_apply(
         )
     elif isinstance(outcome, RunError):
         reason = error_reason(outcome)
-        detail = f"{reason} {outcome.detail}".strip()
+        detail = reason if outcome.error == "model_unavailable" else f"{reason} {outcome.detail}".strip()
         reply_message = _escalate(conversation, assistant, reason, None)
+    # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
+    credit_release(message_ids=trigger_message_ids)
 
     Message.objects.filter(pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING).update(
         ai_status=Message.AIStatus.DONE if recorded != Run.Outcome.SKIPPED else Message.AIStatus.SKIPPED

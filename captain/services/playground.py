@@ -16,11 +16,12 @@ from opentelemetry import trace
 
 from ..agents import build_team
 from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant
+from ..models import TRIAGE_KEY, Assistant, Scenario
+from ..prompts import PromptTemplateError
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, Runner
 from ..runtime import semconv as sc
-from .model_client import model_client
-from .outcomes import ERROR_REASONS
+from .model_endpoints import EndpointUnavailable, chat_model_for, default_chat_model, endpoint_and_model
+from .outcomes import ERROR_REASONS, error_reason
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -51,8 +52,10 @@ class PlaygroundTurn:
 
 
 def playground_agents(assistant: Assistant) -> dict[str, str]:
-    """Agent key -> name of the assistant's team (where a playground conversation may start)."""
-    return {key: agent.name for key, agent in build_team(assistant).items()}
+    """Agent key -> name of the assistant's team (where a playground conversation may start). Read from the rows,
+    not by building the team, so a stored template that no longer renders cannot break the page."""
+    scenarios = Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id")
+    return {TRIAGE_KEY: assistant.name, **dict(scenarios.values_list("key", "title"))}
 
 
 def _customer_text(outcome: Outcome, assistant: Assistant) -> tuple[str, str]:
@@ -63,6 +66,8 @@ def _customer_text(outcome: Outcome, assistant: Assistant) -> tuple[str, str]:
         return assistant.handoff_message, outcome.reason
     if isinstance(outcome, Resolve):
         return assistant.resolution_message, outcome.reason
+    if outcome.error == "model_unavailable":
+        return assistant.handoff_message, error_reason(outcome)
     reason = ERROR_REASONS.get(outcome.error, outcome.error)
     return assistant.handoff_message, f"{reason} {outcome.detail}".strip()
 
@@ -75,12 +80,24 @@ def playground_run(
     Charges nothing: there is no reply message for a ledger row to pay for, and the run span says
     `captain.credit_used = false`.
     """
-    team = build_team(assistant)
-    names = {key: agent.name for key, agent in team.items()}
+    unavailable: Outcome | None = None  # why the run cannot start (shown as production would hand over)
+    try:
+        endpoint, model = endpoint_and_model(
+            account_id=assistant.account_id, endpoint=assistant.model_endpoint, model=assistant.model
+        )
+    except EndpointUnavailable as exc:
+        endpoint, model, unavailable = None, "", RunError(error="model_unavailable", detail=str(exc))
+    try:
+        team = build_team(assistant, model=model)
+    except PromptTemplateError as exc:
+        # A template stored before the static check existed: show why, as production would hand over.
+        team = {}
+        unavailable = unavailable or HumanHandoff(reason=str(exc))
+    names = {key: agent.name for key, agent in team.items()} or playground_agents(assistant)
     if start_key not in team:
         start_key = TRIAGE_KEY
     runner = Runner(
-        model_client(),
+        chat_model_for(endpoint) if endpoint else default_chat_model(),
         max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         # The playground exists to show what the model saw and said: content is always recorded here.
@@ -101,9 +118,13 @@ def playground_run(
         route = [start_key]
         agent_key = start_key
         input_tokens = output_tokens = 0
+        outcome: Outcome
         try:
-            result = runner.run(agents=team, start_key=start_key, messages=messages, context=context)
-            outcome: Outcome = result.outcome
+            if unavailable is not None:
+                outcome = unavailable
+            else:
+                result = runner.run(agents=team, start_key=start_key, messages=messages, context=context)
+                outcome = result.outcome
             route, agent_key = result.route, result.agent_key
             input_tokens, output_tokens = result.usage.input_tokens, result.usage.output_tokens
         except Exception as exc:  # an admin must see the failure in the page, not a 500

@@ -25,6 +25,7 @@ from ..models import (
     Scenario,
 )
 from ..runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
+from .model_endpoints import model_choice_errors
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +74,32 @@ def routing_reference_errors(*, assistant: Assistant, where: str, key: str, targ
     return _reference_errors(assistant, where, key, target=target)
 
 
+def router_choice_errors(*, assistant: Assistant, where: str, endpoint: str, model: str) -> list[str]:
+    """Why a router's endpoint/model choice cannot be used: an endpoint this account may not pick, or a model
+    its endpoint does not offer. Routers name endpoints, never URLs (services/model_endpoints.py)."""
+    if not endpoint and not model:
+        return []
+    problems = model_choice_errors(
+        account_id=assistant.account_id, endpoint=endpoint or assistant.model_endpoint, model=model
+    )
+    return [f"{where}: {problem}" for problem in problems]
+
+
 def routing_validate(*, assistant: Assistant, spec: GraphSpec) -> list[str]:
     """Every reason `spec` is not a valid graph for `assistant` (empty when valid)."""
-    errors: list[str] = []
+    errors: list[str] = router_choice_errors(
+        assistant=assistant,
+        where="config",
+        endpoint=str(spec.config.get("router_endpoint") or ""),
+        model=str(spec.config.get("router_model") or ""),
+    )
+    for i, node in enumerate(spec.nodes, start=1):
+        errors += router_choice_errors(
+            assistant=assistant,
+            where=f"node {i}",
+            endpoint=str(node.get("router_endpoint") or ""),
+            model=str(node.get("router_model") or ""),
+        )
     seen: set[str] = set()
     for i, node in enumerate(spec.nodes, start=1):
         key = str(node.get("key", ""))
@@ -121,7 +145,7 @@ def _spec_from_db(assistant: Assistant) -> GraphSpec:
             "max_hops": config.max_hops,
             "star": config.star,
             "router_model": config.router_model,
-            "router_base_url": config.router_base_url,
+            "router_endpoint": config.router_endpoint,
         },
         nodes=list(
             RoutingNode.objects.filter(assistant=assistant).values(
@@ -131,7 +155,7 @@ def _spec_from_db(assistant: Assistant) -> GraphSpec:
                 "history_rounds",
                 "rule_prompt",
                 "router_model",
-                "router_base_url",
+                "router_endpoint",
                 "is_global",
                 "examples",
             )
@@ -161,7 +185,7 @@ def _graph(assistant: Assistant, spec: GraphSpec, *, strict: bool = True) -> Gra
         node.history_rounds = row.get("history_rounds")
         node.rule_prompt = row.get("rule_prompt") or ""
         node.router = RouterEndpoint(
-            model=row.get("router_model") or "", base_url=row.get("router_base_url") or ""
+            model=row.get("router_model") or "", endpoint=row.get("router_endpoint") or ""
         )
         node.examples = [str(e) for e in (row.get("examples") or []) if str(e).strip()]
         if row.get("is_global"):
@@ -190,7 +214,7 @@ def _graph(assistant: Assistant, spec: GraphSpec, *, strict: bool = True) -> Gra
         default_history_rounds=config.get("history_rounds", 2),
         max_hops=config.get("max_hops", 3),
         router=RouterEndpoint(
-            model=config.get("router_model") or "", base_url=config.get("router_base_url") or ""
+            model=config.get("router_model") or "", endpoint=config.get("router_endpoint") or ""
         ),
     )
 
@@ -233,7 +257,7 @@ def routing_replace(*, assistant: Assistant, spec: GraphSpec) -> GraphSpec:
             "max_hops": config.get("max_hops", 3),
             "star": config.get("star", True),
             "router_model": config.get("router_model", ""),
-            "router_base_url": config.get("router_base_url", ""),
+            "router_endpoint": config.get("router_endpoint", ""),
         },
     )
     RoutingNode.objects.filter(assistant=assistant).delete()
@@ -248,7 +272,7 @@ def routing_replace(*, assistant: Assistant, spec: GraphSpec) -> GraphSpec:
             history_rounds=n.get("history_rounds"),
             rule_prompt=n.get("rule_prompt", ""),
             router_model=n.get("router_model", ""),
-            router_base_url=n.get("router_base_url", ""),
+            router_endpoint=n.get("router_endpoint", ""),
             is_global=bool(n.get("is_global")),
             examples=list(n.get("examples") or []),
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,11 +21,18 @@ from ..agents import build_team
 from ..agents.builder import PromptVariables
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant
+from ..prompts import PromptTemplateError
 from ..runtime import HumanHandoff, Outcome, RunContext, RunError, Runner, RunResult
 from ..runtime import semconv as sc
-from .credits import credit_available
+from .credits import credit_release, credit_reserve
 from .locks import account_run_slot, conversation_lock
-from .model_client import model_client
+from .model_endpoints import (
+    Endpoint,
+    EndpointUnavailable,
+    chat_model_for,
+    endpoint_and_model,
+    router_model_for,
+)
 from .outcomes import outcome_apply
 
 logger = logging.getLogger(__name__)
@@ -155,6 +163,7 @@ def _run_locked(*, message_id: int, conversation_id: int) -> str:
     )
     if conversation.status != Conversation.Status.PENDING:
         Message.objects.filter(pk__in=trigger_ids).update(ai_status=Message.AIStatus.SKIPPED)
+        credit_release(message_ids=trigger_ids)  # an earlier, killed attempt may have held credits
         return "skipped"
     batch_token = _run_batch.set(frozenset(trigger_ids))
     try:
@@ -169,6 +178,7 @@ def _run_batch_locked(
     assistant = assistant_for_inbox(conversation.inbox_id)
     if assistant is None:
         Message.objects.filter(pk__in=trigger_ids).update(ai_status=Message.AIStatus.SKIPPED)
+        credit_release(message_ids=trigger_ids)
         return "skipped"
 
     with tracer.start_as_current_span(sc.SPAN_RUN) as span:
@@ -180,15 +190,34 @@ def _run_batch_locked(
         started = time.monotonic()
         result: RunResult | None = None
         agent_names: dict[str, str] = {}
-        outcome: Outcome
+        outcome: Outcome | None = None
+        credits: int | None = None
         if attempts > captain_setting("MAX_ATTEMPTS"):
             outcome = RunError(error="attempts_exhausted", detail=f"{attempts - 1} attempts failed")
-        elif not credit_available(account_id=conversation.account_id):
-            outcome = HumanHandoff(reason="The account's AI credit limit is reached.")
         else:
             try:
-                result = _run_team(conversation, assistant, agent_names)
+                endpoint, model = endpoint_and_model(
+                    account_id=conversation.account_id,
+                    endpoint=assistant.model_endpoint,
+                    model=assistant.model,
+                )
+            except EndpointUnavailable as exc:
+                outcome = RunError(error="model_unavailable", detail=str(exc))
+            else:
+                credits = endpoint.credits_for(model)
+                span.set_attribute(sc.CAPTAIN_CREDIT_PRICE, credits)
+                # Held before the model is called, released by outcome_apply unless the AI replies.
+                if not credit_reserve(
+                    account_id=conversation.account_id, message_id=message_id, amount=credits
+                ):
+                    outcome = HumanHandoff(reason="The account's AI credit limit is reached.")
+        if outcome is None:
+            try:
+                result = _run_team(conversation, assistant, agent_names, TeamModel(endpoint, model))
                 outcome = result.outcome
+            except PromptTemplateError as exc:
+                # Builder text saved before the static check existed: people take over, the reason says why.
+                outcome = HumanHandoff(reason=str(exc))
             except Exception as exc:
                 # A bug (or the soft time limit) must end in a handoff, never in silence or a customer-facing
                 # trace.
@@ -204,6 +233,7 @@ def _run_batch_locked(
             trigger_message_ids=trigger_ids,
             trace_id=format(span.get_span_context().trace_id, "032x"),
             duration_ms=int((time.monotonic() - started) * 1000),
+            credits=credits,
         )
         span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, applied.run.outcome)
         span.set_attribute(sc.CAPTAIN_CREDIT_USED, applied.credit_used)
@@ -212,17 +242,29 @@ def _run_batch_locked(
         return applied.run.outcome
 
 
-def _run_team(conversation: Conversation, assistant: Assistant, agent_names: dict[str, str]) -> RunResult:
+@dataclass(frozen=True)
+class TeamModel:
+    """The endpoint and model the assistant's agents answer with (checked and priced before the run)."""
+
+    endpoint: Endpoint
+    model: str
+
+
+def _run_team(
+    conversation: Conversation, assistant: Assistant, agent_names: dict[str, str], team_model: TeamModel
+) -> RunResult:
     from .routing import routing_graph
 
     graph = routing_graph(assistant)
     if graph is not None:  # graph routing is on for this assistant (docs/routing.md)
-        return _run_team_routed(conversation, assistant, agent_names, graph)
-    team = build_team(assistant, variables=PromptVariables(contact_name=conversation.contact.name))
+        return _run_team_routed(conversation, assistant, agent_names, graph, team_model)
+    team = build_team(
+        assistant, variables=PromptVariables(contact_name=conversation.contact.name), model=team_model.model
+    )
     agent_names.update({key: agent.name for key, agent in team.items()})
     start_key = conversation.ai_agent_key if conversation.ai_agent_key in team else TRIAGE_KEY
     runner = Runner(
-        model_client(),
+        chat_model_for(team_model.endpoint),
         max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         record_content=captain_setting("RECORD_CONTENT"),
@@ -237,30 +279,32 @@ def _run_team(conversation: Conversation, assistant: Assistant, agent_names: dic
 
 # ---- graph routing (docs/routing.md) -------------------------------------------------------------------------
 
-_router_clients: dict[str, Any] = {}
 
-
-def _router_for(endpoint: Any, default_model: str) -> Any:
-    """(RouterModel, model name) for a node's router endpoint; one SDK client per base URL per process."""
-    from ..runtime import make_openai_client
-    from ..runtime.routing import OpenAIRouterModel
-
-    url = endpoint.base_url or captain_setting("OPENAI_BASE_URL")
-    client = _router_clients.get(url)
-    if client is None:
-        client = _router_clients[url] = OpenAIRouterModel(
-            make_openai_client(
-                url,
-                captain_setting("OPENAI_API_KEY"),
-                captain_setting("LLM_TIMEOUT_SECONDS"),
-                captain_setting("LLM_MAX_RETRIES"),
+def _router_for(
+    node_router: Any, *, account_id: int, team_model: TeamModel, graph_model: str
+) -> tuple[Any, str]:
+    """(RouterModel, model name) for a node's router: the endpoint it names (validated when saved), else the
+    assistant's own endpoint. An endpoint removed since falls back to the assistant's, never to a URL."""
+    if node_router.endpoint:
+        try:
+            endpoint, model = endpoint_and_model(
+                account_id=account_id, endpoint=node_router.endpoint, model=node_router.model or graph_model
             )
-        )
-    return client, endpoint.model or default_model
+            return router_model_for(endpoint), model
+        except EndpointUnavailable as exc:
+            logger.warning("router endpoint unusable (%s); using the assistant's", exc)
+    model = node_router.model or graph_model or team_model.model
+    if not team_model.endpoint.offers(model):
+        model = team_model.model
+    return router_model_for(team_model.endpoint), model
 
 
 def _run_team_routed(
-    conversation: Conversation, assistant: Assistant, agent_names: dict[str, str], graph: Any
+    conversation: Conversation,
+    assistant: Assistant,
+    agent_names: dict[str, str],
+    graph: Any,
+    team_model: TeamModel,
 ) -> RunResult:
     """Route the customer's message through the graph, then let the node in charge answer with the Runner.
 
@@ -275,7 +319,10 @@ def _run_team_routed(
     from .routing import routing_decisions_record
 
     team = build_team(
-        assistant, variables=PromptVariables(contact_name=conversation.contact.name), graph=graph
+        assistant,
+        variables=PromptVariables(contact_name=conversation.contact.name),
+        graph=graph,
+        model=team_model.model,
     )
     agent_names.update({key: agent.name for key, agent in team.items()})
     history = chat_history(conversation)
@@ -286,10 +333,9 @@ def _run_team_routed(
     message = "\n".join(m["content"] for m in history[split:])
     before = [Turn(m["role"], m["content"]) for m in history[:split]]
     current = conversation.ai_agent_key if conversation.ai_agent_key in team else TRIAGE_KEY
-    default_model = graph.router.model or assistant.model or captain_setting("DEFAULT_MODEL")
     record_content = captain_setting("RECORD_CONTENT")
     runner = Runner(
-        model_client(),
+        chat_model_for(team_model.endpoint),
         max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         record_content=record_content,
@@ -320,7 +366,12 @@ def _run_team_routed(
 
     strategy = OursStrategy(
         encoder=get_encoder() if encoder_available() else None,
-        routers=lambda endpoint: _router_for(endpoint, default_model),
+        routers=lambda node_router: _router_for(
+            node_router,
+            account_id=conversation.account_id,
+            team_model=team_model,
+            graph_model=graph.router.model,
+        ),
     )
     dispatched = dispatch_message(
         graph,

@@ -137,7 +137,9 @@ def _whatsapp_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
 def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[InboundMessage]:
     payload = _json(body)
     phone_number_id = str(inbox.provider_config.get("phone_number_id") or "")
-    inbound_messages = whatsapp.parse(payload, phone_number_id=phone_number_id)
+    # Every message is checked against the columns before any status acts: a notification refused with 400
+    # (a contact id too long, say) must change nothing, not mark our reply failed first.
+    inbound_messages = [fit_for_storage(m) for m in whatsapp.parse(payload, phone_number_id=phone_number_id)]
     for failed in whatsapp.failed_statuses(payload, phone_number_id=phone_number_id):
         # Not a customer message, but the only way Meta tells us a reply never arrived (e.g. 131047).
         outbound_report_failure(

@@ -14,6 +14,7 @@ from opentelemetry.trace import Span
 from helpdesk import tracing
 from helpdesk.channels import api_channel
 from helpdesk.channels.base import WebhookRejected, fit_for_storage, parse_json_body
+from helpdesk.client_address import client_ip
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.services.messages import message_ingest
@@ -66,7 +67,7 @@ def admit(
         span.set_attribute(tracing.ATTR_REJECTED, exc.code)
         logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)
         if exc.status in (401, 403):
-            failures = webhook_auth_failure_check(client=request.META.get("REMOTE_ADDR") or "unknown")
+            failures = webhook_auth_failure_check(client=client_ip(request) or "unknown")
             if not failures.allowed:
                 return _too_many(failures, "Too many failed authentications from this address.")
         return _rejected(exc)

@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 from rest_framework import serializers
 
+from helpdesk.outbound import OutboundRefused, outbound_client
+
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 
 TIMESTAMP_HEADER = "X-Helpdesk-Timestamp"
@@ -94,26 +96,44 @@ def parse(payload: Any) -> list[InboundMessage]:
 def send(
     *, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float
 ) -> DeliveryResult:
-    """POST a signed event to the inbox's callback URL and classify the answer for the retry policy."""
+    """POST a signed event to the inbox's callback URL and classify the answer for the retry policy.
+
+    The URL goes through the outbound policy (helpdesk.outbound). Errors name the status code and our
+    classification only, never the receiver's body: people read them in the conversation, and a body (or an
+    HTTP parser's complaint quoting it) can carry whatever the server behind the URL holds."""
     if not callback_url:
         return DeliveryResult(ok=False, permanent=True, error="The inbox has no callback URL.")
     body = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
     headers = {"Content-Type": "application/json", EVENT_ID_HEADER: event_id, **signed_headers(secret, body)}
     try:
-        response = httpx.post(callback_url, content=body, headers=headers, timeout=timeout)
+        # Streamed and never read: only the status and headers count, whatever size the body is.
+        with (
+            outbound_client(timeout=timeout) as client,
+            client.stream("POST", callback_url, content=body, headers=headers) as response,
+        ):
+            status, retry_header = response.status_code, response.headers.get("Retry-After")
+    except OutboundRefused as exc:
+        return DeliveryResult(
+            ok=False, permanent=True, error=f"callback refused by the outbound policy: {exc}"
+        )
+    except httpx.InvalidURL:
+        return DeliveryResult(ok=False, permanent=True, error="The callback URL is not a valid URL.")
+    except httpx.TimeoutException:
+        return DeliveryResult(ok=False, error=f"callback timed out after {timeout:g} s")
     except httpx.HTTPError as exc:
-        return DeliveryResult(ok=False, error=f"{type(exc).__name__}: {exc}")
-    if response.is_success:
-        return DeliveryResult(ok=True, status_code=response.status_code)
-    retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
-    # 408/429 and 5xx are the receiver's temporary trouble; any other 4xx will not change on retry.
-    transient = response.status_code in (408, 429) or response.status_code >= 500
+        return DeliveryResult(ok=False, error=f"network error talking to the callback ({type(exc).__name__})")
+    if 200 <= status < 300:
+        return DeliveryResult(ok=True, status_code=status)
+    # 408/429 and 5xx are the receiver's temporary trouble; any other 4xx will not change on retry, and a
+    # redirect is not followed (its target could be anywhere), so it is a configuration error too.
+    transient = status in (408, 429) or status >= 500
+    note = " (redirects are not followed)" if 300 <= status < 400 else ""
     return DeliveryResult(
         ok=False,
         permanent=not transient,
-        error=f"HTTP {response.status_code}: {response.text[:200]}",
-        retry_after=retry_after,
-        status_code=response.status_code,
+        error=f"callback answered HTTP {status}{note}",
+        retry_after=_retry_after_seconds(retry_header),
+        status_code=status,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -90,11 +91,20 @@ def json_depth(value: Any) -> int:
 
 
 # JSON joins a valid surrogate pair into one character, so any surrogate left in a decoded string is lone.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows: Python reads `1e999` as inf, which no JSON column
+    can store (SQLite's JSON_VALID check and PostgreSQL's jsonb refuse `Infinity`: a 500 at the insert)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range for a JSON number")
+    return value
 
 
 def storable(value: Any) -> Any:
@@ -103,7 +113,7 @@ def storable(value: Any) -> Any:
     `json_depth`."""
 
     def clean(text: str) -> str:
-        return _LONE_SURROGATE.sub("\ufffd", text).replace("\x00", "")
+        return LONE_SURROGATE.sub("\ufffd", text).replace("\x00", "")
 
     root: list[Any] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
@@ -127,7 +137,7 @@ def parse_json_body(raw: bytes, *, max_depth: int) -> Any:
     """Decode a webhook body. Every way it can be malformed becomes a 400, never a 500; text is made storable."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
     except UnicodeDecodeError as exc:
         raise WebhookRejected(400, "invalid_encoding", "Body is not UTF-8.") from exc
     except RecursionError as exc:

@@ -1,5 +1,9 @@
 """What the three provider channels (Telegram, WhatsApp Cloud, Slack) share: one sent part's result, the HTTP
-call with its error handling, and fitting a reply into a channel's length limit."""
+call with its error handling, and fitting a reply into a channel's length limit.
+
+The HTTP call goes through the outbound policy (helpdesk.outbound): `api_base_url` is tenant configuration.
+Delivery errors are built by each channel's `classify` from the status code and the provider's own error code
+matched against our tables, never from the response text: people read them in the conversation."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from helpdesk.outbound import OutboundRefused, outbound_client
 
 from .base import DeliveryResult
 
@@ -35,30 +41,38 @@ class ProviderAnswer:
     status_code: int
     headers: Mapping[str, str]
     body: Any
-    """Decoded JSON, or None when the body is not JSON (an HTML error page from a proxy, say)."""
-    text: str
+    """Decoded JSON, or None when the body is not JSON (an HTML error page from a proxy, say). Only its
+    documented fields are read, and only matched against known values for an error message."""
 
 
 def post_json(
     url: str, *, payload: dict[str, Any], headers: Mapping[str, str], timeout: float
 ) -> ProviderAnswer | DeliveryResult:
     """POST `payload` as JSON. A network error comes back as a transient DeliveryResult, never an exception:
-    the provider may or may not have got the request, and the delivery task decides whether to try again."""
+    the provider may or may not have got the request, and the delivery task decides whether to try again.
+    A URL or answer the outbound policy refuses is a permanent DeliveryResult: it fails the same way each time."""
     try:
-        response = httpx.post(url, json=payload, headers=dict(headers), timeout=timeout)
+        with outbound_client(timeout=timeout) as client:
+            response = client.post(url, json=payload, headers=dict(headers))
+    except OutboundRefused as exc:
+        # The reason never contains the URL's path, where Telegram keeps the bot token.
+        return DeliveryResult(
+            ok=False, permanent=True, error=f"provider API refused by the outbound policy: {exc}"
+        )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol):
         # A misconfigured api_base_url fails the same way on every retry; people see the error on the message.
         return DeliveryResult(ok=False, permanent=True, error="The provider API base URL is not a valid URL.")
+    except httpx.TimeoutException:
+        return DeliveryResult(ok=False, error=f"timed out after {timeout:g} s talking to the provider")
     except httpx.HTTPError as exc:
-        # Deliberately no URL in the message: Telegram's URL contains the bot token.
+        # Deliberately no URL in the message (Telegram's URL contains the bot token), and no exception text:
+        # an HTTP parser's complaint quotes the bytes the server sent.
         return DeliveryResult(ok=False, error=f"{type(exc).__name__}: network error talking to the provider")
     try:
         body: Any = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
         body = None
-    return ProviderAnswer(
-        status_code=response.status_code, headers=response.headers, body=body, text=response.text[:300]
-    )
+    return ProviderAnswer(status_code=response.status_code, headers=response.headers, body=body)
 
 
 def retry_after_seconds(value: Any) -> float | None:

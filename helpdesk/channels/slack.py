@@ -151,7 +151,14 @@ def parse(payload: Any, *, bot_user_id: str = "") -> list[InboundMessage]:
     event_id, event = payload.get("event_id"), payload.get("event")
     if not isinstance(event_id, str) or not event_id or not isinstance(event, dict):
         raise WebhookRejected(400, "invalid_payload", "event_callback needs event_id and event.")
-    if event.get("type") != "message" or event.get("subtype") not in _CUSTOMER_SUBTYPES:
+    subtype = event.get("subtype")
+    # A list or object as subtype is not a hashable set member (it raised TypeError, a 500); it is no customer
+    # message either.
+    if (
+        event.get("type") != "message"
+        or not isinstance(subtype, str | None)
+        or subtype not in _CUSTOMER_SUBTYPES
+    ):
         return []
     user, channel = event.get("user"), event.get("channel")
     if event.get("bot_id") or not isinstance(user, str) or not user or (bot_user_id and user == bot_user_id):
@@ -202,18 +209,67 @@ def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResu
     return classify(answer)
 
 
+# chat.postMessage's documented error codes (and the Web API's common ones). A delivery error names a code
+# only when it is one of these: the `error` field is text from whatever server `api_base_url` names.
+KNOWN_ERRORS = TRANSIENT_ERRORS | frozenset(
+    {
+        "access_denied",
+        "account_inactive",
+        "as_user_not_supported",
+        "cannot_reply_to_message",
+        "channel_not_found",
+        "deprecated_endpoint",
+        "duplicate_channel_not_found",
+        "ekm_access_denied",
+        "enterprise_is_restricted",
+        "invalid_arguments",
+        "invalid_auth",
+        "invalid_blocks",
+        "invalid_charset",
+        "invalid_form_data",
+        "is_archived",
+        "message_limit_exceeded",
+        "messages_tab_disabled",
+        "method_deprecated",
+        "missing_scope",
+        "msg_too_long",
+        "no_permission",
+        "no_text",
+        "not_allowed_token_type",
+        "not_authed",
+        "not_in_channel",
+        "org_login_required",
+        "rate_limited",
+        "restricted_action",
+        "restricted_action_read_only_channel",
+        "restricted_action_thread_only_channel",
+        "team_access_not_granted",
+        "token_expired",
+        "token_revoked",
+        "too_many_attachments",
+        "two_factor_setup_required",
+    }
+)
+
+
+def known_error(code: Any) -> str:
+    if not code:
+        return "no error code"
+    return code if isinstance(code, str) and code in KNOWN_ERRORS else "unrecognised error code"
+
+
 def classify(answer: ProviderAnswer) -> SendResult:
     """HTTP 429 (with Retry-After) and 5xx are transient; HTTP 200 `ok: false` is classified by its error."""
     body = dict_or_empty(answer.body)
     status = answer.status_code
     retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
     if status == 429 or status >= 500:
-        error = f"Slack HTTP {status}: {body.get('error') or answer.text[:100]}"
+        error = f"Slack HTTP {status}: {known_error(body.get('error'))}"
         return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
     if 200 <= status < 300 and body.get("ok") is True:
         return SendResult(DeliveryResult(ok=True, status_code=status), str(body.get("ts") or ""))
     code = str(body.get("error") or "")
-    error = f"Slack HTTP {status}: {code or 'no error code'}"
+    error = f"Slack HTTP {status}: {known_error(code)}"
     if code in TRANSIENT_ERRORS or (200 <= status < 300 and not code):
         # No JSON verdict at all on a 2xx: something in between answered, not Slack. Try again later.
         return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))

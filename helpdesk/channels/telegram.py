@@ -183,18 +183,45 @@ def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResu
     return classify(answer)
 
 
+# Telegram's error descriptions we recognise, and what a delivery error says for each. Only our wording reaches
+# people: the description is text from whatever server `api_base_url` names.
+KNOWN_ERRORS: tuple[tuple[str, str], ...] = (
+    ("bot was blocked by the user", "bot was blocked by the user"),
+    ("user is deactivated", "the user is deactivated"),
+    ("bot was kicked", "bot was removed from the chat"),
+    ("bot is not a member", "bot is not a member of the chat"),
+    ("bot can't initiate conversation", "bot cannot start a conversation with this user"),
+    ("bot can't send messages to bots", "bot cannot send messages to bots"),
+    ("chat not found", "chat not found"),
+    ("upgraded to a supergroup", "the group was upgraded to a supergroup"),
+    ("not enough rights", "bot lacks the rights to send messages here"),
+    ("have no rights", "bot lacks the rights to send messages here"),
+    ("message is too long", "message is too long"),
+    ("message text is empty", "message text is empty"),
+    ("too many requests", "rate limited"),
+    ("unauthorized", "Unauthorized (the bot token is not valid)"),
+    ("not found", "Not Found (check the bot token and api_base_url)"),
+)
+
+
+def known_error(description: Any) -> str:
+    """Our wording for a Telegram error description, or a generic one when we do not recognise it."""
+    text = description.lower() if isinstance(description, str) else ""
+    return next((ours for theirs, ours in KNOWN_ERRORS if theirs in text), "unrecognised error")
+
+
 def classify(answer: ProviderAnswer) -> SendResult:
     """Telegram answers `{"ok": true, "result": Message}` or `{"ok": false, "error_code", "description",
     "parameters": {"retry_after": n}}`. 429 and 5xx are transient; any other error (401 bad token, 403 "bot was
     blocked by the user", 400 "chat not found") will not change on retry."""
     body = dict_or_empty(answer.body)
     status = answer.status_code
-    description = str(body.get("description") or "")[:200]
     if 200 <= status < 300 and body.get("ok") is True:
         message_id = dict_or_empty(body.get("result")).get("message_id")
         return SendResult(DeliveryResult(ok=True, status_code=status), str(message_id or ""))
-    # Only Telegram's own description goes into the error: the response text could echo the URL with the token.
-    error = f"Telegram HTTP {status}: {description or 'no description'}"
+    # Our wording for Telegram's description, never the text itself: it could echo the URL with the token, or
+    # carry anything the server behind api_base_url wants people to read.
+    error = f"Telegram HTTP {status}: {known_error(body.get('description'))}"
     if status == 429 or status >= 500 or 200 <= status < 300:
         # A 2xx without ok:true is a proxy or gateway in the way, not Telegram's verdict: try again later.
         parameters = dict_or_empty(body.get("parameters"))

@@ -231,6 +231,47 @@ def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResu
     return classify(answer)
 
 
+# Graph API error codes we recognise, and what a delivery error says for each. Only the numeric code and our
+# wording reach people: Meta's message and details are text from whatever server `api_base_url` names.
+KNOWN_ERRORS: dict[int, str] = {
+    REENGAGEMENT_ERROR_CODE: "outside the 24-hour customer service window (only a template message can reopen it)",
+    1: "temporary Meta API error",
+    2: "Meta service temporarily unavailable",
+    4: "application rate limit reached",
+    10: "permission denied",
+    17: "user rate limit reached",
+    100: "invalid parameter (check phone_number_id and the recipient)",
+    190: "access token expired or not valid",
+    200: "permission denied",
+    341: "application limit reached",
+    368: "temporarily blocked for policy violations",
+    80007: "rate limit reached",
+    130429: "throughput rate limit reached",
+    131000: "temporary Meta error",
+    131005: "access denied",
+    131008: "a required parameter is missing",
+    131009: "a parameter value is not valid",
+    131016: "Meta service temporarily unavailable",
+    131021: "recipient cannot be the sender",
+    131026: "message undeliverable (the number may not be on WhatsApp)",
+    131030: "recipient is not in the test number's allowed list",
+    131031: "the business account is locked",
+    131042: "a business payment issue blocks sending",
+    131048: "spam rate limit reached",
+    131051: "message type not supported",
+    131056: "too many messages to this recipient",
+    133004: "the phone number's server is temporarily unavailable",
+    133010: "the phone number is not registered",
+}
+
+
+def known_error(code: Any) -> str:
+    # Meta's codes have at most 7 digits; anything else is not Meta talking (and could be 4,000 digits long).
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < 10**9:
+        return "no error code"
+    return f"code {code}: {KNOWN_ERRORS.get(code, 'unrecognised error')}"
+
+
 def classify(answer: ProviderAnswer) -> SendResult:
     """Meta answers `{"messages": [{"id": wamid}]}` or `{"error": {"message", "type", "code", ...}}`."""
     body = dict_or_empty(answer.body)
@@ -242,10 +283,7 @@ def classify(answer: ProviderAnswer) -> SendResult:
             return SendResult(DeliveryResult(ok=True, status_code=status), wamid)
     error = dict_or_empty(body.get("error"))
     code = error.get("code")
-    detail = str(dict_or_empty(error.get("error_data")).get("details") or error.get("message") or answer.text)
-    if code == REENGAGEMENT_ERROR_CODE:
-        detail = "outside the 24-hour customer service window (only a template message can reopen it)"
-    message = f"WhatsApp HTTP {status} code {code}: {detail[:200]}"
+    message = f"WhatsApp HTTP {status} {known_error(code)}"
     retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
     if status == 429 or status >= 500 or code in TRANSIENT_ERROR_CODES or 200 <= status < 300:
         # A 2xx without a wamid is a proxy in the way, not Meta's verdict: try again later.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import Assistant, CreditBalance, FaqEntry, RoutingConfig, Scenario
+from captain.crypto import secret_decrypt
+from captain.models import Assistant, CreditBalance, FaqEntry, ModelEndpoint, RoutingConfig, Scenario
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,
@@ -194,3 +195,66 @@ def test_account_admin_cannot_raise_own_credit_limit(client_a, account_a):
 
     assert response.status_code == 403
     assert CreditBalance.objects.get(pk=balance.pk).limit == 100
+
+
+# ---- model endpoints -----------------------------------------------------------------------------------------
+
+
+def test_routing_inline_refuses_a_url_as_the_router_endpoint(client_a, account_a):
+    """The admin's routing inline used to take any `router_base_url`, which then received the server's key."""
+    assistant = AssistantFactory(account=account_a)
+    routing = RoutingConfig.objects.create(assistant=assistant)
+    data = admin_form_data(client_a.get(change_url(assistant)))
+    prefix = next(k for k in data if k.endswith("-default_mode")).removesuffix("-default_mode")
+    data[f"{prefix}-router_endpoint"] = "http://169.254.169.254/latest/"
+
+    response = client_a.post(change_url(assistant), data)
+
+    assert response.status_code == 200
+    assert "no model endpoint named" in response.content.decode()
+    routing.refresh_from_db()
+    assert routing.router_endpoint == ""
+
+
+def test_assistant_admin_refuses_a_model_the_server_does_not_offer(client_a, account_a):
+    data = new_assistant_data(account_a) | {"model": "gpt-expensive"}
+    response = client_a.post(ADD_URL, data)
+    assert response.status_code == 200
+    assert "is not offered on endpoint" in response.content.decode()
+    assert not Assistant.objects.exists()
+
+
+@pytest.mark.parametrize("base_url", ["http://169.254.169.254/", "http://10.1.2.3/v1", "file:///etc/passwd"])
+def test_own_endpoint_admin_refuses_addresses_the_outbound_policy_refuses(client_a, account_a, base_url):
+    response = client_a.post(
+        "/admin/captain/modelendpoint/add/",
+        {
+            "account": account_a.pk,
+            "name": "ours",
+            "base_url": base_url,
+            "model_names": "[]",
+            "new_api_key": "k",
+        },
+    )
+    assert response.status_code == 200
+    assert not ModelEndpoint.objects.exists()
+
+
+def test_own_endpoint_admin_stores_the_key_encrypted_and_never_shows_it(client_a, account_a):
+    response = client_a.post(
+        "/admin/captain/modelendpoint/add/",
+        {
+            "account": account_a.pk,
+            "name": "ours",
+            # Allowlisted in tests (the suite's model servers run there); no DNS lookup leaves the machine.
+            "base_url": "http://127.0.0.1:9/v1",
+            "model_names": '["m1"]',
+            "new_api_key": "sk-admin-typed",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    endpoint = ModelEndpoint.objects.get()
+    assert "sk-admin-typed" not in endpoint.api_key_encrypted
+    assert secret_decrypt(endpoint.api_key_encrypted) == "sk-admin-typed"
+    assert "sk-admin-typed" not in client_a.get(change_url(endpoint)).content.decode()
+    assert client_a.get("/admin/captain/modelendpoint/?api_key_encrypted__startswith=g").status_code == 400

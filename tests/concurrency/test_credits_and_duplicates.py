@@ -10,11 +10,13 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from captain.models import CreditLedgerEntry
+from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, Run
 from captain.services.credits import credit_debit
+from captain.services.runs import run_for_message
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
+from tests.support.fake_llm_server import text
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 THREADS = 8
@@ -128,3 +130,38 @@ def test_same_delivery_posted_1000_times_sequentially_creates_one_message(settin
     )
     assert statuses.count("accepted") == 1 and statuses.count("duplicate") == 999
     assert Message.objects.count() == 1 and len(RecordingResponder.calls) == 1
+
+
+def test_fifty_customers_and_ten_credits_left_call_the_model_ten_times(settings, redis_url, llm_settings):
+    """50 runs start together with 10 credits left. Each holds its price before calling the model, so exactly
+    10 call it and are charged; the other 40 hand over without a model call. Before holds, runs that all saw
+    credits left called the paid model and then failed the debit."""
+    settings.CAPTAIN = {**settings.CAPTAIN, "MAX_CONCURRENT_RUNS_PER_ACCOUNT": 0}
+    llm_settings.set_responder(lambda request: text("Answered."))
+    link = AssistantInboxFactory()
+    CreditBalanceFactory(account=link.assistant.account, limit=10)
+    messages = [
+        MessageFactory(
+            conversation=ConversationFactory(contact_inbox__inbox=link.inbox),
+            content=f"Question {i}",
+            ai_status=Message.AIStatus.PENDING,
+        )
+        for i in range(50)
+    ]
+
+    outcomes = run_behind_barrier(
+        lambda m: run_for_message(message_id=m.id), [messages[i::THREADS] for i in range(THREADS)]
+    )
+
+    runs = Run.objects.all()
+    print(
+        f"\n50 runs, 10 credits: replies={outcomes.count('reply')} handoffs={outcomes.count('human_handoff')} "
+        f"model calls={len(llm_settings.requests)} failed debits after a model call="
+        f"{runs.filter(detail='Credit limit reached.').count()}"
+    )
+    assert outcomes.count("reply") == 10 and outcomes.count("human_handoff") == 40
+    assert len(llm_settings.requests) == 10
+    assert runs.filter(detail="Credit limit reached.").count() == 0
+    assert CreditLedgerEntry.objects.count() == 10
+    assert CreditBalance.objects.get(account=link.assistant.account).used == 10
+    assert not CreditReservation.objects.exists()

@@ -222,6 +222,8 @@ class FakeLLMServer:
         """Model name reported in responses; None echoes the requested model, as real servers do."""
         self.requests: list[dict[str, Any]] = []
         """JSON bodies of every chat completions request, in arrival order."""
+        self.authorizations: list[str] = []
+        """The Authorization header of every POST, in arrival order (which key reached this server)."""
         self.unexpected = 0
         """Requests that found the script exhausted (answered with a 500)."""
         self._lock = threading.Lock()
@@ -373,6 +375,8 @@ def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
+            with fake._lock:
+                fake.authorizations.append(self.headers.get("Authorization", ""))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return

@@ -123,15 +123,11 @@ class Command(BaseCommand):
     def _run(self, conversations, strategies, passes, encoder, base_url, model, opts, path) -> None:
         from captain.runtime import OpenAIChatModel, make_openai_client
 
-        clients: dict[str, OpenAIRouterModel] = {}
+        # The benchmark talks to the one endpoint given on the command line; a node's endpoint name is ignored.
+        router = OpenAIRouterModel.for_endpoint(base_url, opts["api_key"] or None, timeout=opts["timeout"])
 
         def router_for(endpoint: RouterEndpoint):
-            url = endpoint.base_url or base_url
-            if url not in clients:
-                clients[url] = OpenAIRouterModel.for_endpoint(
-                    url, opts["api_key"] or None, timeout=opts["timeout"]
-                )
-            return clients[url], endpoint.model or model
+            return router, endpoint.model or model
 
         chat = OpenAIChatModel(make_openai_client(base_url, opts["api_key"] or None, opts["timeout"], 1))
         tool_decider = make_tool_decider(chat, model)

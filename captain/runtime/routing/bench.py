@@ -74,7 +74,7 @@ def graph_from_dataset(conv: dict[str, Any]) -> Graph:
         node.rules = [Rule(match=r["match"], value=r["value"], to=r["to"]) for r in cfg.get("rules", [])]
         node.examples += list(cfg.get("examples") or [])
         router = cfg.get("router") or {}
-        node.router = RouterEndpoint(model=router.get("model", ""), base_url=router.get("base_url", ""))
+        node.router = RouterEndpoint(model=router.get("model", ""), endpoint=router.get("endpoint", ""))
     edges = [tuple(e) for e in conv["edges"]] if conv.get("edges") else None
     return Graph.build(nodes, edges, root=ROOT, global_keys=list(conv.get("global") or []))
 

@@ -60,10 +60,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class RouterEndpoint:
-    """A dedicated router model (mode router/custom). Empty fields fall back to the host's defaults."""
+    """A dedicated router model (mode router/custom). Empty fields fall back to the host's defaults.
+    `endpoint` is a name the host resolves (never a URL: the host decides where its keys may go)."""
 
     model: str = ""
-    base_url: str = ""
+    endpoint: str = ""
 
 
 @dataclass
@@ -208,7 +209,7 @@ class Graph:
     def router_of(self, key: str) -> RouterEndpoint:
         own = self.nodes[key].router
         return RouterEndpoint(
-            model=own.model or self.router.model, base_url=own.base_url or self.router.base_url
+            model=own.model or self.router.model, endpoint=own.endpoint or self.router.endpoint
         )
 
     def candidates(self, key: str) -> list[str]:

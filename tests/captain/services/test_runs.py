@@ -216,8 +216,8 @@ def test_person_replying_during_the_run_wins_and_the_ai_reply_is_dropped(setup, 
 
     original = runs._run_team
 
-    def person_replies_meanwhile(conversation, assistant, agent_names):
-        result = original(conversation, assistant, agent_names)
+    def person_replies_meanwhile(conversation, *args):
+        result = original(conversation, *args)
         message_create_agent_reply(conversation=conversation, user=UserFactory(), content="I'm on it.")
         return result
 

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
 from helpdesk.models import Inbox
+from helpdesk.outbound import policy
 from tests.factories import AccountFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def test_telegram_inbox_keeps_its_token_write_only_and_shows_its_own_webhook_url(admin_client, settings):
+def test_telegram_inbox_keeps_its_token_write_only_and_shows_its_own_webhook_url(
+    admin_client, settings, monkeypatch
+):
     settings.PUBLIC_BASE_URL = "https://help.example.com"
+    # The outbound policy resolves api_base_url on save, and no DNS server can run here: Telegram's address.
+    telegram = ipaddress.ip_address("149.154.167.220")
+    monkeypatch.setattr(policy, "resolve_host", lambda host, port: [telegram])
     account = AccountFactory()
     response = admin_client.post(
         "/admin/helpdesk/inbox/add/",

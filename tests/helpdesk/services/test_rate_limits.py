@@ -185,3 +185,25 @@ def test_failed_authentication_is_limited_per_client_without_locking_out_signed_
         REMOTE_ADDR="203.0.113.9",
     )
     assert signed.status_code == 200
+
+
+def test_behind_a_trusted_proxy_failures_count_per_forwarded_client(client, redis_url, settings):
+    """Behind a proxy every request comes from the proxy's address: counting per REMOTE_ADDR would let one
+    forger lock every client out. With DJANGO_TRUSTED_PROXY_COUNT the proxy's X-Forwarded-For entry counts."""
+    settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 2}
+    settings.TRUSTED_PROXY_COUNT = 1
+    inbox = InboxFactory(webhook_rate_limit_per_minute=100)
+    body = json.dumps({"message_id": "x", "contact": {"id": "c-1"}, "text": "spam"}).encode()
+
+    def forged_from(client_address: str) -> int:
+        return client.post(
+            f"/webhooks/api/{inbox.webhook_token}/",
+            data=body,
+            content_type="application/json",
+            headers={"X-Helpdesk-Timestamp": "1", "X-Helpdesk-Signature": "sha256=" + "0" * 64},
+            REMOTE_ADDR="10.0.0.2",  # the proxy
+            HTTP_X_FORWARDED_FOR=f"1.2.3.4, {client_address}",  # the first entry is the client's own claim
+        ).status_code
+
+    assert [forged_from("203.0.113.9") for _ in range(3)] == [401, 401, 429]
+    assert forged_from("198.51.100.7") == 401  # another client behind the same proxy is not locked out

@@ -1,0 +1,19 @@
+"""The REST API's exception handler: DRF's, plus the request errors Django raises before any parser runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from rest_framework.exceptions import ParseError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE is refused by Django while DRF reads it, before our parser: DRF
+    left that to Django's HTML "Bad Request (400)" page, which a JSON client cannot read. Same 400, as JSON."""
+    if isinstance(exc, RequestDataTooBig):
+        exc = ParseError(f"Request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    return exception_handler(exc, context)
