@@ -75,6 +75,9 @@ class RunHooks:
     def on_handoff(self, context: RunContext, from_agent: Agent, to_agent: Agent) -> None:
         """Control passes from one agent to another."""
 
+    def on_event(self, context: RunContext, agent: Agent, event: RunEvent) -> None:
+        """The run recorded an event (`RunResult.events` gets the same ones, in the same order)."""
+
 
 # ---- next steps: what the loop does after one model response -----------------------------------------------
 
@@ -252,19 +255,21 @@ class Runner:
         with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
         event = RunEvent("transfer_promised", agent.key, detail=said.output.text[:200])
         if self._check_limits(state) is not None:
-            state.events.append(dataclasses.replace(event, data={"result": "stayed: no turn left"}))
+            self._emit(state, agent, dataclasses.replace(event, data={"result": "stayed: no turn left"}))
             return said
         transfer_names = self._transfer_names(agent)
         handoff_tools = [s for s in self._tools_for(agent, state) if s["function"]["name"] in transfer_names]
         try:
             response = self._call_model(agent, handoff_tools, state, tool_choice="required")
         except ModelError as exc:
-            state.events.append(dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
+            self._emit(state, agent, dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
             return said
         if not any(c.name in transfer_names for c in response.tool_calls):
-            state.events.append(dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"}))
+            self._emit(
+                state, agent, dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"})
+            )
             return said
-        state.events.append(dataclasses.replace(event, data={"result": "handoff on re-ask"}))
+        self._emit(state, agent, dataclasses.replace(event, data={"result": "handoff on re-ask"}))
         step = self._process_response(agent, response, state)
         escalated = isinstance(step, NextStepStop) and not isinstance(step.outcome, RunError)
         return step if isinstance(step, NextStepHandoff) or escalated else said
@@ -318,13 +323,15 @@ class Runner:
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
                 span.set_attribute(sc.ERROR_TYPE, exc.kind)
                 span.set_attribute(sc.CAPTAIN_LLM_ERROR, exc.kind)
-                state.events.append(
+                self._emit(
+                    state,
+                    agent,
                     RunEvent(
                         "llm_call",
                         agent.key,
                         detail=f"error: {exc}",
                         data={"model": agent.model, "error": exc.kind},
-                    )
+                    ),
                 )
                 raise
             # Counted here, not trusted from the client: one `complete` is one request whatever it retried
@@ -347,7 +354,9 @@ class Runner:
                 if self.record_content:
                     output = response.raw if response.raw is not None else _assistant_message(response)
                     span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, _json(output))
-        state.events.append(
+        self._emit(
+            state,
+            agent,
             RunEvent(
                 "llm_call",
                 agent.key,
@@ -357,7 +366,7 @@ class Runner:
                     "output_tokens": call_usage.output_tokens,
                     "tool_calls": [call.name for call in response.tool_calls],
                 },
-            )
+            ),
         )
         self.hooks.on_llm_end(state.context, agent, response)
         return response
@@ -369,14 +378,16 @@ class Runner:
             offered = [t.name for t in agent.tools] + [h.tool_name for h in agent.handoffs]
             recovered = recover_text_tool_calls(response.content, offered)
             if recovered:
-                state.events.append(
+                self._emit(
+                    state,
+                    agent,
                     RunEvent(
                         "tool_call_recovered",
                         agent.key,
                         name=recovered[0].name,
                         detail="the model wrote its call as text",
                         data={"calls": [c.name for c in recovered]},
-                    )
+                    ),
                 )
                 response = dataclasses.replace(response, content=None, tool_calls=recovered)
         if not response.tool_calls:
@@ -475,7 +486,7 @@ class Runner:
                 span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, returned.outcome.kind)
             if self.record_content and span.is_recording():
                 span.set_attribute(sc.CAPTAIN_TOOL_RESULT, returned.content)
-            state.events.append(RunEvent("tool_call", agent.key, name=call.name, data=data))
+            self._emit(state, agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
             self.hooks.on_tool_end(state.context, agent, call, returned.content)
             return returned.outcome
 
@@ -496,14 +507,16 @@ class Runner:
         span.set_attribute(sc.CAPTAIN_TOOL_ERROR, detail if self.record_content else error_type)
         if self.record_content:
             span.set_attribute(sc.CAPTAIN_TOOL_RESULT, content)
-        state.events.append(
+        self._emit(
+            state,
+            agent,
             RunEvent(
                 "tool_error",
                 agent.key,
                 name=call.name,
                 detail=detail,
                 data={"call_id": call.id, "result": content},
-            )
+            ),
         )
         self.hooks.on_tool_end(state.context, agent, call, content)
 
@@ -516,14 +529,18 @@ class Runner:
             detail = "target is not in the team" if handoff is not None else "not in the handoff allowlist"
             with self._handoff_span(agent.key, target, call, "refused") as span:
                 span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
-            state.events.append(
-                RunEvent("handoff_refused", agent.key, name=call.name, detail=detail, data={"to": target})
+            self._emit(
+                state,
+                agent,
+                RunEvent("handoff_refused", agent.key, name=call.name, detail=detail, data={"to": target}),
             )
         else:
             with self._tool_span(call) as span:
                 span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
-            state.events.append(
-                RunEvent("tool_refused", agent.key, name=call.name, detail="not in the tool allowlist")
+            self._emit(
+                state,
+                agent,
+                RunEvent("tool_refused", agent.key, name=call.name, detail="not in the tool allowlist"),
             )
         self._add_tool_result(state, call, content)
 
@@ -536,14 +553,16 @@ class Runner:
             if reason and self.record_content:
                 span.set_attribute(sc.CAPTAIN_HANDOFF_REASON, reason)
         state.route.append(target.key)
-        state.events.append(
+        self._emit(
+            state,
+            agent,
             RunEvent(
                 "handoff",
                 agent.key,
                 name=call.name,
                 detail=reason,
                 data={"from": agent.key, "to": target.key},
-            )
+            ),
         )
         self.hooks.on_handoff(state.context, agent, target)
 
@@ -553,10 +572,12 @@ class Runner:
         """Only the first handoff of a response is honoured (as in the OpenAI Agents SDK)."""
         with self._handoff_span(agent.key, handoff.target_key, call, "ignored"):
             pass
-        state.events.append(
+        self._emit(
+            state,
+            agent,
             RunEvent(
                 "handoff_ignored", agent.key, name=call.name, detail=reason, data={"to": handoff.target_key}
-            )
+            ),
         )
         content = f"ignored: only the first handoff in a response is honoured; transferring to {chosen.key}."
         self._add_tool_result(state, call, content)
@@ -574,6 +595,10 @@ class Runner:
             specs += [_function_spec(h.tool_name, h.description, _HANDOFF_PARAMETERS) for h in agent.handoffs]
             state.tool_specs[agent.key] = specs
         return specs
+
+    def _emit(self, state: _RunState, agent: Agent, event: RunEvent) -> None:
+        state.events.append(event)
+        self.hooks.on_event(state.context, agent, event)
 
     def _add_tool_result(self, state: _RunState, call: ToolCall, content: str) -> None:
         state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})

@@ -232,6 +232,12 @@ def routing_graph(assistant: Assistant) -> Graph | None:
         return _graph(assistant, GraphSpec(config=spec.config), strict=False)
 
 
+def star_graph(assistant: Assistant) -> Graph:
+    """The plain star of an assistant without a routing configuration: triage <-> every enabled scenario, and
+    every node decides with its own model's handoff tools (mode `tool`), as the agents always have."""
+    return _graph(assistant, GraphSpec(config={"default_mode": "tool", "star": True}), strict=False)
+
+
 def routing_enable_default(*, assistant: Assistant) -> RoutingConfig:
     """Turn graph routing on with the defaults (new assistants); an existing configuration is left as it is."""
     config, _ = RoutingConfig.objects.get_or_create(assistant=assistant)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -17,23 +16,18 @@ from opentelemetry import trace
 
 from helpdesk.models import Conversation, Message
 
-from ..agents import build_team
-from ..agents.builder import PromptVariables
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant
 from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, RunContext, RunError, Runner, RunResult
+from ..runtime import HumanHandoff, Outcome, RunContext, RunError, RunResult
 from ..runtime import semconv as sc
+from ..runtime.team import TurnInput
 from .credits import credit_release, credit_reserve
 from .locks import account_run_slot, conversation_lock
-from .model_endpoints import (
-    Endpoint,
-    EndpointUnavailable,
-    chat_model_for,
-    endpoint_and_model,
-    router_model_for,
-)
+from .model_endpoints import EndpointUnavailable
 from .outcomes import outcome_apply
+from .routing import routing_decisions_record
+from .team import TeamModel, runner_for, team_model_for
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -47,26 +41,22 @@ class AccountBusy(Exception):
     """The account already has `MAX_CONCURRENT_RUNS_PER_ACCOUNT` runs going; the task waits in the queue."""
 
 
-# The customer messages this run answers. A message that arrives after the run took its batch has its own
-# task and gets its own run afterwards, so it must not appear in this run's history either: otherwise it
-# would be answered twice (once merged into this answer, once by its own run).
-_run_batch: ContextVar[frozenset[int] | None] = ContextVar("captain_run_batch", default=None)
-
-
-def _not_in_this_batch() -> Q:
-    """Customer messages still waiting for the AI that this run did not take (empty outside a run)."""
-    batch = _run_batch.get()
-    if batch is None:
-        return Q(pk__in=[])
-    return Q(message_type=Message.Type.INCOMING, ai_status=Message.AIStatus.PENDING) & ~Q(pk__in=batch)
+def _pending_outside(batch_ids: Collection[int]) -> Q:
+    """Customer messages still waiting for the AI that this run did not take. A message that arrives after the
+    run took its batch has its own task and gets its own run afterwards, so it must not appear in this run's
+    history either: otherwise it would be answered twice (once merged into this answer, once by its own run)."""
+    return Q(message_type=Message.Type.INCOMING, ai_status=Message.AIStatus.PENDING) & ~Q(
+        pk__in=list(batch_ids)
+    )
 
 
 def assistant_for_inbox(inbox_id: int) -> Assistant | None:
     return Assistant.objects.filter(assistant_inboxes__inbox_id=inbox_id).first()
 
 
-def chat_history(conversation: Conversation) -> list[dict[str, Any]]:
-    """The last public messages as chat turns: customer -> user, AI and people -> assistant."""
+def chat_history(conversation: Conversation, *, batch_ids: Collection[int]) -> list[dict[str, Any]]:
+    """The last public messages as chat turns (customer -> user, AI and people -> assistant), ending with the
+    customer messages of this run's batch; pending messages outside the batch are left to their own runs."""
     limit = captain_setting("HISTORY_MESSAGES")
     rows = list(
         Message.objects.filter(conversation=conversation, private=False)
@@ -74,7 +64,7 @@ def chat_history(conversation: Conversation) -> list[dict[str, Any]]:
         # Canned system texts (the inbox greeting) are not the AI's words; keeping them would end the history on
         # an assistant turn before the customer's question is answered.
         .exclude(sender_type=Message.SenderType.SYSTEM)
-        .exclude(_not_in_this_batch())
+        .exclude(_pending_outside(batch_ids))
         # Provider order is the order we stored them in: one conversation's webhooks commit in arrival order.
         .order_by("-created_at", "-id")
         .values_list("message_type", "content")[:limit]
@@ -165,11 +155,7 @@ def _run_locked(*, message_id: int, conversation_id: int) -> str:
         Message.objects.filter(pk__in=trigger_ids).update(ai_status=Message.AIStatus.SKIPPED)
         credit_release(message_ids=trigger_ids)  # an earlier, killed attempt may have held credits
         return "skipped"
-    batch_token = _run_batch.set(frozenset(trigger_ids))
-    try:
-        return _run_batch_locked(conversation, message_id, trigger_ids, attempts)
-    finally:
-        _run_batch.reset(batch_token)
+    return _run_batch_locked(conversation, message_id, trigger_ids, attempts)
 
 
 def _run_batch_locked(
@@ -196,15 +182,11 @@ def _run_batch_locked(
             outcome = RunError(error="attempts_exhausted", detail=f"{attempts - 1} attempts failed")
         else:
             try:
-                endpoint, model = endpoint_and_model(
-                    account_id=conversation.account_id,
-                    endpoint=assistant.model_endpoint,
-                    model=assistant.model,
-                )
+                team_model = team_model_for(assistant)
             except EndpointUnavailable as exc:
                 outcome = RunError(error="model_unavailable", detail=str(exc))
             else:
-                credits = endpoint.credits_for(model)
+                credits = team_model.endpoint.credits_for(team_model.model)
                 span.set_attribute(sc.CAPTAIN_CREDIT_PRICE, credits)
                 # Held before the model is called, released by outcome_apply unless the AI replies.
                 if not credit_reserve(
@@ -213,7 +195,7 @@ def _run_batch_locked(
                     outcome = HumanHandoff(reason="The account's AI credit limit is reached.")
         if outcome is None:
             try:
-                result = _run_team(conversation, assistant, agent_names, TeamModel(endpoint, model))
+                result = _run_team(conversation, assistant, agent_names, team_model, trigger_ids)
                 outcome = result.outcome
             except PromptTemplateError as exc:
                 # Builder text saved before the static check existed: people take over, the reason says why.
@@ -242,187 +224,43 @@ def _run_batch_locked(
         return applied.run.outcome
 
 
-@dataclass(frozen=True)
-class TeamModel:
-    """The endpoint and model the assistant's agents answer with (checked and priced before the run)."""
-
-    endpoint: Endpoint
-    model: str
-
-
 def _run_team(
-    conversation: Conversation, assistant: Assistant, agent_names: dict[str, str], team_model: TeamModel
-) -> RunResult:
-    from .routing import routing_graph
-
-    graph = routing_graph(assistant)
-    if graph is not None:  # graph routing is on for this assistant (docs/routing.md)
-        return _run_team_routed(conversation, assistant, agent_names, graph, team_model)
-    team = build_team(
-        assistant, variables=PromptVariables(contact_name=conversation.contact.name), model=team_model.model
-    )
-    agent_names.update({key: agent.name for key, agent in team.items()})
-    start_key = conversation.ai_agent_key if conversation.ai_agent_key in team else TRIAGE_KEY
-    runner = Runner(
-        chat_model_for(team_model.endpoint),
-        max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
-        deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
-        record_content=captain_setting("RECORD_CONTENT"),
-    )
-    context = RunContext(
-        account_id=conversation.account_id,
-        conversation_id=conversation.id,
-        extra={"assistant_id": assistant.id},
-    )
-    return runner.run(agents=team, start_key=start_key, messages=chat_history(conversation), context=context)
-
-
-# ---- graph routing (docs/routing.md) -------------------------------------------------------------------------
-
-
-def _router_for(
-    node_router: Any, *, account_id: int, team_model: TeamModel, graph_model: str
-) -> tuple[Any, str]:
-    """(RouterModel, model name) for a node's router: the endpoint it names (validated when saved), else the
-    assistant's own endpoint. An endpoint removed since falls back to the assistant's, never to a URL."""
-    if node_router.endpoint:
-        try:
-            endpoint, model = endpoint_and_model(
-                account_id=account_id, endpoint=node_router.endpoint, model=node_router.model or graph_model
-            )
-            return router_model_for(endpoint), model
-        except EndpointUnavailable as exc:
-            logger.warning("router endpoint unusable (%s); using the assistant's", exc)
-    model = node_router.model or graph_model or team_model.model
-    if not team_model.endpoint.offers(model):
-        model = team_model.model
-    return router_model_for(team_model.endpoint), model
-
-
-def _run_team_routed(
     conversation: Conversation,
     assistant: Assistant,
     agent_names: dict[str, str],
-    graph: Any,
     team_model: TeamModel,
+    batch_ids: list[int],
 ) -> RunResult:
-    """Route the customer's message through the graph, then let the node in charge answer with the Runner.
-
-    The router decides after input (rules, then the node's mode), a hand-back to triage is re-dispatched once,
-    after-reply jumps let a node hand over without waiting for the customer; every decision is recorded as a
-    `captain.router` span and a `RoutingDecision` row. Replies written by several nodes for one message are sent
-    as one message (the last node stays in charge).
-    """
-    from ..retrieval import encoder_available, get_encoder
-    from ..runtime import Reply, RunEvent, Usage
-    from ..runtime.routing import HUMAN, OursStrategy, Policy, Turn, dispatch_message, record_decision
-    from .routing import routing_decisions_record
-
-    team = build_team(
-        assistant,
-        variables=PromptVariables(contact_name=conversation.contact.name),
-        graph=graph,
-        model=team_model.model,
-    )
-    agent_names.update({key: agent.name for key, agent in team.items()})
-    history = chat_history(conversation)
-    # The customer's trailing messages (one or a burst) are what is routed; the rest is history.
-    split = len(history)
-    while split > 0 and history[split - 1]["role"] == "user":
-        split -= 1
-    message = "\n".join(m["content"] for m in history[split:])
-    before = [Turn(m["role"], m["content"]) for m in history[:split]]
-    current = conversation.ai_agent_key if conversation.ai_agent_key in team else TRIAGE_KEY
-    record_content = captain_setting("RECORD_CONTENT")
-    runner = Runner(
-        chat_model_for(team_model.endpoint),
-        max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
-        deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
-        record_content=record_content,
-    )
+    """One turn of the assistant's team (captain.runtime.team) on this run's batch; the routing decisions it
+    took are recorded as `captain.router` spans and `RoutingDecision` rows."""
     context = RunContext(
         account_id=conversation.account_id,
         conversation_id=conversation.id,
         extra={"assistant_id": assistant.id},
     )
-    usage = Usage()
-    events: list[RunEvent] = []
-    texts: list[str] = []
-    last: list[RunResult] = []
-
-    def respond(node: str, turns: list[Turn]) -> tuple[str, str] | None:
-        if last and not isinstance(last[-1].outcome, Reply):
-            return None  # the run already ended (people, resolved, error): nobody answers after that
-        # The stored history, plus what other nodes answered to this message before this one (after-reply hops).
-        messages = [*history, *({"role": t.role, "content": t.content} for t in turns[len(before) + 1 :])]
-        result = runner.run(agents=team, start_key=node, messages=messages, context=context)
-        last.append(result)
-        usage.add(result.usage)
-        events.extend(result.events)
-        if isinstance(result.outcome, Reply):
-            texts.append(result.outcome.text)
-            return result.agent_key, result.outcome.text
-        return None
-
-    strategy = OursStrategy(
-        encoder=get_encoder() if encoder_available() else None,
-        routers=lambda node_router: _router_for(
-            node_router,
-            account_id=conversation.account_id,
-            team_model=team_model,
-            graph_model=graph.router.model,
-        ),
+    record_content = captain_setting("RECORD_CONTENT")
+    runner = runner_for(
+        assistant,
+        team_model=team_model,
+        context=context,
+        contact_name=conversation.contact.name,
+        record_content=record_content,
     )
-    dispatched = dispatch_message(
-        graph,
-        strategy,
-        current=current,
-        message=message,
-        history=before,
-        respond=respond,
-        policy=Policy(model_calls=captain_setting("ROUTER_MODEL_CALLS_PER_MESSAGE")),
+    agent_names.update({key: agent.name for key, agent in runner.team.agents.items()})
+    turn = runner.run(
+        TurnInput.from_chat(
+            chat_history(conversation, batch_ids=batch_ids),
+            current=conversation.ai_agent_key or TRIAGE_KEY,
+        )
     )
     trace_id = format(trace.get_current_span().get_span_context().trace_id, "032x")
-    for decision in dispatched.decisions:
-        record_decision(decision, record_content=record_content)
-        usage.add(
-            Usage(
-                requests=decision.llm_calls,
-                input_tokens=decision.input_tokens,
-                output_tokens=decision.output_tokens,
-            )
-        )
-        events.append(
-            RunEvent(
-                "route", decision.node, name=decision.mode, detail=decision.reason, data=decision.as_dict()
-            )
-        )
-    trigger = (
-        Message.objects.filter(conversation=conversation, message_type=Message.Type.INCOMING)
-        .order_by("-created_at", "-id")
-        .values_list("id", flat=True)
-        .first()
-    )
     routing_decisions_record(
         account_id=conversation.account_id,
         assistant=assistant,
         conversation_id=conversation.id,
-        message_id=trigger,
+        message_id=max(batch_ids) if batch_ids else None,
         trace_id=trace_id if trace_id.strip("0") else "",
-        decisions=dispatched.decisions,
+        decisions=turn.dispatch.decisions,
         record_content=record_content,
     )
-    route = list(dispatched.route)
-    for result in last:
-        route += [k for k in result.route[1:] if not route or k != route[-1]]
-    if dispatched.node == HUMAN:
-        reason = next((d.reason for d in reversed(dispatched.decisions) if d.target == HUMAN), "")
-        outcome: Outcome = HumanHandoff(reason=f"The router handed the conversation to people ({reason}).")
-        agent_key = dispatched.route[-2] if len(dispatched.route) > 1 else current
-    elif last and not isinstance(last[-1].outcome, Reply):
-        outcome, agent_key = last[-1].outcome, last[-1].agent_key
-    elif texts:
-        outcome, agent_key = Reply("\n\n".join(texts)), dispatched.node
-    else:
-        outcome, agent_key = RunError("empty_reply", "no node answered"), dispatched.node
-    return RunResult(outcome=outcome, agent_key=agent_key, usage=usage, route=route, events=events)
+    return turn.result

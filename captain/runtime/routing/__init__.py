@@ -7,7 +7,6 @@ from .graph import HUMAN, TRIAGE, Graph, GraphError, Node, RouterEndpoint, Rule,
 from .model import OpenAIRouterModel, RouterModel, RouterResponse
 from .prompts import Turn, coze_prompt, router_messages, window
 from .strategies import CozeStrategy, DecisionRequest, Encoder, OursStrategy, SemanticSettings, Strategy
-from .tracing import record_decision
 
 __all__ = [
     "COZE_POLICY",
@@ -34,7 +33,6 @@ __all__ = [
     "coze_prompt",
     "default_human_node",
     "dispatch_message",
-    "record_decision",
     "router_messages",
     "window",
 ]

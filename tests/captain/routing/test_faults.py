@@ -302,7 +302,7 @@ def test_decision_spans_carry_the_router_attributes():
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from captain.runtime import semconv as sc
-    from captain.runtime.routing import record_decision
+    from captain.runtime.tracing import TracingHooks
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -311,7 +311,7 @@ def test_decision_spans_carry_the_router_attributes():
     decision = dispatch_message(
         graph, ours(ScriptedRouter("nonsense")), current="assistant", message="x", history=[]
     ).decisions[0]
-    record_decision(decision, tracer_provider=provider)
+    TracingHooks(tracer_provider=provider).on_decision(decision)
     (span,) = exporter.get_finished_spans()
     assert span.name == sc.SPAN_ROUTER
     assert span.attributes[sc.CAPTAIN_ROUTER_DECISION] == "assistant"

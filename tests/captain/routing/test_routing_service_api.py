@@ -194,7 +194,12 @@ def test_without_a_routing_config_the_star_of_handoff_tools_is_unchanged(redis_u
     message = send(conversation, "money back")
     llm_settings.push(tool_call("handoff_to_refunds", {}), text("Done."))
     assert run_for_message(message_id=message.id) == "reply"
-    assert RoutingDecision.objects.count() == 0
+    assert Conversation.objects.get(pk=conversation.pk).ai_agent_key == "refunds"
+    # The star is a graph of `tool` nodes: the only decision recorded is that triage's own model decides (no
+    # router call); the handoff itself is the agent's tool call, as before.
+    decisions = list(RoutingDecision.objects.values_list("node", "mode", "target", "input_tokens"))
+    assert decisions == [("assistant", "tool", "assistant", 0)]
+    assert len(llm_settings.requests) == 2
 
 
 # ---- the undercover demo ----------------------------------------------------------------------------------------

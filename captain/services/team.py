@@ -1,0 +1,119 @@
+"""Building the AI team of an assistant for one turn: `runner_for(assistant, ...)` is the one place that turns DB
+rows into a `TeamRunner` (agents, graph, routing strategy, model clients). Production runs and the playground
+both call it, so the playground shows exactly what production does."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..agents import build_team
+from ..agents.builder import PromptVariables
+from ..conf import captain_setting
+from ..models import Assistant
+from ..runtime import RunContext, Runner
+from ..runtime.routing import OursStrategy, Policy, RouterEndpoint, RouterModel
+from ..runtime.team import AgentAnswerer, Team, TeamHooks, TeamRunner
+from ..runtime.tracing import TracingHooks
+from .model_endpoints import (
+    Endpoint,
+    EndpointUnavailable,
+    chat_model_for,
+    endpoint_and_model,
+    router_model_for,
+)
+from .routing import routing_graph, star_graph
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TeamModel:
+    """The endpoint and model the assistant's agents answer with (checked and priced before the run)."""
+
+    endpoint: Endpoint
+    model: str
+
+
+def team_model_for(assistant: Assistant) -> TeamModel:
+    """The assistant's endpoint and model. Raises EndpointUnavailable when either is gone."""
+    endpoint, model = endpoint_and_model(
+        account_id=assistant.account_id, endpoint=assistant.model_endpoint, model=assistant.model
+    )
+    return TeamModel(endpoint, model)
+
+
+def team_for(assistant: Assistant, *, team_model: TeamModel, contact_name: str = "") -> Team:
+    """The assistant's agents and graph. Without a routing configuration the team is the plain star: the
+    agents are built exactly as always (triage <-> every specialist) and every node decides with its tools."""
+    variables = PromptVariables(contact_name=contact_name)
+    graph = routing_graph(assistant)
+    if graph is None:
+        agents = build_team(assistant, variables=variables, model=team_model.model)
+        return Team(agents=agents, graph=star_graph(assistant))
+    agents = build_team(assistant, variables=variables, graph=graph, model=team_model.model)
+    return Team(agents=agents, graph=graph)
+
+
+def runner_for(
+    assistant: Assistant,
+    *,
+    team_model: TeamModel,
+    context: RunContext,
+    contact_name: str = "",
+    record_content: bool | None = None,
+    hooks: Sequence[TeamHooks] = (),
+) -> TeamRunner:
+    """The TeamRunner for one turn of `assistant`'s team. `record_content=None` follows RECORD_CONTENT;
+    `hooks` observe the turn as it runs (spans are always recorded)."""
+    team = team_for(assistant, team_model=team_model, contact_name=contact_name)
+    if record_content is None:
+        record_content = captain_setting("RECORD_CONTENT")
+    tracing = TracingHooks(record_content=record_content)
+    runner = Runner(
+        chat_model_for(team_model.endpoint),
+        max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
+        deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
+        record_content=record_content,
+        hooks=tracing,
+    )
+    graph_model = team.graph.router.model
+
+    def routers(node_router: RouterEndpoint) -> tuple[RouterModel, str]:
+        return _router_for(
+            node_router, account_id=assistant.account_id, team_model=team_model, graph_model=graph_model
+        )
+
+    from ..retrieval import (
+        encoder_available,
+        get_encoder,
+    )  # loads numpy and the encoder: only when a turn runs
+
+    strategy = OursStrategy(encoder=get_encoder() if encoder_available() else None, routers=routers)
+    return TeamRunner(
+        team=team,
+        strategy=strategy,
+        answer=AgentAnswerer(runner=runner, agents=team.agents, context=context),
+        policy=Policy(model_calls=captain_setting("ROUTER_MODEL_CALLS_PER_MESSAGE")),
+        hooks=[tracing, *hooks],
+    )
+
+
+def _router_for(
+    node_router: RouterEndpoint, *, account_id: int, team_model: TeamModel, graph_model: str
+) -> tuple[RouterModel, str]:
+    """(RouterModel, model name) for a node's router: the endpoint it names (validated when saved), else the
+    assistant's own endpoint. An endpoint removed since falls back to the assistant's, never to a URL."""
+    if node_router.endpoint:
+        try:
+            endpoint, model = endpoint_and_model(
+                account_id=account_id, endpoint=node_router.endpoint, model=node_router.model or graph_model
+            )
+            return router_model_for(endpoint), model
+        except EndpointUnavailable as exc:
+            logger.warning("router endpoint unusable (%s); using the assistant's", exc)
+    model = node_router.model or graph_model or team_model.model
+    if not team_model.endpoint.offers(model):
+        model = team_model.model
+    return router_model_for(team_model.endpoint), model
