@@ -35,7 +35,9 @@ def diff(before: Path, after: Path) -> list[str]:
     problems += [f"only in {after.name}: {key}" for key in new.keys() - old.keys()]
     for key in sorted(old.keys() & new.keys()):
         if old[key] != new[key]:
-            fields = sorted(k for k in old[key].keys() | new[key].keys() if old[key].get(k) != new[key].get(k))
+            fields = sorted(
+                k for k in old[key].keys() | new[key].keys() if old[key].get(k) != new[key].get(k)
+            )
             problems.append(f"{key}: differs in {', '.join(fields)}")
     return problems
 

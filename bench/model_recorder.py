@@ -84,13 +84,13 @@ class Recorder(ThreadingHTTPServer):
 class Handler(BaseHTTPRequestHandler):
     server: Recorder
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's signature
+    def log_message(self, format: str, *args: object) -> None:
         pass  # one line per request would drown the benchmark's own output
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         self._answer(b"")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self._answer(self.rfile.read(length))
 
@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.model_recorder", description=__doc__)
     parser.add_argument("mode", choices=("record", "replay"))
     parser.add_argument("--store", required=True, help="JSON Lines file of recorded answers.")
-    parser.add_argument("--upstream", default="", help="The model server (record mode), e.g. http://127.0.0.1:8081")
+    parser.add_argument(
+        "--upstream", default="", help="The model server (record mode), e.g. http://127.0.0.1:8081"
+    )
     parser.add_argument("--port", type=int, default=0, help="Port on 127.0.0.1 (0: a free one).")
     args = parser.parse_args(argv)
     if args.mode == "record" and not args.upstream:
