@@ -414,3 +414,34 @@ class RoutingDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node} -> {self.target} ({self.mode})"
+
+
+class PlaygroundRun(models.Model):
+    """One playground message on its way through a worker. The transcript stays in the admin's session (it is
+    nobody's customer conversation); this row carries the turn to the worker, and its progress and result back
+    to the page. Rows older than a day are deleted by the sweeper."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="playground_runs")
+    start_key = models.CharField(max_length=64)
+    history = models.JSONField(default=list, blank=True)
+    """Earlier playground turns as chat messages (what the customer would have seen)."""
+    message = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.JSONField(default=list, blank=True)
+    """Steps so far, one short line each (routing decisions, agents that answered), shown while it runs."""
+    result = models.JSONField(null=True, blank=True)
+    """The finished turn (captain.services.playground.PlaygroundTurn as a dict)."""
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="playground_run_created_idx")]
+
+    def __str__(self) -> str:
+        return f"Playground run #{self.pk}: {self.status}"

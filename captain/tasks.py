@@ -111,3 +111,11 @@ def pending_messages_sweep() -> int:
     if claimed:
         logger.info("sweeper re-enqueued %s of %s stale messages", published, len(claimed))
     return published
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def playground_turn(run_id: int) -> str:
+    """Answer one playground message (captain.services.playground); the page polls the row for progress."""
+    from .services.playground import playground_turn_run
+
+    return playground_turn_run(run_id=run_id)

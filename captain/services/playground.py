@@ -1,33 +1,38 @@
 """The playground: an administrator talks to an assistant (or straight to one scenario) without a customer.
 
-Same team, same Runner, same spans as a real run, so the debug log reads the same; but nothing reaches a
-customer and nothing is billed: no Conversation, Message, Run or ledger row is written. The tools see
-`conversation_id=None` and `dry_run=True` and only describe what they would do (captain.tools.builtin).
+A playground turn runs in a worker, through the same `runner_for` as a customer's message (same team, same
+routing, same Runner, same spans), so the playground shows what production does; the page follows its progress.
+Nothing reaches a customer and nothing is billed: no Conversation, Message, Run or ledger row is written. The
+tools see `conversation_id=None` and `dry_run=True` and only describe what they would do (captain.tools.builtin).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
+from django.utils import timezone
 from opentelemetry import trace
 
-from ..agents import build_team
-from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, Scenario
+from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, Scenario
 from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, Runner
+from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from ..runtime import semconv as sc
-from .model_endpoints import EndpointUnavailable, chat_model_for, default_chat_model, endpoint_and_model
+from ..runtime.routing import Decision
+from ..runtime.team import TeamHooks, TurnInput
+from .model_endpoints import EndpointUnavailable
 from .outcomes import ERROR_REASONS, error_reason
+from .team import runner_for, team_model_for
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
 
-PLAYGROUND_ATTRIBUTE = "captain.playground"
-"""Set (true) on the run span of a playground run, so telemetry backends can tell it from customer traffic."""
+PLAYGROUND_KEEP_SECONDS = 24 * 3600
+"""Finished or abandoned playground rows older than this are deleted when a new turn is requested."""
 
 
 @dataclass(frozen=True)
@@ -73,60 +78,52 @@ def _customer_text(outcome: Outcome, assistant: Assistant) -> tuple[str, str]:
 
 
 def playground_run(
-    *, assistant: Assistant, start_key: str, history: list[dict[str, Any]], message: str
+    *,
+    assistant: Assistant,
+    start_key: str,
+    history: list[dict[str, Any]],
+    message: str,
+    hooks: list[TeamHooks] | None = None,
 ) -> PlaygroundTurn:
     """Answer `message` after `history` (user/assistant chat turns), starting at `start_key`.
 
     Charges nothing: there is no reply message for a ledger row to pay for, and the run span says
     `captain.credit_used = false`.
     """
-    unavailable: Outcome | None = None  # why the run cannot start (shown as production would hand over)
-    try:
-        endpoint, model = endpoint_and_model(
-            account_id=assistant.account_id, endpoint=assistant.model_endpoint, model=assistant.model
-        )
-    except EndpointUnavailable as exc:
-        endpoint, model, unavailable = None, "", RunError(error="model_unavailable", detail=str(exc))
-    try:
-        team = build_team(assistant, model=model)
-    except PromptTemplateError as exc:
-        # A template stored before the static check existed: show why, as production would hand over.
-        team = {}
-        unavailable = unavailable or HumanHandoff(reason=str(exc))
-    names = {key: agent.name for key, agent in team.items()} or playground_agents(assistant)
-    if start_key not in team:
+    started = time.monotonic()
+    names = playground_agents(assistant)
+    if start_key not in names:
         start_key = TRIAGE_KEY
-    runner = Runner(
-        chat_model_for(endpoint) if endpoint else default_chat_model(),
-        max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
-        deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
-        # The playground exists to show what the model saw and said: content is always recorded here.
-        record_content=True,
-    )
     context = RunContext(
         account_id=assistant.account_id,
         conversation_id=None,
         extra={"assistant_id": assistant.id, "dry_run": True},
     )
-    messages = [*history, {"role": "user", "content": message}]
-    started = time.monotonic()
     with tracer.start_as_current_span(sc.SPAN_RUN) as span:
         span.set_attribute(sc.CAPTAIN_ACCOUNT_ID, assistant.account_id)
         span.set_attribute(sc.CAPTAIN_ASSISTANT_ID, assistant.id)
-        span.set_attribute(PLAYGROUND_ATTRIBUTE, True)
+        span.set_attribute(sc.CAPTAIN_PLAYGROUND, True)
         trace_id = format(span.get_span_context().trace_id, "032x")
-        route = [start_key]
-        agent_key = start_key
-        input_tokens = output_tokens = 0
+        result: RunResult | None = None
         outcome: Outcome
         try:
-            if unavailable is not None:
-                outcome = unavailable
-            else:
-                result = runner.run(agents=team, start_key=start_key, messages=messages, context=context)
-                outcome = result.outcome
-            route, agent_key = result.route, result.agent_key
-            input_tokens, output_tokens = result.usage.input_tokens, result.usage.output_tokens
+            runner = runner_for(
+                assistant,
+                team_model=team_model_for(assistant),
+                context=context,
+                # The playground exists to show what the model saw and said: content is always recorded here.
+                record_content=True,
+                hooks=hooks or [],
+            )
+            names = {key: agent.name for key, agent in runner.team.agents.items()}
+            turn = TurnInput(history=history, batch=[message], current=start_key)
+            result = runner.run(turn).result
+            outcome = result.outcome
+        except EndpointUnavailable as exc:
+            outcome = RunError(error="model_unavailable", detail=str(exc))
+        except PromptTemplateError as exc:
+            # A template stored before the static check existed: show why, as production would hand over.
+            outcome = HumanHandoff(reason=str(exc))
         except Exception as exc:  # an admin must see the failure in the page, not a 500
             logger.exception("playground run for assistant %s failed", assistant.id)
             span.record_exception(exc)
@@ -134,16 +131,93 @@ def playground_run(
         span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, outcome.kind)
         span.set_attribute(sc.CAPTAIN_CREDIT_USED, False)
     text, detail = _customer_text(outcome, assistant)
+    agent_key = result.agent_key if result is not None else start_key
     return PlaygroundTurn(
         outcome=outcome.kind,
         text=text,
         agent_key=agent_key if outcome.kind == "reply" else start_key,
         agent_name=names.get(agent_key, agent_key),
-        route=list(route),
+        route=list(result.route) if result is not None else [start_key],
         trace_id=trace_id,
         detail=detail,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+        input_tokens=result.usage.input_tokens if result is not None else 0,
+        output_tokens=result.usage.output_tokens if result is not None else 0,
         duration_ms=int((time.monotonic() - started) * 1000),
         agent_names=names,
     )
+
+
+# ---- a playground turn as a task --------------------------------------------------------------------------------
+
+
+def playground_turn_request(
+    *, assistant: Assistant, start_key: str, history: list[dict[str, Any]], message: str
+) -> PlaygroundRun:
+    """Store the turn and hand it to a worker once the row is committed; the page follows its progress."""
+    from ..tasks import playground_turn  # tasks import the services: import at call time
+
+    playground_runs_prune()
+    run = PlaygroundRun.objects.create(
+        account_id=assistant.account_id,
+        assistant=assistant,
+        start_key=start_key,
+        history=history,
+        message=message,
+    )
+    transaction.on_commit(lambda: playground_turn.delay(run.pk))
+    return run
+
+
+class _Progress(TeamHooks):
+    """Writes one line per step to the row, so the page can show where the turn is while it runs."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.lines: list[str] = []
+
+    def _add(self, line: str) -> None:
+        self.lines.append(line)
+        PlaygroundRun.objects.filter(pk=self.run_id).update(progress=list(self.lines))
+
+    def on_decision(self, decision: Decision) -> None:
+        where = (
+            f"stays at {decision.node}" if not decision.switched else f"{decision.node} → {decision.target}"
+        )
+        self._add(f"routing ({decision.mode}, {decision.phase}): {where}")
+
+    def on_answer(self, node: str, result: RunResult) -> None:
+        self._add(
+            f"{' → '.join(result.route)} answered ({result.outcome.kind}, {result.usage.requests} model calls)"
+        )
+
+
+def playground_turn_run(*, run_id: int) -> str:
+    """The worker's side: run a stored playground turn and store its result. A redelivered task (a killed worker)
+    runs it again: nothing it does is billed or sent."""
+    claimed = (
+        PlaygroundRun.objects.filter(pk=run_id)
+        .exclude(status=PlaygroundRun.Status.DONE)
+        .update(status=PlaygroundRun.Status.RUNNING, progress=[])
+    )
+    if not claimed:
+        return "already_done"
+    run = PlaygroundRun.objects.select_related("assistant").get(pk=run_id)
+    turn = playground_run(
+        assistant=run.assistant,
+        start_key=run.start_key,
+        history=list(run.history),
+        message=run.message,
+        hooks=[_Progress(run.pk)],
+    )
+    PlaygroundRun.objects.filter(pk=run_id).update(
+        status=PlaygroundRun.Status.DONE, result=asdict(turn), finished_at=timezone.now()
+    )
+    return turn.outcome
+
+
+def playground_runs_prune(*, now: datetime | None = None) -> int:
+    """Delete playground rows older than PLAYGROUND_KEEP_SECONDS (finished, or abandoned by their page)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=PLAYGROUND_KEEP_SECONDS)
+    deleted, _ = PlaygroundRun.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

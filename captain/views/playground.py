@@ -1,12 +1,12 @@
 """The playground page: chat with an assistant (or start at one scenario) and read each turn's debug log.
 
-The transcript lives in the admin's session, not in the database: a playground conversation is nobody's
-customer conversation, and keeping it out of the models means no migration and nothing to clean up.
+The transcript lives in the admin's session: a playground conversation is nobody's customer conversation. Each
+message is answered by a worker (captain.services.playground); while it runs, the page shows its progress and
+reloads itself every second until the answer is there.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from django import forms
@@ -18,9 +18,9 @@ from django.views.decorators.http import require_http_methods
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 
-from ..models import TRIAGE_KEY, Assistant, SpanRecord
+from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
 from ..selectors import access_assistant, assistant_list
-from ..services.playground import playground_agents, playground_run
+from ..services.playground import playground_agents, playground_turn_request
 from .trace_tree import agents_involved, span_tree
 
 SESSION_KEY = "captain_playground"
@@ -67,6 +67,7 @@ def playground_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if state and assistant and state["assistant_id"] != assistant.pk:
         state = None  # another assistant: a fresh conversation
 
+    pending = _collect_pending(request, account_id, state)
     agents = playground_agents(assistant) if assistant else {}
     start_key = request.GET.get("start") or (state or {}).get("start_key") or TRIAGE_KEY
     start_key = start_key if start_key in agents else TRIAGE_KEY
@@ -92,6 +93,7 @@ def playground_page(request: HttpRequest, membership: Membership) -> HttpRespons
         roots=roots,
         agents_involved=agents_involved(roots),
         max_chars=MAX_MESSAGE_CHARS,
+        pending=pending,
     )
     return render(request, "captain/playground.html", context)
 
@@ -112,19 +114,44 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
     if not state or state["assistant_id"] != assistant.pk or state["start_key"] != start_key:
         state = {"assistant_id": assistant.pk, "start_key": start_key, "agent_key": start_key, "turns": []}
     turns: list[dict[str, Any]] = state["turns"]
+    if state.get("pending"):
+        return redirect(url)  # one message at a time: the previous one is still being answered
     message = form.cleaned_data["message"]
-    turn = playground_run(
+    run = playground_turn_request(
         assistant=assistant, start_key=state["agent_key"], history=_history(turns), message=message
     )
     n = (turns[-1]["n"] + 1) if turns else 1
     turns.append({"n": n, "role": "user", "content": message})
-    result = asdict(turn)
-    result.pop("agent_names", None)
-    result.pop("text", None)
-    turns.append({"n": n + 1, "role": "assistant", "content": turn.text, **result})
     state["turns"] = turns[-MAX_TURNS_KEPT:]
-    # Sticky specialist, as in a real conversation: the agent that answered continues on the next message.
-    state["agent_key"] = turn.agent_key
+    state["pending"] = run.pk
     _sessions(request)[str(account_id)] = state
     request.session.modified = True
     return redirect(f"{url}?assistant={assistant.pk}&start={start_key}")
+
+
+def _collect_pending(
+    request: HttpRequest, account_id: int, state: dict[str, Any] | None
+) -> PlaygroundRun | None:
+    """The turn a worker is answering for this session: moved into the transcript once it is done, returned
+    (for its progress) while it runs. Only the id this session stored is read, scoped to the account."""
+    if not state or not state.get("pending"):
+        return None
+    run = PlaygroundRun.objects.filter(pk=state["pending"], account_id=account_id).first()
+    if run is None:  # pruned, or the assistant was deleted
+        state.pop("pending")
+        request.session.modified = True
+        return None
+    if run.status != PlaygroundRun.Status.DONE:
+        return run
+    turns: list[dict[str, Any]] = state["turns"]
+    result = dict(run.result or {})
+    result.pop("agent_names", None)
+    text = result.pop("text", "")
+    n = (turns[-1]["n"] + 1) if turns else 1
+    turns.append({"n": n, "role": "assistant", "content": text, **result})
+    state["turns"] = turns[-MAX_TURNS_KEPT:]
+    # Sticky specialist, as in a real conversation: the agent that answered continues on the next message.
+    state["agent_key"] = result.get("agent_key", state["agent_key"])
+    state.pop("pending")
+    request.session.modified = True
+    return None

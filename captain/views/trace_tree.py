@@ -176,6 +176,12 @@ def span_node(span: SpanRecord) -> SpanNode:
     elif kind == "agent":
         node.title = f"Agent {a.get(sc.GEN_AI_AGENT_NAME) or a.get(sc.GEN_AI_AGENT_ID) or ''}".strip()
         facts = [("key", a.get(sc.GEN_AI_AGENT_ID)), ("error", a.get(sc.ERROR_TYPE))]
+        # A reply that promised a transfer without calling the tool, and what the re-ask did about it.
+        facts += [
+            ("transfer promised", (e.get("attributes") or {}).get(sc.CAPTAIN_TRANSFER_RESULT))
+            for e in span.events or []
+            if e.get("name") == sc.EVENT_TRANSFER_PROMISED
+        ]
     elif kind == "llm":
         node.title = f"LLM call #{a.get(sc.CAPTAIN_AGENT_TURN, '?')}"
         facts = [

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from captain.models import CreditBalance, CreditLedgerEntry, Run, SpanRecord
+from captain.models import CreditBalance, CreditLedgerEntry, PlaygroundRun, Run, SpanRecord
 from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Label, Message
 from tests.factories import (
@@ -139,7 +139,26 @@ def playground_url(team) -> str:
     return f"/app/accounts/{team.account.id}/playground/"
 
 
-def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin_client, team, ai):
+@pytest.fixture
+def play(admin_client, team, django_capture_on_commit_callbacks):
+    """Send a playground message, run the task it enqueued as the worker would, and return the page after."""
+    from captain.services.playground import playground_turn_run
+
+    def send(data: dict) -> str:
+        with django_capture_on_commit_callbacks() as callbacks:
+            response = admin_client.post(playground_url(team), data)
+        assert response.status_code == 302
+        queued = list(PlaygroundRun.objects.filter(status=PlaygroundRun.Status.QUEUED))
+        assert len(callbacks) == len(queued) == 1  # one task per message, enqueued once the row is committed
+        page = admin_client.get(response["Location"]).content.decode()
+        assert "Waiting for a worker" in page and 'http-equiv="refresh"' in page
+        playground_turn_run(run_id=queued[0].pk)
+        return admin_client.get(response["Location"]).content.decode()
+
+    return send
+
+
+def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin_client, team, ai, play):
     ai["llm"].push(
         tool_call("handoff_to_refunds", {"reason": "refund"}),
         tool_call("add_label", {"label": "refund"}),
@@ -148,13 +167,11 @@ def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin
     ai["assistant"].scenarios.filter(key="refunds").update(tools=["faq_lookup", "add_label"])
     Label.objects.create(account=team.account, name="refund")  # the AI may use the team's labels only
     before = (Conversation.objects.count(), Message.objects.count(), Run.objects.count())
-    response = admin_client.post(
-        playground_url(team),
-        {"assistant": ai["assistant"].id, "start_key": "assistant", "message": "I want my money back"},
-        follow=True,
+    html = play(
+        {"assistant": ai["assistant"].id, "start_key": "assistant", "message": "I want my money back"}
     )
-    html = response.content.decode()
     assert "Your refund is on its way." in html
+    assert 'http-equiv="refresh"' not in html
     assert "route assistant → refunds" in html
     assert "Tool add_label" in html and "Label &#x27;refund&#x27; added." in html  # described, not done
     assert "Credits: <b>none (playground)</b>" in html
@@ -169,10 +186,7 @@ def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin
 
     # The next message continues with the specialist that answered (sticky, like a real conversation).
     ai["llm"].push(text("Anything else?"))
-    admin_client.post(
-        playground_url(team),
-        {"assistant": ai["assistant"].id, "start_key": "assistant", "message": "thanks"},
-    )
+    play({"assistant": ai["assistant"].id, "start_key": "assistant", "message": "thanks"})
     last_request = ai["llm"].requests[-1]
     assert "Refunds" in last_request["messages"][0]["content"]
     assert [m["content"] for m in last_request["messages"][1:]] == [
@@ -182,11 +196,9 @@ def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin
     ]
 
 
-def test_playground_can_start_at_a_scenario(admin_client, team, ai):
+def test_playground_can_start_at_a_scenario(admin_client, team, ai, play):
     ai["llm"].push(text("Refund desk here."))
-    admin_client.post(
-        playground_url(team), {"assistant": ai["assistant"].id, "start_key": "refunds", "message": "hello"}
-    )
+    play({"assistant": ai["assistant"].id, "start_key": "refunds", "message": "hello"})
     offered = [t["function"]["name"] for t in ai["llm"].requests[0]["tools"]]
     assert "handoff_to_assistant" in offered  # the refunds specialist answered first, not triage
     html = admin_client.get(
@@ -195,14 +207,9 @@ def test_playground_can_start_at_a_scenario(admin_client, team, ai):
     assert "Refund desk here." in html
 
 
-def test_playground_handoff_shows_the_reason_and_reset_clears(admin_client, team, ai):
+def test_playground_handoff_shows_the_reason_and_reset_clears(admin_client, team, ai, play):
     ai["llm"].push(tool_call("handoff_to_human", {"reason": "needs a manager"}))
-    response = admin_client.post(
-        playground_url(team),
-        {"assistant": ai["assistant"].id, "start_key": "assistant", "message": "manager now"},
-        follow=True,
-    )
-    html = response.content.decode()
+    html = play({"assistant": ai["assistant"].id, "start_key": "assistant", "message": "manager now"})
     assert "A teammate will take it from here." in html and "needs a manager" in html
     assert Conversation.objects.count() == 0
     html = admin_client.post(playground_url(team), {"reset": "1"}, follow=True).content.decode()
@@ -216,13 +223,12 @@ def test_playground_refuses_another_accounts_assistant(admin_client, team, other
     )
     assert response.status_code == 404
     assert ai["llm"].requests == []
+    assert PlaygroundRun.objects.count() == 0
 
 
-def test_playground_debug_log_reads_only_this_sessions_traces(admin_client, team, ai):
+def test_playground_debug_log_reads_only_this_sessions_traces(admin_client, team, ai, play):
     ai["llm"].push(text("mine"))
-    admin_client.post(
-        playground_url(team), {"assistant": ai["assistant"].id, "start_key": "assistant", "message": "x"}
-    )
+    play({"assistant": ai["assistant"].id, "start_key": "assistant", "message": "x"})
     html = admin_client.get(playground_url(team) + "?turn=999").content.decode()
     assert "mine" in html  # an unknown turn falls back to the latest of this session, never to any trace
 
