@@ -385,7 +385,8 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
             ready=lambda program: "beat: Starting..." in program.new_output(),
         )
     )
-    # --timeout: a playground run happens inside its request and may take as long as a model run.
+    # --timeout: requests are short (model runs, playground turns included, happen in the workers); 60 s leaves
+    # room for an admin's slow page without letting a stuck request hold a worker for long.
     sup.start(
         Program(
             "web",
@@ -399,7 +400,7 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
                 "--threads",
                 "4",
                 "--timeout",
-                "600",
+                "60",
                 "--access-logfile",
                 "-",
             ],
