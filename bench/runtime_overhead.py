@@ -74,7 +74,7 @@ def build_ours(*, tracer_provider: Any = None) -> tuple[Any, dict[str, Any]]:
         def __init__(self) -> None:
             self.calls = 0
 
-        def complete(self, *, model, messages, tools, temperature, tool_choice=None):
+        def complete(self, *, model, messages, tools=(), settings=None):
             response = responses[self.calls % TURNS_PER_RUN]
             self.calls += 1
             return response

@@ -14,10 +14,12 @@ def test_remote_connections_are_blocked(address):
 
 
 def test_openai_sdk_against_a_remote_model_fails_in_tests():
-    from captain.runtime import ModelError, OpenAIChatModel, make_openai_client
+    from captain.runtime import ModelError, ModelSettings, OpenAIChatModel, make_openai_client
 
     model = OpenAIChatModel(make_openai_client("https://api.openai.com/v1", "sk-test", 2, 0))
     with pytest.raises(ModelError):
         model.complete(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], tools=[], temperature=0
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            settings=ModelSettings(temperature=0),
         )

@@ -1,8 +1,10 @@
 """The model boundary: the only module that talks to the `openai` SDK.
 
-The runner depends on the small `ModelClient` protocol below, never on the SDK, so tests script a fake model
-in process and any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, the bundled local model) plugs
-in through `OpenAIChatModel`. Every failure of a model call, whatever its cause, surfaces as one exception
+The runner and the router depend on the small `ModelClient` protocol below, never on the SDK, so tests script
+a fake model in process and any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, the bundled local
+model) plugs in through `OpenAIChatModel`. One call shape serves both: an agent's turn (tools, temperature) and
+a router's short question (a few tokens, a JSON-schema `response_format`, the first token's log-probabilities),
+chosen by a typed `ModelSettings`. Every failure of a model call, whatever its cause, surfaces as one exception
 type, `ModelError`, so the run can end in a typed outcome instead of a stack trace.
 """
 
@@ -10,8 +12,10 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import httpx
 import openai
@@ -67,17 +71,38 @@ class ToolCall:
     """Raw JSON text of the arguments (untrusted: may be invalid JSON)."""
 
 
+@dataclass(frozen=True)
+class ModelSettings:
+    """How to ask: everything of a Chat Completions request besides the model, the messages and the tools.
+    A field left at its default is not sent, so each caller's request body carries exactly what it sets."""
+
+    temperature: float | None = None
+    """Sampling temperature; None: not sent (the endpoint's default)."""
+    max_tokens: int | None = None
+    """Cap on generated tokens (a router question needs one to a few dozen); None: not sent."""
+    top_logprobs: int = 0
+    """> 0: ask for the log-probabilities of this many alternatives per generated token (`logprobs: true`);
+    the response carries the first token's (`ModelResponse.first_token_logprobs`)."""
+    response_format: Mapping[str, Any] | None = None
+    """E.g. a JSON-schema `{"type": "json_schema", ...}` the endpoint enforces by grammar; None: not sent."""
+    tool_choice: str | Mapping[str, Any] | None = None
+    """`auto`, `required`, `none` or a named function; sent only along with tools."""
+
+
+DEFAULT_SETTINGS = ModelSettings()
+
+
 @dataclass
 class ModelResponse:
     """One model answer, normalised."""
 
     content: str | None
     """Assistant text (None when the model only called tools)."""
-    tool_calls: list[ToolCall]
+    tool_calls: list[ToolCall] = field(default_factory=list)
     """Function calls, in the order the model emitted them."""
-    usage: Usage
+    usage: Usage = field(default_factory=Usage)
     """Tokens reported for this call (zero when the endpoint reports none)."""
-    model: str
+    model: str = ""
     """Model name the endpoint says answered (falls back to the requested one)."""
     raw: dict[str, Any] | None = None
     """The response body as JSON-compatible data, for the debug log; None for scripted models."""
@@ -85,21 +110,23 @@ class ModelResponse:
     """`stop`, `tool_calls`, `length`... as reported by the endpoint."""
     response_id: str | None = None
     """Provider's response id, for correlating with provider logs."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Free slot for model implementations (e.g. log-probabilities)."""
+    first_token_logprobs: dict[str, float] = field(default_factory=dict)
+    """{token text: log-probability} of the first generated token's top alternatives (the token itself
+    included); empty unless `ModelSettings.top_logprobs` asked for them and the endpoint returned them."""
+    latency_ms: float = 0.0
+    """Wall time of the call, retries included."""
 
 
 class ModelClient(Protocol):
-    """What the runner needs from a model: one synchronous Chat Completions call."""
+    """What the runner and the router need from a model: one synchronous Chat Completions call."""
 
     def complete(
         self,
         *,
         model: str,
         messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        temperature: float,
-        tool_choice: str | dict[str, Any] | None = None,
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
     ) -> ModelResponse:
         """Return the model's answer, or raise `ModelError` (and nothing else) when there is none.
 
@@ -150,14 +177,18 @@ def make_openai_client(
         # Connecting to a live server takes milliseconds; a slow connect means it is down.
         timeout=openai.Timeout(timeout, connect=min(timeout, 5.0)),
         max_retries=max_retries,
-        http_client=http_client,
+        # The SDK's annotation names its own httpx fork; it accepts an `httpx.Client` too (it checks for both).
+        http_client=cast(Any, http_client),
     )
     client.max_retry_wait = max_retry_wait
     return client
 
 
 class OpenAIChatModel:
-    """`ModelClient` over the Chat Completions API of any OpenAI-compatible endpoint."""
+    """`ModelClient` over the Chat Completions API of any OpenAI-compatible endpoint.
+
+    An endpoint that refuses the optional router options (`response_format`, `logprobs`) with a 400 gets the
+    call again without them, once, and this client remembers: its later calls go plain."""
 
     provider_name = "openai"
     """Value of `gen_ai.provider.name` on LLM spans."""
@@ -165,24 +196,70 @@ class OpenAIChatModel:
     def __init__(self, client: openai.OpenAI, *, provider_name: str = "openai") -> None:
         self.client = client
         self.provider_name = provider_name
+        self.plain_only = False
+        """True once the endpoint refused `response_format` or `logprobs`: neither is sent any more."""
+
+    @classmethod
+    def for_endpoint(
+        cls, base_url: str, api_key: str | None = None, *, timeout: float = 30.0, max_retries: int = 1
+    ) -> OpenAIChatModel:
+        return cls(make_openai_client(base_url, api_key, timeout, max_retries))
 
     def complete(
         self,
         *,
         model: str,
         messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        temperature: float,
-        tool_choice: str | dict[str, Any] | None = None,
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
     ) -> ModelResponse:
-        kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        body = self._body(model, messages, tools, settings)
+        started = time.monotonic()
+        try:
+            completion = self._create(body)
+        except ModelError as exc:
+            optional = "response_format" in body or "logprobs" in body
+            if not (optional and exc.kind == "bad_request" and exc.status_code == 400):
+                raise
+            # The endpoint refuses an option: drop both for good and ask once more, plainly.
+            self.plain_only = True
+            body = self._body(model, messages, tools, settings)
+            completion = self._create(body)
+        latency_ms = (time.monotonic() - started) * 1000
+        try:
+            response = _parse_completion(completion, requested_model=model)
+        except ModelError:
+            raise
+        except Exception as exc:
+            # The SDK builds its models without validation, so a malformed body can surface as odd attribute
+            # types here (e.g. `choices` being an object); that is a bad response, not a bug of ours.
+            raise ModelError("bad_response", f"malformed completion: {type(exc).__name__}: {exc}") from exc
+        response.latency_ms = latency_ms
+        return response
+
+    def _body(
+        self, model: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], s: ModelSettings
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        if s.max_tokens is not None:
+            body["max_tokens"] = s.max_tokens
+        if s.response_format is not None and not self.plain_only:
+            body["response_format"] = dict(s.response_format)
+        if s.top_logprobs > 0 and not self.plain_only:
+            body["logprobs"] = True
+            body["top_logprobs"] = s.top_logprobs
         # Some servers (older vLLM, llama.cpp) reject an empty `tools` array, so omit it when there are none.
         if tools:
-            kwargs["tools"] = tools
-            if tool_choice is not None:
-                kwargs["tool_choice"] = tool_choice
+            body["tools"] = list(tools)
+            if s.tool_choice is not None:
+                body["tool_choice"] = s.tool_choice if isinstance(s.tool_choice, str) else dict(s.tool_choice)
+        return body
+
+    def _create(self, body: dict[str, Any]) -> object:
         try:
-            completion = self.client.chat.completions.create(**kwargs)
+            return self.client.chat.completions.create(**body)
         except openai.OpenAIError as exc:
             raise _map_openai_error(exc) from exc
         except ValueError as exc:
@@ -196,14 +273,6 @@ class OpenAIChatModel:
             # longer wraps) is still a model outage to the run: it must end in a typed outcome, not a crashed
             # task.
             raise ModelError("unexpected", f"{type(exc).__name__}: {exc}") from exc
-        try:
-            return _parse_completion(completion, requested_model=model)
-        except ModelError:
-            raise
-        except Exception as exc:
-            # The SDK builds its models without validation, so a malformed body can surface as odd attribute
-            # types here (e.g. `choices` being an object); that is a bad response, not a bug of ours.
-            raise ModelError("bad_response", f"malformed completion: {type(exc).__name__}: {exc}") from exc
 
 
 def _map_openai_error(exc: openai.OpenAIError) -> ModelError:
@@ -264,6 +333,12 @@ def _parse_completion(completion: object, *, requested_model: str) -> ModelRespo
         tool_calls.append(ToolCall(id=call.id or f"call_{index}", name=function.name, arguments=arguments))
 
     content = message.content if isinstance(message.content, str) else None
+    first_token: dict[str, float] = {}
+    logprobs = getattr(choice, "logprobs", None)
+    if logprobs is not None and logprobs.content:
+        token = logprobs.content[0]
+        first_token = {alt.token: alt.logprob for alt in (token.top_logprobs or [])}
+        first_token.setdefault(token.token, token.logprob)
     usage = Usage(requests=1)
     if completion.usage is not None:
         usage.input_tokens = completion.usage.prompt_tokens or 0
@@ -276,6 +351,7 @@ def _parse_completion(completion: object, *, requested_model: str) -> ModelRespo
         raw=completion.model_dump(mode="json", exclude_unset=True),
         finish_reason=choice.finish_reason,
         response_id=completion.id,
+        first_token_logprobs=first_token,
     )
 
 

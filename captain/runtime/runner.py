@@ -30,11 +30,12 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
 from . import semconv as sc
-from .model import ModelClient, ModelError, ModelResponse, ToolCall
+from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
 from .text_tools import recover_text_tool_calls
 from .types import (
     HANDOFF_PREFIX,
     Agent,
+    ErrorKind,
     Handoff,
     Outcome,
     Reply,
@@ -196,6 +197,8 @@ class Runner:
             if isinstance(step, NextStepHandoff):
                 agent = step.new_agent
                 continue
+            # `_run_agent` returns only when the agent answered, handed off or the run stopped.
+            assert not isinstance(step, NextStepRunAgain)
             outcome = step.output if isinstance(step, NextStepFinalOutput) else step.outcome
             break
         result = RunResult(
@@ -224,7 +227,7 @@ class Runner:
                 try:
                     response = self._call_model(agent, tools, state)
                 except ModelError as exc:
-                    error = "model_timeout" if exc.kind == "timeout" else "model_error"
+                    error: ErrorKind = "model_timeout" if exc.kind == "timeout" else "model_error"
                     step = NextStepStop(RunError(error, str(exc)))
                     break
                 step = self._process_response(agent, response, state)
@@ -315,9 +318,9 @@ class Runner:
             if recording and self.record_content:
                 span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(messages))
             try:
-                extra = {"tool_choice": tool_choice} if tool_choice is not None else {}
+                settings = ModelSettings(temperature=agent.temperature, tool_choice=tool_choice)
                 response = self.model.complete(
-                    model=agent.model, messages=messages, tools=tools, temperature=agent.temperature, **extra
+                    model=agent.model, messages=messages, tools=tools, settings=settings
                 )
             except ModelError as exc:
                 span.set_status(Status(StatusCode.ERROR, str(exc)))

@@ -74,7 +74,8 @@ class TurnInput:
     """One customer turn, passed explicitly (nothing is read from ambient state)."""
 
     history: Sequence[dict[str, Any]]
-    """Chat turns before this turn (user/assistant, oldest first, no system prompt)."""
+    """Chat turns before this turn (user/assistant, oldest first, no system prompt). An assistant turn may name
+    the node that wrote it (`agent`): router prompts attribute it; agents see role and content only."""
     batch: Sequence[str]
     """The customer's new messages this turn answers (one, or a burst answered together), oldest first."""
     current: str
@@ -97,7 +98,8 @@ class TurnInput:
 
     def chat(self) -> list[dict[str, Any]]:
         """What the agents read: the history, then each new message as its own user turn."""
-        return [*self.history, *({"role": "user", "content": text} for text in self.batch)]
+        earlier = [{"role": m["role"], "content": m["content"]} for m in self.history]
+        return [*earlier, *({"role": "user", "content": text} for text in self.batch)]
 
 
 class Answerer(Protocol):
@@ -152,7 +154,7 @@ class TeamRunner:
     hooks: Sequence[TeamHooks] = ()
 
     def run(self, turn: TurnInput) -> TeamTurn:
-        history = [Turn(m["role"], m["content"]) for m in turn.history]
+        history = [Turn(m["role"], m["content"], m.get("agent", "")) for m in turn.history]
         current = turn.current if turn.current in self.team.graph.nodes else self.team.graph.root
         answers = _Answers()
         chat = turn.chat()
@@ -171,9 +173,10 @@ class TeamRunner:
                 return result.agent_key, result.outcome.text
             return None
 
+        strategy: Strategy = _ObservedStrategy(self.strategy, self.hooks) if self.hooks else self.strategy
         dispatched = dispatch_message(
             self.team.graph,
-            _ObservedStrategy(self.strategy, self.hooks) if self.hooks else self.strategy,
+            strategy,
             current=current,
             message=turn.message,
             history=history,

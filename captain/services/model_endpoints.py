@@ -26,7 +26,6 @@ from ..conf import captain_setting
 from ..crypto import SecretUnreadable, secret_decrypt, secret_encrypt
 from ..models import Assistant, ModelEndpoint, RoutingConfig, RoutingNode
 from ..runtime import ModelClient, OpenAIChatModel, make_openai_client
-from ..runtime.routing import OpenAIRouterModel
 
 DEFAULT_ENDPOINT = "default"
 
@@ -231,16 +230,12 @@ def _sdk_client(endpoint: Endpoint) -> Any:
     )
 
 
-def chat_model_for(endpoint: Endpoint) -> ModelClient:
+def model_client_for(endpoint: Endpoint) -> ModelClient:
+    """The model client for `endpoint`, for agents and routers alike. The SDK client underneath (connection
+    pool, timeout, retries) is the cached one; the thin wrapper is new per call, so what it learns about an
+    endpoint that refuses the router's optional fields (it then asks plainly) lasts for one decision or run,
+    never for the whole process."""
     return OpenAIChatModel(_sdk_client(endpoint))
-
-
-def router_model_for(endpoint: Endpoint) -> OpenAIRouterModel:
-    return OpenAIRouterModel(_sdk_client(endpoint))
-
-
-def default_chat_model() -> ModelClient:
-    return chat_model_for(_default_operator_endpoint())
 
 
 # ---- an account's own endpoints (writes) -----------------------------------------------------------------------
@@ -254,7 +249,7 @@ def model_endpoint_check(
         raise ValidationError("This server does not allow accounts' own model endpoints.")
     if name in operator_endpoints():
         errors["name"] = [f"{name!r} is the name of one of the server's endpoints; choose another."]
-    elif ModelEndpoint.objects.filter(account=account, name=name).exclude(pk=pk).exists():
+    elif ModelEndpoint.objects.filter(account=account, name=name).exclude(pk__in=[pk] if pk else []).exists():
         errors["name"] = [f"This account already has an endpoint named {name!r}."]
     try:
         validate_outbound_url(base_url)

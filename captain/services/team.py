@@ -13,16 +13,10 @@ from ..agents.builder import PromptVariables
 from ..conf import captain_setting
 from ..models import Assistant
 from ..runtime import RunContext, Runner
-from ..runtime.routing import OursStrategy, Policy, RouterEndpoint, RouterModel
+from ..runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
 from ..runtime.team import AgentAnswerer, Team, TeamHooks, TeamRunner
 from ..runtime.tracing import TracingHooks
-from .model_endpoints import (
-    Endpoint,
-    EndpointUnavailable,
-    chat_model_for,
-    endpoint_and_model,
-    router_model_for,
-)
+from .model_endpoints import Endpoint, EndpointUnavailable, endpoint_and_model, model_client_for
 from .routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)
@@ -72,7 +66,7 @@ def runner_for(
         record_content = captain_setting("RECORD_CONTENT")
     tracing = TracingHooks(record_content=record_content)
     runner = Runner(
-        chat_model_for(team_model.endpoint),
+        model_client_for(team_model.endpoint),
         max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         record_content=record_content,
@@ -80,7 +74,7 @@ def runner_for(
     )
     graph_model = team.graph.router.model
 
-    def routers(node_router: RouterEndpoint) -> tuple[RouterModel, str]:
+    def routers(node_router: RouterEndpoint) -> Router:
         return _router_for(
             node_router, account_id=assistant.account_id, team_model=team_model, graph_model=graph_model
         )
@@ -102,18 +96,18 @@ def runner_for(
 
 def _router_for(
     node_router: RouterEndpoint, *, account_id: int, team_model: TeamModel, graph_model: str
-) -> tuple[RouterModel, str]:
-    """(RouterModel, model name) for a node's router: the endpoint it names (validated when saved), else the
+) -> Router:
+    """(model client, model name) for a node's router: the endpoint it names (validated when saved), else the
     assistant's own endpoint. An endpoint removed since falls back to the assistant's, never to a URL."""
     if node_router.endpoint:
         try:
             endpoint, model = endpoint_and_model(
                 account_id=account_id, endpoint=node_router.endpoint, model=node_router.model or graph_model
             )
-            return router_model_for(endpoint), model
+            return model_client_for(endpoint), model
         except EndpointUnavailable as exc:
             logger.warning("router endpoint unusable (%s); using the assistant's", exc)
     model = node_router.model or graph_model or team_model.model
     if not team_model.endpoint.offers(model):
         model = team_model.model
-    return router_model_for(team_model.endpoint), model
+    return model_client_for(team_model.endpoint), model

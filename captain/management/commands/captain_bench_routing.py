@@ -23,17 +23,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from captain.runtime.routing.bench import (
-    STRATEGIES,
-    decision_lines,
-    format_table,
-    load_dataset,
-    make_tool_decider,
-    never_switch,
-    run_benchmark,
-)
-from captain.runtime.routing.graph import RouterEndpoint
-from captain.runtime.routing.model import OpenAIRouterModel
+from bench.routing.dataset import load_dataset
+from bench.routing.figures import decision_lines, format_table, never_switch
+from bench.routing.harness import STRATEGIES, run_benchmark
+from bench.routing.tool_decider import make_tool_decider
+from captain.runtime import ModelSettings, OpenAIChatModel
+from captain.runtime.routing import RouterEndpoint
 
 DEFAULT_DATASET = Path(settings.BASE_DIR) / "bench" / "data" / "routing_conversations.jsonl"
 
@@ -121,16 +116,14 @@ class Command(BaseCommand):
                 handle.stop()
 
     def _run(self, conversations, strategies, passes, encoder, base_url, model, opts, path) -> None:
-        from captain.runtime import OpenAIChatModel, make_openai_client
-
         # The benchmark talks to the one endpoint given on the command line; a node's endpoint name is ignored.
-        router = OpenAIRouterModel.for_endpoint(base_url, opts["api_key"] or None, timeout=opts["timeout"])
+        # The same client answers the router's questions, the tool-mode nodes and the replies.
+        client = OpenAIChatModel.for_endpoint(base_url, opts["api_key"] or None, timeout=opts["timeout"])
 
         def router_for(endpoint: RouterEndpoint):
-            return router, endpoint.model or model
+            return client, endpoint.model or model
 
-        chat = OpenAIChatModel(make_openai_client(base_url, opts["api_key"] or None, opts["timeout"], 1))
-        tool_decider = make_tool_decider(chat, model)
+        tool_decider = make_tool_decider(client, model)
 
         def reply_for(graph, key, turns):
             node = graph.nodes[key]
@@ -141,8 +134,8 @@ class Command(BaseCommand):
                 }
             ]
             messages += [{"role": t.role, "content": t.content} for t in turns[-4:]]
-            client, name = router_for(RouterEndpoint())
-            return client.route(model=name, messages=messages, max_tokens=60).content
+            short = ModelSettings(temperature=0, max_tokens=60)
+            return client.complete(model=model, messages=messages, settings=short).content or ""
 
         turns = sum(len(c["turns"]) for c in conversations)
         load = os.getloadavg() if hasattr(os, "getloadavg") else None

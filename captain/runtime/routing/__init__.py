@@ -1,18 +1,21 @@
-"""Routing between the agents of a team: the graph, the strategies that decide, the per-message dispatch and
-the record of every decision. No Django; the encoder and the router models are injected."""
+"""Routing between the agents of a team: the graph, the strategy that decides (rules, semantic scoring, the
+tie-break, router modes), the per-message dispatch and the record of every decision. No Django; the encoder
+and the router models are injected (the router calls the same `ModelClient` as the agents)."""
 
 from .decision import Decision
-from .dispatch import COZE_POLICY, DispatchResult, Policy, dispatch_message
+from .dispatch import DispatchResult, Policy, dispatch_message
 from .graph import HUMAN, TRIAGE, Graph, GraphError, Node, RouterEndpoint, Rule, default_human_node
-from .model import OpenAIRouterModel, RouterModel, RouterResponse
-from .prompts import Turn, coze_prompt, router_messages, window
-from .strategies import CozeStrategy, DecisionRequest, Encoder, OursStrategy, SemanticSettings, Strategy
+from .request import DecisionRequest, Router, RouterFactory, Strategy
+from .scoring import Encoder
+from .strategy import OursStrategy
+from .thresholds import RoutingThresholds
+from .tiebreak import TieBreak
+from .turns import Turn, window
+from .view import RoutingView, routing_view
 
 __all__ = [
-    "COZE_POLICY",
     "HUMAN",
     "TRIAGE",
-    "CozeStrategy",
     "Decision",
     "DecisionRequest",
     "DispatchResult",
@@ -20,19 +23,19 @@ __all__ = [
     "Graph",
     "GraphError",
     "Node",
-    "OpenAIRouterModel",
     "OursStrategy",
     "Policy",
+    "Router",
     "RouterEndpoint",
-    "RouterModel",
-    "RouterResponse",
+    "RouterFactory",
+    "RoutingThresholds",
+    "RoutingView",
     "Rule",
-    "SemanticSettings",
     "Strategy",
+    "TieBreak",
     "Turn",
-    "coze_prompt",
     "default_human_node",
     "dispatch_message",
-    "router_messages",
+    "routing_view",
     "window",
 ]

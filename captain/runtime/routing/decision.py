@@ -1,4 +1,7 @@
-"""The record of one routing decision: what was offered, what was asked, what came back, what was done."""
+"""The record of one routing decision: what was offered, what was asked, what came back, what was done.
+
+Built once, at the end of a decision, and never changed: the span, the decision row, the run event and the
+benchmark's `--decisions` lines all read the same immutable record."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any, Literal
 Phase = Literal["after_input", "after_reply", "redispatch"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Decision:
     """One routing decision at one node. `target == node` means stay."""
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from .decision import Decision, Phase
 from .graph import Graph
-from .prompts import Turn
-from .strategies import DecisionRequest, Strategy
+from .request import DecisionRequest, Strategy
+from .turns import Turn
 
 Respond = Callable[[str, list[Turn]], "str | tuple[str, str] | None"]
 """(node key, history ending with the customer's message) -> the node's reply text, or (node that actually
@@ -43,9 +43,6 @@ class Policy:
     than one small router call on top of the reply."""
     max_hops: int | None = None
     """None: the graph's max_hops."""
-
-
-COZE_POLICY = Policy(slide=True, redispatch=False, model_calls=1_000)
 
 
 @dataclass
@@ -140,6 +137,7 @@ def dispatch_message(
             break
         if respond is not None:
             answered = respond(result.node, turns)
+            text: str | None
             if isinstance(answered, tuple):
                 by, text = answered
                 if by != result.node and by in graph.nodes:

@@ -131,7 +131,7 @@ class Graph:
             by_key[node.key] = node
         if root not in by_key:
             errors.append(f"the root node {root!r} is missing")
-        if human is not False and HUMAN not in by_key:
+        if HUMAN not in by_key:
             by_key[HUMAN] = human or default_human_node()
         if edges is None:
             edge_set = {(root, k) for k in by_key if k not in (root, HUMAN)}
@@ -195,9 +195,6 @@ class Graph:
         return errors
 
     # ---- queries -----------------------------------------------------------------------------------------
-
-    def node(self, key: str) -> Node:
-        return self.nodes[key]
 
     def mode_of(self, key: str) -> Mode:
         return self.nodes[key].mode or self.default_mode

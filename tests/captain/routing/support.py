@@ -11,28 +11,72 @@ from typing import Any
 
 import numpy as np
 
-from captain.runtime.routing import Graph, Node, RouterEndpoint, RouterResponse, Rule, Turn
+from captain.runtime import ModelResponse, ModelSettings, Usage
+from captain.runtime.model import DEFAULT_SETTINGS
+from captain.runtime.routing import Graph, Node, RouterEndpoint, Rule, Turn
+
+
+def answer(
+    content: str,
+    *,
+    logprobs: dict[str, float] | None = None,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    latency_ms: float = 0.0,
+) -> ModelResponse:
+    """A router model's answer: its text and, optionally, the first token's log-probabilities."""
+    return ModelResponse(
+        content=content,
+        usage=Usage(1, input_tokens, output_tokens),
+        model="scripted-router",
+        first_token_logprobs=dict(logprobs or {}),
+        latency_ms=latency_ms,
+    )
+
+
+def route_enum(settings: ModelSettings) -> list[str] | None:
+    """The ids a router call constrained its answer to (its JSON-schema enum), or None."""
+    if settings.response_format is None:
+        return None
+    return list(settings.response_format["json_schema"]["schema"]["properties"]["route"]["enum"])
 
 
 class ScriptedRouter:
-    """`RouterModel` answering each call with the next scripted text (or a callable of the request)."""
+    """A router `ModelClient` answering each call with the next scripted text, `ModelResponse`, or callable
+    of the recorded call."""
 
-    def __init__(self, *answers: str | RouterResponse | Callable[[dict[str, Any]], RouterResponse]) -> None:
+    def __init__(self, *answers: str | ModelResponse | Callable[[dict[str, Any]], ModelResponse]) -> None:
         self.answers = list(answers)
         self.calls: list[dict[str, Any]] = []
 
-    def route(self, *, model, messages, max_tokens, enum=None, top_logprobs=0) -> RouterResponse:
-        call = copy.deepcopy({"model": model, "messages": messages, "max_tokens": max_tokens, "enum": enum})
+    def complete(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
+    ) -> ModelResponse:
+        call = copy.deepcopy(
+            {
+                "model": model,
+                "messages": messages,
+                "max_tokens": settings.max_tokens,
+                "enum": route_enum(settings),
+                "top_logprobs": settings.top_logprobs,
+                "temperature": settings.temperature,
+            }
+        )
         self.calls.append(call)
         if not self.answers:
             raise AssertionError(f"unexpected router call #{len(self.calls)}")
-        answer = self.answers.pop(0)
-        if callable(answer):
-            return answer(call)
-        if isinstance(answer, RouterResponse):
-            return answer
+        scripted = self.answers.pop(0)
+        if callable(scripted):
+            return scripted(call)
+        if isinstance(scripted, ModelResponse):
+            return scripted
         prompt = "".join(m["content"] for m in messages)
-        return RouterResponse(content=answer, input_tokens=len(prompt) // 4, output_tokens=1, latency_ms=5.0)
+        return answer(scripted, input_tokens=len(prompt) // 4, output_tokens=1, latency_ms=5.0)
 
     def factory(self, endpoint: RouterEndpoint):
         return self, endpoint.model or "scripted-router"
@@ -41,11 +85,11 @@ class ScriptedRouter:
         return "".join(m["content"] for m in self.calls[index]["messages"])
 
 
-def yes_no(p_yes: float) -> RouterResponse:
+def yes_no(p_yes: float) -> ModelResponse:
     """A one-token yes/no answer with log-probabilities."""
-    return RouterResponse(
-        content="yes" if p_yes >= 0.5 else "no",
-        top_logprobs=[{"yes": math.log(max(p_yes, 1e-6)), "no": math.log(max(1 - p_yes, 1e-6))}],
+    return answer(
+        "yes" if p_yes >= 0.5 else "no",
+        logprobs={"yes": math.log(max(p_yes, 1e-6)), "no": math.log(max(1 - p_yes, 1e-6))},
         input_tokens=50,
         output_tokens=1,
     )

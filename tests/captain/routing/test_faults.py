@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from bench.routing.coze import COZE_POLICY, CozeStrategy
 from captain.runtime.routing import (
-    COZE_POLICY,
-    CozeStrategy,
+    DecisionRequest,
     OursStrategy,
     Policy,
+    RoutingThresholds,
     Turn,
     dispatch_message,
 )
-from captain.runtime.routing.strategies import DecisionRequest
 
 from .support import ScriptedRouter, game_graph, history, rule
 
@@ -114,8 +114,10 @@ def test_semantic_tiebreak_prompts_are_windowed_too():
     sizes = []
     for rounds in (1, 30):
         router = ScriptedRouter(yes_no(0.6), yes_no(0.4))
-        strategy = OursStrategy(encoder=encoder, routers=router.factory)
-        strategy.settings.margin = 0.99  # force the tie-break
+        # margin 0.99: nothing is clear enough to switch alone, the tie-break is asked
+        strategy = OursStrategy(
+            encoder=encoder, routers=router.factory, thresholds=RoutingThresholds(margin=0.99)
+        )
         strategy.decide(
             DecisionRequest(graph, "refunds", "money for the parcel", history(rounds), "after_input")
         )
@@ -254,12 +256,12 @@ def test_rules_cost_no_model_call():
 
 
 def test_router_output_is_constrained_by_a_json_schema_enum_over_http():
-    from captain.runtime.routing import OpenAIRouterModel
+    from captain.runtime import OpenAIChatModel
     from tests.support.fake_llm_server import FakeLLMServer, text
 
     graph = game_graph(assistant={"mode": "router"})
     with FakeLLMServer([text('{"route": "setup"}')]) as server:
-        client = OpenAIRouterModel.for_endpoint(server.base_url, timeout=5)
+        client = OpenAIChatModel.for_endpoint(server.base_url, timeout=5)
         strategy = OursStrategy(encoder=None, routers=lambda endpoint: (client, "m"))
         result = dispatch_message(graph, strategy, current="assistant", message="开始游戏", history=[])
         body = server.requests[0]
@@ -268,19 +270,42 @@ def test_router_output_is_constrained_by_a_json_schema_enum_over_http():
     assert body["response_format"]["type"] == "json_schema"
     assert schema["properties"]["route"]["enum"] == ["stay", "setup", "human"]
     assert body["max_tokens"] <= 32 and body["temperature"] == 0
+    assert "tools" not in body and "logprobs" not in body
 
 
-def test_an_endpoint_that_refuses_the_schema_is_asked_again_plainly():
-    from captain.runtime.routing import OpenAIRouterModel
+def test_an_endpoint_that_refuses_the_schema_is_asked_again_plainly_and_the_client_remembers():
+    from captain.runtime import ModelSettings, OpenAIChatModel
     from tests.support.fake_llm_server import FakeLLMServer, error, text
 
-    with FakeLLMServer([error(400), text("setup")]) as server:
-        client = OpenAIRouterModel.for_endpoint(server.base_url, timeout=5)
-        response = client.route(
-            model="m", messages=[{"role": "user", "content": "x"}], max_tokens=4, enum=["stay", "setup"]
-        )
-        assert response.content == "setup" and not response.constrained
-        assert "response_format" in server.requests[0] and "response_format" not in server.requests[1]
+    constrained = ModelSettings(
+        temperature=0,
+        max_tokens=4,
+        top_logprobs=5,
+        response_format={"type": "json_schema", "json_schema": {"name": "route", "schema": {}}},
+    )
+    with FakeLLMServer([error(400), text("setup"), text("stay")]) as server:
+        client = OpenAIChatModel.for_endpoint(server.base_url, timeout=5)
+        messages = [{"role": "user", "content": "x"}]
+        response = client.complete(model="m", messages=messages, settings=constrained)
+        assert response.content == "setup"
+        client.complete(model="m", messages=messages, settings=constrained)
+        first, retry, later = server.requests
+    assert "response_format" in first and first["logprobs"] is True and first["top_logprobs"] == 5
+    for plain in (retry, later):
+        assert "response_format" not in plain and "logprobs" not in plain and "top_logprobs" not in plain
+        assert plain["max_tokens"] == 4 and plain["temperature"] == 0
+
+
+def test_an_agent_call_refused_with_400_is_not_retried():
+    """Only the router's optional fields earn a plain retry: an agent's bad request fails as it always did."""
+    from captain.runtime import ModelError, ModelSettings, OpenAIChatModel
+    from tests.support.fake_llm_server import FakeLLMServer, error
+
+    with FakeLLMServer([error(400)]) as server:
+        client = OpenAIChatModel.for_endpoint(server.base_url, timeout=5, max_retries=0)
+        with pytest.raises(ModelError) as caught:
+            client.complete(model="m", messages=[{"role": "user", "content": "x"}], settings=ModelSettings())
+        assert caught.value.kind == "bad_request" and len(server.requests) == 1
 
 
 def test_every_decision_records_what_was_asked_and_answered():

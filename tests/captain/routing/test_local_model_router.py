@@ -8,8 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.routing.coze import CozeStrategy
 from captain.local_llm import LocalLLMHandle, start_local_llm
-from captain.runtime.routing import CozeStrategy, OpenAIRouterModel, OursStrategy, Policy, dispatch_message
+from captain.runtime import OpenAIChatModel
+from captain.runtime.routing import OursStrategy, Policy, RoutingThresholds, dispatch_message
 
 from .support import game_graph, history, shop_graph
 
@@ -27,7 +29,7 @@ def llm() -> Iterator[LocalLLMHandle]:
 
 @pytest.fixture(scope="module")
 def routers(llm: LocalLLMHandle):
-    client = OpenAIRouterModel.for_endpoint(llm.base_url, timeout=120)
+    client = OpenAIChatModel.for_endpoint(llm.base_url, timeout=120)
     return lambda endpoint: (client, llm.model)
 
 
@@ -47,8 +49,11 @@ def test_semantic_tiebreak_reads_log_probabilities(routers, budget, calls, read)
     the real llama.cpp server returns."""
     from .support import KeywordEncoder
 
-    strategy = OursStrategy(encoder=KeywordEncoder(["refund", "parcel", "invoice"]), routers=routers)
-    strategy.settings.margin = 0.99  # nothing is clear enough to switch on the encoder alone
+    strategy = OursStrategy(
+        encoder=KeywordEncoder(["refund", "parcel", "invoice"]),
+        routers=routers,
+        thresholds=RoutingThresholds(margin=0.99),  # nothing is clear enough to switch on the encoder alone
+    )
     result = dispatch_message(
         shop_graph(),
         strategy,

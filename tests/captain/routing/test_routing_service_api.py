@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from captain.models import RoutingDecision, Run
+from captain.models import ReplyJob, RoutingDecision, Run
 from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Membership, Message
 from tests.factories import (
@@ -128,7 +128,7 @@ def routed(redis_url, llm_settings):
 
 
 def send(conversation, content):
-    return MessageFactory(conversation=conversation, content=content, ai_status=Message.AIStatus.PENDING)
+    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
 
 
 def test_a_rule_routes_without_a_router_call_and_the_decision_is_readable_per_turn(

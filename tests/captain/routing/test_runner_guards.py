@@ -17,7 +17,8 @@ class ScriptedModel:
         self.steps = list(steps)
         self.calls: list[dict[str, Any]] = []
 
-    def complete(self, *, model, messages, tools, temperature, tool_choice=None) -> ModelResponse:
+    def complete(self, *, model, messages, tools=(), settings=None) -> ModelResponse:
+        tool_choice = settings.tool_choice if settings else None
         self.calls.append(copy.deepcopy({"messages": messages, "tools": tools, "tool_choice": tool_choice}))
         assert self.steps, f"unexpected model call #{len(self.calls)}"
         return self.steps.pop(0)

@@ -3,23 +3,36 @@ compared through log-probabilities) only when it is not, and triage routes a han
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
 
 import pytest
 
-from captain.runtime.routing import HUMAN, OursStrategy, Policy, dispatch_message
-from captain.runtime.routing.strategies import DecisionRequest
+from captain.runtime.routing import (
+    HUMAN,
+    DecisionRequest,
+    OursStrategy,
+    Policy,
+    RoutingThresholds,
+    TieBreak,
+    dispatch_message,
+    routing_view,
+)
+from captain.runtime.routing.semantic import judge
 
-from .support import KeywordEncoder, ScriptedRouter, shop_graph, yes_no
+from .support import KeywordEncoder, ScriptedRouter, answer, shop_graph, yes_no
 
 ENCODER = KeywordEncoder(["refund", "money", "parcel", "delivery", "invoice", "charge", "human", "person"])
 
 
-def strategy(router: ScriptedRouter | None = None, **settings) -> OursStrategy:
-    s = OursStrategy(encoder=ENCODER, routers=router.factory if router else None)
-    for name, value in settings.items():
-        setattr(s.settings, name, value)
-    return s
+def strategy(
+    router: ScriptedRouter | None = None, *, tiebreak: TieBreak = TieBreak.PAIR, **thresholds
+) -> OursStrategy:
+    return OursStrategy(
+        encoder=ENCODER,
+        routers=router.factory if router else None,
+        thresholds=RoutingThresholds(**thresholds),
+        tiebreak=tiebreak,
+    )
 
 
 def test_clear_margin_switches_without_a_model_call():
@@ -76,9 +89,7 @@ def test_model_calls_per_message_are_bounded_by_the_policy():
 
 
 def test_unparseable_tiebreak_output_stays_and_is_recorded():
-    from captain.runtime.routing import RouterResponse
-
-    router = ScriptedRouter(RouterResponse(content="maybe"), RouterResponse(content="hmm"))
+    router = ScriptedRouter(answer("maybe"), answer("hmm"))
     decision = strategy(router, margin=0.99).decide(
         DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input")
     )
@@ -139,15 +150,9 @@ def test_real_multilingual_encoder_routes_english_and_chinese_without_a_model():
     [(0.55, 0.45, "shipping"), (0.80, 0.20, "refunds")],  # log(.45)+0.6 > log(.55); log(.2)+0.6 < log(.8)
 )
 def test_one_call_tiebreak_reads_a_or_b_with_the_calibrated_offset(p_a, p_b, expected):
-    import math
-
-    from captain.runtime.routing import RouterResponse
-
-    answer = RouterResponse(
-        content="A", top_logprobs=[{"A": math.log(p_a), "B": math.log(p_b)}], input_tokens=50, output_tokens=1
-    )
-    router = ScriptedRouter(answer)
-    s = strategy(router, margin=0.99, tiebreak="ab", ab_offset=0.6)
+    letter = answer("A", logprobs={"A": math.log(p_a), "B": math.log(p_b)}, input_tokens=50, output_tokens=1)
+    router = ScriptedRouter(letter)
+    s = strategy(router, margin=0.99, tiebreak=TieBreak.AB, ab_offset=0.6)
     graph = shop_graph(edges=[("refunds", "shipping"), ("shipping", "refunds"), ("assistant", "refunds")])
     decision = s.decide(DecisionRequest(graph, "refunds", "my parcel", [], "after_input"))
     assert decision.target == expected and decision.llm_calls == 1
@@ -156,27 +161,13 @@ def test_one_call_tiebreak_reads_a_or_b_with_the_calibrated_offset(p_a, p_b, exp
 
 def test_by_default_an_unclear_case_costs_one_call_the_a_or_b_question():
     """The default policy allows one router call per customer message: the one-call question, never two."""
-    import math
-
-    from captain.runtime.routing import RouterResponse
-
-    answer = RouterResponse(content="B", top_logprobs=[{"A": math.log(0.3), "B": math.log(0.7)}])
-    router = ScriptedRouter(answer, answer)
+    letter = answer("B", logprobs={"A": math.log(0.3), "B": math.log(0.7)})
+    router = ScriptedRouter(letter, letter)
     result = dispatch_message(
         shop_graph(), strategy(router, margin=0.99), current="refunds", message="my parcel", history=[]
     )
     assert result.llm_calls == 1 and len(router.calls) == 1
     assert "Answer A or B" in router.prompt(0)
-
-
-@dataclass
-class FixedScores(OursStrategy):
-    """The semantic router on a fixed similarity table, to pin the thresholds down exactly."""
-
-    table: dict[str, float] = field(default_factory=dict)
-
-    def scores(self, graph, message, keys):
-        return {k: self.table.get(k, 0.0) for k in keys}
 
 
 @pytest.mark.parametrize(
@@ -188,9 +179,49 @@ class FixedScores(OursStrategy):
 )
 def test_people_must_clearly_beat_every_other_candidate(human, expected):
     """A terminal node is never reached on a near tie: control cannot come back from it, while a specialist
-    that got the message wrongly hands it back."""
-    s = FixedScores(encoder=ENCODER, table={"refunds": 0.20, "billing": 0.38, HUMAN: human})
-    result = dispatch_message(shop_graph(), s, current="refunds", message="direct debit please", history=[])
-    assert result.node == expected, result.decisions[0].reason
+    that got the message wrongly hands it back. The judgement is a pure function of the scores: a fixed
+    table pins the thresholds down exactly."""
+    view = routing_view(DecisionRequest(shop_graph(), "refunds", "direct debit please", [], "after_input"))
+    table = {"refunds": 0.20, "billing": 0.38, HUMAN: human}
+    raw = {k: table.get(k, 0.0) for k in [view.node, *view.candidates, *view.reach]}
+    judgement = judge(raw, view, "after_input", RoutingThresholds())
+    # Without a model to ask, an unclear case is decided on the encoder alone.
+    verdict = judgement.verdict or judgement.unclear.without_model
+    assert verdict.target == expected, verdict.reason
     # The debug log says why people were not chosen although they scored highest.
-    assert ("human set aside" in result.decisions[0].reason) == (expected != HUMAN)
+    assert ("human set aside" in judgement.note) == (expected != HUMAN)
+
+
+def test_the_judgement_reaches_through_triage_and_says_so():
+    """A specialist's way back to triage is worth what triage could route the message to."""
+    view = routing_view(DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input"))
+    assert dict(view.reach) == {"shipping": "assistant", "billing": "assistant"}
+    raw = {"refunds": 0.10, "assistant": 0.05, HUMAN: 0.0, "shipping": 0.70, "billing": 0.20}
+    judgement = judge(raw, view, "after_input", RoutingThresholds())
+    assert judgement.verdict is not None and judgement.verdict.target == "assistant"
+    assert judgement.verdict.reason == "assistant (via shipping) 0.70 vs stay 0.10"
+    assert judgement.scores == raw and judgement.best == "assistant"
+
+
+def test_tiebreak_none_never_asks_a_model_whatever_the_budget():
+    """`TieBreak.NONE` (the benchmark's ours-nomodel): an unclear case is decided on the encoder alone."""
+    router = ScriptedRouter()
+    s = strategy(router, margin=0.99, tiebreak=TieBreak.NONE)
+    decision = s.decide(
+        DecisionRequest(shop_graph(), "refunds", "my parcel", [], "after_input", model_budget=2)
+    )
+    assert router.calls == [] and decision.mode == "semantic" and decision.llm_calls == 0
+    assert "no model" in decision.reason
+
+
+def test_thresholds_and_decisions_cannot_be_changed_after_the_fact():
+    from dataclasses import FrozenInstanceError
+
+    decision = strategy().decide(
+        DecisionRequest(shop_graph(), "assistant", "I want a refund of my money", [], "after_input")
+    )
+    with pytest.raises(FrozenInstanceError):
+        decision.target = "billing"  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        RoutingThresholds().margin = 0.5  # type: ignore[misc]
+    assert decision.as_dict()["switched"] is True and decision.target == "refunds"

@@ -14,6 +14,7 @@ import pytest
 from captain.runtime import (
     Agent,
     ModelError,
+    ModelSettings,
     OpenAIChatModel,
     Reply,
     RunContext,
@@ -63,7 +64,9 @@ def model_for(
 
 
 def complete(model: OpenAIChatModel, tools=()):
-    return model.complete(model="small-model", messages=MESSAGES, tools=list(tools), temperature=0.0)
+    return model.complete(
+        model="small-model", messages=MESSAGES, tools=list(tools), settings=ModelSettings(temperature=0.0)
+    )
 
 
 def failure(model: OpenAIChatModel) -> ModelError:
@@ -265,3 +268,82 @@ def test_runner_turns_an_outage_into_a_model_error_outcome(server):
     assert result.outcome.kind == "error"
     assert result.outcome.error == "model_error"
     assert result.outcome.detail.startswith("server_error (HTTP 503)")
+
+
+# ---- the router's questions through the same client --------------------------------------------------------
+
+
+def test_router_settings_are_sent_exactly_and_the_first_tokens_logprobs_come_back(server):
+    """One client for agents and routers: a tie-break question is one token at temperature 0 with its
+    alternatives' log-probabilities; nothing the settings leave unset is sent."""
+    server.push(
+        raw(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "small-model",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "B"},
+                        "finish_reason": "length",
+                        "logprobs": {
+                            "content": [
+                                {
+                                    "token": "B",
+                                    "logprob": -0.2,
+                                    "bytes": None,
+                                    "top_logprobs": [
+                                        {"token": "B", "logprob": -0.2, "bytes": None},
+                                        {"token": " A", "logprob": -1.8, "bytes": None},
+                                    ],
+                                }
+                            ]
+                        },
+                    }
+                ],
+                "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41},
+            }
+        )
+    )
+    response = model_for(server).complete(
+        model="small-model",
+        messages=MESSAGES,
+        settings=ModelSettings(temperature=0, max_tokens=1, top_logprobs=10),
+    )
+
+    assert response.content == "B" and response.first_token_logprobs == {"B": -0.2, " A": -1.8}
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (40, 1)
+    assert response.latency_ms > 0
+    [request] = server.requests
+    assert request == {
+        "model": "small-model",
+        "messages": MESSAGES,
+        "temperature": 0,
+        "max_tokens": 1,
+        "logprobs": True,
+        "top_logprobs": 10,
+    }
+
+
+def test_an_agent_call_sends_tool_choice_only_with_tools(server):
+    server.push(text("a"), tool_call("faq_lookup", {"query": "x"}))
+    model = model_for(server)
+    model.complete(model="small-model", messages=MESSAGES, settings=ModelSettings(tool_choice="required"))
+    model.complete(
+        model="small-model",
+        messages=MESSAGES,
+        tools=[FAQ_TOOL],
+        settings=ModelSettings(temperature=0.3, tool_choice="required"),
+    )
+
+    plain, with_tools = server.requests
+    assert plain == {"model": "small-model", "messages": MESSAGES}
+    assert with_tools == {
+        "model": "small-model",
+        "messages": MESSAGES,
+        "temperature": 0.3,
+        "tools": [FAQ_TOOL],
+        "tool_choice": "required",
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from captain.runtime import (
     HumanHandoff,
     ModelError,
     ModelResponse,
+    ModelSettings,
     Reply,
     RunContext,
     RunError,
@@ -30,6 +31,7 @@ from captain.runtime import (
     Usage,
 )
 from captain.runtime import semconv as sc
+from captain.runtime.model import DEFAULT_SETTINGS
 
 # ---- a scripted model --------------------------------------------------------------------------------------
 
@@ -50,12 +52,11 @@ class ScriptedModel:
         *,
         model: str,
         messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        temperature: float,
-        tool_choice: str | dict[str, Any] | None = None,
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
     ) -> ModelResponse:
         call = copy.deepcopy(
-            {"model": model, "messages": messages, "tools": tools, "temperature": temperature}
+            {"model": model, "messages": messages, "tools": list(tools), "temperature": settings.temperature}
         )
         self.calls.append(call)
         if not self.steps:

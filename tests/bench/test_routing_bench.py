@@ -6,16 +6,12 @@ import json
 
 from django.core.management import call_command
 
-from captain.runtime.routing import RouterResponse
-from captain.runtime.routing.bench import (
-    format_table,
-    graph_from_dataset,
-    load_dataset,
-    never_switch,
-    run_benchmark,
-)
-
-from .support import KeywordEncoder, ScriptedRouter
+from bench.routing.dataset import graph_from_dataset, load_dataset
+from bench.routing.figures import PassResult, StrategyResult, TurnRecord, format_table, never_switch
+from bench.routing.harness import run_benchmark
+from captain.runtime.routing import Decision
+from tests.captain.routing.support import KeywordEncoder, ScriptedRouter, answer
+from tests.support.fake_llm_server import FakeLLMServer, text
 
 GAME = {
     "id": "g1",
@@ -48,7 +44,7 @@ def test_scores_accuracy_slides_out_of_candidates_and_calls():
             content = "2"
         else:  # at triage: 1 = 游戏准备
             content = "1"
-        return RouterResponse(content=content, input_tokens=len(prompt) // 4)
+        return answer(content, input_tokens=len(prompt) // 4)
 
     coze_router = ScriptedRouter(*[coze_answer] * 20)
     results = run_benchmark(
@@ -104,12 +100,17 @@ def test_bundled_datasets_are_valid_and_big_enough():
 def test_prompt_growth_is_also_measured_per_template():
     """Short A-or-B questions at turn 2 and a long custom-router prompt at turn 20 are different templates:
     the mixed ratio says 2.0, each template compared with itself says 1.0."""
-    from captain.runtime.routing.bench import PassResult, StrategyResult, TurnRecord
-    from captain.runtime.routing.decision import Decision
 
     def turn(index, mode, tokens):
-        d = Decision(node="a", phase="after_input", mode=mode, candidates=["b"], target="a")
-        d.llm_calls, d.input_tokens = 1, tokens
+        d = Decision(
+            node="a",
+            phase="after_input",
+            mode=mode,
+            candidates=["b"],
+            target="a",
+            llm_calls=1,
+            input_tokens=tokens,
+        )
         return TurnRecord("c", index, "a", "a", "a", ["a"], [d])
 
     free = PassResult(
@@ -121,25 +122,24 @@ def test_prompt_growth_is_also_measured_per_template():
 
 
 def test_command_writes_json_figures(tmp_path, monkeypatch):
-    from captain.management.commands import captain_bench_routing as command
-
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(GAME, ensure_ascii=False) + "\n")
     out = tmp_path / "f.json"
     monkeypatch.setattr("captain.retrieval.get_encoder", lambda: KeywordEncoder(["游戏"]))
     monkeypatch.setattr("captain.retrieval.encoder_available", lambda: True)
-    router = ScriptedRouter(*["0"] * 20)
-    monkeypatch.setattr(command.OpenAIRouterModel, "for_endpoint", classmethod(lambda cls, *a, **k: router))
-    call_command(
-        "captain_bench_routing",
-        dataset=str(path),
-        strategies="ours,coze",
-        base_url="http://127.0.0.1:9/v1",
-        model="m",
-        json_path=str(out),
-        decisions_path=str(tmp_path / "turns.jsonl"),
-        quiet=True,
-    )
+    # The command's one model client, over real HTTP: every router question and reply is answered "0".
+    with FakeLLMServer(responder=lambda request: text("0")) as server:
+        call_command(
+            "captain_bench_routing",
+            dataset=str(path),
+            strategies="ours,coze",
+            base_url=server.base_url,
+            model="m",
+            json_path=str(out),
+            decisions_path=str(tmp_path / "turns.jsonl"),
+            quiet=True,
+        )
+    assert server.requests and all(r["model"] == "m" and r["temperature"] == 0 for r in server.requests)
     data = json.loads(out.read_text())
     turns = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
     assert {(t["strategy"], t["pass"]) for t in turns} == {
@@ -151,3 +151,24 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
     assert turns[0]["decisions"][0]["mode"] == "rule" and turns[0]["got"] == "setup"
     assert data["ours"]["turns"] == 2 and data["ours"]["accuracy"] == 1.0
     assert "coze" in data and "never_switch" in data
+
+
+def test_tool_mode_in_the_benchmark_asks_the_nodes_own_model_with_handoff_tools():
+    from bench.routing.tool_decider import make_tool_decider
+    from captain.runtime import OpenAIChatModel
+    from captain.runtime.routing import DecisionRequest
+    from tests.captain.routing.support import game_graph
+    from tests.support.fake_llm_server import tool_call
+
+    graph = game_graph(assistant={"mode": "tool"})
+    with FakeLLMServer([tool_call("handoff_to_setup", {}), tool_call("handoff_to_vote", {})]) as server:
+        decide = make_tool_decider(OpenAIChatModel.for_endpoint(server.base_url, timeout=5), "m")
+        request = DecisionRequest(graph, "assistant", "开始游戏", [], "after_input")
+        chosen, refused = decide(request), decide(request)
+    assert (chosen.mode, chosen.target, chosen.parsed, chosen.llm_calls) == ("tool", "setup", "setup", 1)
+    assert chosen.reason == "handoff tool handoff_to_setup" and chosen.input_tokens > 0
+    # vote is a node, but not a candidate of the guide: refused, the node stays.
+    assert (refused.target, refused.parsed, refused.refused) == ("assistant", "vote", True)
+    body = server.requests[0]
+    assert body["temperature"] == 0 and "tool_choice" not in body and "max_tokens" not in body
+    assert [t["function"]["name"] for t in body["tools"]] == ["handoff_to_setup", "handoff_to_human"]

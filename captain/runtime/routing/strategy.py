@@ -1,0 +1,110 @@
+"""The product's router: `OursStrategy.decide` at the node in charge, in order:
+
+1. rules (equals / contains / regex): zero model calls (`rules`);
+2. the node's mode: `tool` (its own model calls a handoff tool while answering: the Runner's job), `router` or
+   `custom` (a router model picks among the node's candidates: `router_mode`), or `semantic` (the default: the
+   encoder's scores judged against the thresholds, `semantic`; an unclear case goes to the tie-break,
+   `tiebreak`, within the message's budget of router calls).
+Whatever the mode, only the node's candidates (edges + global nodes) can be chosen; anything else, or output
+that cannot be parsed, means stay, and is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .decision import Decision
+from .request import DecisionRequest, RouterFactory, stay
+from .router_mode import decide_by_router
+from .rules import match_rules
+from .scoring import Encoder, scores
+from .semantic import Verdict, judge
+from .thresholds import RoutingThresholds
+from .tiebreak import TieBreak, tiebreaker_for
+from .view import RoutingView, routing_view
+
+
+@dataclass(frozen=True)
+class OursStrategy:
+    encoder: Encoder | None = None
+    """None: semantic nodes are decided by the router model instead."""
+    routers: RouterFactory | None = None
+    thresholds: RoutingThresholds = field(default_factory=RoutingThresholds)
+    tiebreak: TieBreak = TieBreak.PAIR
+    """How an unclear semantic case is put to a model (`TieBreak.NONE`: never; the encoder decides alone)."""
+    tool_decider: Callable[[DecisionRequest], Decision] | None = None
+    """Mode `tool` outside the Runner (the benchmark); None: the node's Runner decides (product)."""
+    name: str = "ours"
+    shortlist: int = 4
+    """Router/custom nodes with more candidates than this get the encoder's top ones only."""
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        if not request.candidates():
+            return stay(request, "none", "no candidates")
+        ruled = match_rules(request)
+        if ruled is not None:
+            return ruled
+        mode = request.graph.mode_of(request.node)
+        if mode == "tool":
+            if self.tool_decider is not None:
+                return self.tool_decider(request)
+            return stay(request, "tool", "the agent's own model decides with handoff tools")
+        view = routing_view(request)
+        if mode in ("router", "custom"):
+            return self._router(request, view, mode)
+        if self.encoder is None:
+            return self._router(request, view, "router")
+        return self._semantic(request, view, self.encoder)
+
+    def _router(self, request: DecisionRequest, view: RoutingView, mode: str) -> Decision:
+        candidates = list(view.candidates)
+        shortlist_scores: dict[str, float] = {}
+        if self.encoder is not None and len(candidates) > self.shortlist:
+            shortlist_scores = scores(self.encoder, view, request.message, candidates)
+            top = sorted(candidates, key=lambda k: -shortlist_scores[k])[: self.shortlist]
+            candidates = [k for k in candidates if k in top]
+        router = self.routers(request.graph.router_of(request.node)) if self.routers else None
+        return decide_by_router(request, view, mode, router, candidates=candidates, scores=shortlist_scores)
+
+    def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
+        raw = scores(encoder, view, request.message, [view.node, *view.candidates, *view.reach])
+        judgement = judge(raw, view, request.phase, self.thresholds)
+
+        def decided(mode: str, target: str, reason: str, parsed: str | None, **asked: Any) -> Decision:
+            return Decision(
+                node=request.node,
+                phase=request.phase,
+                mode=mode,
+                candidates=list(view.candidates),
+                target=target,
+                reason="; ".join([reason, judgement.note]) if judgement.note else reason,
+                parsed=parsed,
+                scores=judgement.scores,
+                **asked,
+            )
+
+        def by_encoder(verdict: Verdict) -> Decision:
+            return decided("semantic", verdict.target, verdict.reason, judgement.best)
+
+        case = judgement.unclear
+        if case is None:
+            assert judgement.verdict is not None
+            return by_encoder(judgement.verdict)
+        breaker = tiebreaker_for(self.tiebreak, request.model_budget)
+        router = self.routers(request.graph.router_of(request.node)) if breaker and self.routers else None
+        if breaker is None or router is None:
+            return by_encoder(case.without_model)
+        if case.closest is not None:  # the target is unclear but switching is: the encoder's best
+            return by_encoder(case.closest)
+        answer = breaker.ask(view, request.message, case, router, self.thresholds)
+        return decided(
+            "semantic+model",
+            answer.target,
+            answer.reason,
+            answer.parsed,
+            prompt=answer.prompt,
+            refused=answer.refused,
+            **answer.calls.fields(),
+        )
