@@ -26,6 +26,19 @@ from pathlib import Path
 from typing import Any
 
 
+def _store_messages(message_model: Any, delivery_model: Any, batch: list[Any]) -> int:
+    """Insert the messages, and a `sent` outbox row for each public outgoing one (the dashboard shows it)."""
+    stored = message_model.objects.bulk_create(batch)
+    delivery_model.objects.bulk_create(
+        [
+            delivery_model(message_id=m.pk, status="sent", created_at=m.created_at)
+            for m in stored
+            if m.message_type == "outgoing" and not m.private
+        ]
+    )
+    return len(stored)
+
+
 def setup_django(db_path: Path) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -51,6 +64,7 @@ def seed(n_conversations: int, n_messages: int) -> dict[str, Any]:
         Contact,
         ContactInbox,
         Conversation,
+        Delivery,
         Inbox,
         Label,
         Membership,
@@ -144,16 +158,13 @@ def seed(n_conversations: int, n_messages: int) -> dict[str, Any]:
                     ai_agent_key="refunds" if sender_type == "assistant" else "",
                     ai_agent_name="Refunds" if sender_type == "assistant" else "",
                     content=f"Message {j} about order {rng.randint(1000, 99999)}: the parcel has not arrived yet.",
-                    delivery_status="sent" if message_type == "outgoing" and not private else "none",
                 )
             )
             if len(batch) >= 5000:
-                Message.objects.bulk_create(batch)
-                total += len(batch)
+                total += _store_messages(Message, Delivery, batch)
                 batch = []
     if batch:
-        Message.objects.bulk_create(batch)
-        total += len(batch)
+        total += _store_messages(Message, Delivery, batch)
     typical = next(c for c in conversations[1:] if c.status == "open")
     return {
         "account": account,

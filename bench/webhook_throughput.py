@@ -314,14 +314,14 @@ def _run_pool(args, pool, concurrency, port, link, receiver, model_calls, messag
     inbox_messages = message_model.objects.filter(inbox=link.inbox, message_type="incoming")
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
-        pending = inbox_messages.filter(ai_status="pending").count()
+        pending = inbox_messages.filter(reply_job__status="pending").count()
         queued = message_model.objects.filter(
-            inbox=link.inbox, message_type="outgoing", delivery_status="queued"
+            inbox=link.inbox, message_type="outgoing", delivery__status="queued"
         )
         if pending == 0 and not queued.exists():
             break
         time.sleep(0.2)
-    result.unanswered = inbox_messages.filter(ai_status="pending").count()
+    result.unanswered = inbox_messages.filter(reply_job__status="pending").count()
     replies = sorted(receiver.replies, key=lambda r: r[1])
     result.replies = len(replies)
     result.elapsed = (replies[-1][1] if replies else time.monotonic()) - started

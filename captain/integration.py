@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import time
 
-from django.utils import timezone
-
 from helpdesk.models import Inbox, Message
 from helpdesk.tracing import inject_context
 
@@ -25,14 +23,22 @@ class CaptainResponder:
 
         return AssistantInbox.objects.filter(inbox=inbox).exists()
 
+    def message_stored(self, message: Message) -> None:
+        """Called inside the ingest transaction for a customer message the AI will answer: its job row commits
+        with the message or not at all, so no stored message is ever without one."""
+        from .services.jobs import job_create
+
+        job_create(message=message)
+
     def message_received(self, message_id: int) -> None:
         """Called after the customer message is committed. A broker outage must not fail the webhook: the
-        message is stored with ai_status pending and the sweeper enqueues it once the broker is back.
+        message's job is stored pending and the sweeper enqueues it once the broker is back.
 
         The task starts after the debounce window, so a burst of messages is answered by one run. Only a
-        successful publish sets `ai_enqueued_at`; a message without it is swept within seconds.
+        successful publish sets the job's `enqueued_at`; a job without it is swept within seconds.
         """
         from . import tasks
+        from .services.jobs import job_mark_published
 
         global _broker_down_until
         if time.monotonic() < _broker_down_until:
@@ -52,9 +58,7 @@ class CaptainResponder:
                 "could not enqueue the AI run for message %s; the sweeper will retry", message_id
             )
             return
-        Message.objects.filter(pk=message_id, ai_enqueued_at__isnull=True).update(
-            ai_enqueued_at=timezone.now()
-        )
+        job_mark_published(message_id=message_id)
 
     def delivery_failed(self, message: Message) -> None:
         from .services.credits import credit_refund

@@ -5,6 +5,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from helpdesk.models import Account, Conversation, Inbox, Message
 
@@ -153,6 +154,40 @@ class FaqEntry(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+
+class ReplyJob(models.Model):
+    """One customer message the AI must answer: created with the message, in the ingest transaction (through
+    captain.integration's responder), so a stored message always has its job. The attempt counter and the
+    sweeper work on these rows (captain/services/jobs.py); the message row itself belongs to helpdesk."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for the AI"
+        DONE = "done", "Answered or handed off"
+        SKIPPED = "skipped", "Skipped (people in charge)"
+
+    message = models.OneToOneField(
+        Message, on_delete=models.CASCADE, primary_key=True, related_name="reply_job"
+    )
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    # When a task for this message was last put on the queue; the sweeper claims stale ones by updating it.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    # The message's own creation time (debounce and the sweeper's grace period count from it); a default, not
+    # auto_now_add, so the data migration can carry it.
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="replyjob_status_idx"),
+            models.Index(fields=["conversation", "status"], name="replyjob_conversation_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"reply job for message {self.message_id}: {self.status}"
 
 
 class CreditBalance(models.Model):

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import logging
 import random
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from celery import Task, shared_task
 from celery.exceptions import Reject, Retry
-from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
-from helpdesk.models import Message
 from helpdesk.tracing import extract_context
 
 from .conf import captain_setting
 from .runtime import semconv as sc
 from .services.credits import credit_holds_release_finished
+from .services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
 from .services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 
 logger = logging.getLogger(__name__)
@@ -33,13 +31,12 @@ def _retry_later(task: Task, message_id: int, countdown: float) -> Retry:
     If the broker refuses the retry, Celery drops the task (Reject); the message is then marked unpublished so
     the sweeper takes it within SWEEP_UNPUBLISHED_AFTER_SECONDS instead of after a whole run's time.
     """
-    pending = Message.objects.filter(pk=message_id, ai_status=Message.AIStatus.PENDING)
     try:
         retry = task.retry(countdown=countdown, max_retries=None, throw=False)
     except Reject:
-        pending.update(ai_enqueued_at=None)
+        job_mark_requeued(message_id=message_id, published=False)
         raise
-    pending.update(ai_enqueued_at=timezone.now())
+    job_mark_requeued(message_id=message_id, published=True)
     return retry
 
 
@@ -66,24 +63,15 @@ def reply_generate(self, message_id: int, trace_context: dict[str, str] | None =
         raise _retry_later(self, message_id, countdown)
 
 
-def _stale_pending(now: datetime) -> Q:
-    unpublished = now - timedelta(seconds=captain_setting("SWEEP_UNPUBLISHED_AFTER_SECONDS"))
-    # A task's countdown (debounce) delays its start; count it in so a waiting task is not swept.
-    enqueued = now - timedelta(
-        seconds=captain_setting("SWEEP_AFTER_SECONDS") + float(captain_setting("DEBOUNCE_MAX_SECONDS"))
-    )
-    return Q(ai_enqueued_at__isnull=True, created_at__lt=unpublished) | Q(ai_enqueued_at__lt=enqueued)
-
-
 @shared_task(acks_late=True)
 def pending_messages_sweep() -> int:
     """Re-enqueue customer messages that were stored but never answered, each once per period.
 
-    Two kinds: publish failed at ingest (broker down: `ai_enqueued_at` is null, taken after
+    Two kinds of pending job: publish failed at ingest (broker down: no `enqueued_at`, taken after
     SWEEP_UNPUBLISHED_AFTER_SECONDS), and enqueued longer ago than a run can last (worker killed, task lost:
-    taken after SWEEP_AFTER_SECONDS, which exceeds the hard time limit). The claim is a row lock with
-    SKIP LOCKED plus a new `ai_enqueued_at`, so two sweepers (or two beat ticks) never enqueue one message
-    twice in a period. Enqueueing twice anyway would still be harmless: `run_for_message` does nothing for a
+    taken after SWEEP_AFTER_SECONDS, which exceeds the hard time limit). The claim (`jobs_claim_stale`) is a
+    row lock with SKIP LOCKED plus a new `enqueued_at`, so two sweepers (or two beat ticks) never enqueue one
+    message twice in a period. Enqueueing twice anyway would still be harmless: `run_for_message` does nothing for a
     message that is no longer pending, the conversation lock serialises runs, and the attempt counter ends a
     poison message in a handoff.
     """
@@ -91,21 +79,23 @@ def pending_messages_sweep() -> int:
     released = credit_holds_release_finished()
     if released:
         logger.warning("sweeper released %s credit holds of finished messages", released)
-    with transaction.atomic():
-        claimed = list(
-            Message.objects.select_for_update(skip_locked=True)
-            .filter(_stale_pending(now), ai_status=Message.AIStatus.PENDING)
-            .order_by("created_at", "id")
-            .values_list("id", flat=True)[:SWEEP_BATCH]
-        )
-        Message.objects.filter(pk__in=claimed).update(ai_enqueued_at=now)
+    claimed = jobs_claim_stale(
+        now=now,
+        unpublished_before=now - timedelta(seconds=captain_setting("SWEEP_UNPUBLISHED_AFTER_SECONDS")),
+        # A task's countdown (debounce) delays its start; count it in so a waiting task is not swept.
+        enqueued_before=now
+        - timedelta(
+            seconds=captain_setting("SWEEP_AFTER_SECONDS") + float(captain_setting("DEBOUNCE_MAX_SECONDS"))
+        ),
+        limit=SWEEP_BATCH,
+    )
     published = 0
     for message_id in claimed:
         try:
             reply_generate.apply_async((message_id,))
         except Exception:  # the broker is still down: give the rest back for the next tick
             logger.exception("sweeper could not enqueue message %s; will retry next tick", message_id)
-            Message.objects.filter(pk__in=claimed[published:], ai_enqueued_at=now).update(ai_enqueued_at=None)
+            jobs_unclaim(message_ids=claimed[published:], claimed_at=now)
             break
         published += 1
     if claimed:

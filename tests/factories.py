@@ -5,8 +5,8 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, Scenario
-from helpdesk.models import Account, Contact, ContactInbox, Conversation, Inbox, Membership, Message
+from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, ReplyJob, Scenario
+from helpdesk.models import Account, Contact, ContactInbox, Conversation, Delivery, Inbox, Membership, Message
 
 
 class AccountFactory(factory.django.DjangoModelFactory):
@@ -74,8 +74,13 @@ class ConversationFactory(factory.django.DjangoModelFactory):
 
 
 class MessageFactory(factory.django.DjangoModelFactory):
+    """`reply_job=ReplyJob.Status.PENDING` also gives the message captain's job row (what ingest does for a
+    message the AI answers); `delivery=Delivery.Status.QUEUED` its outbox row, other fields as
+    `delivery__provider_message_id=...`."""
+
     class Meta:
         model = Message
+        skip_postgeneration_save = True
 
     conversation = factory.SubFactory(ConversationFactory)
     account = factory.SelfAttribute("conversation.account")
@@ -83,6 +88,23 @@ class MessageFactory(factory.django.DjangoModelFactory):
     message_type = Message.Type.INCOMING
     sender_type = Message.SenderType.CONTACT
     content = "Hello"
+
+    @factory.post_generation
+    def reply_job(message: Message, create: bool, status: str | None, **fields: object) -> None:
+        if create and status:
+            ReplyJob.objects.create(
+                message=message,
+                conversation_id=message.conversation_id,
+                account_id=message.account_id,
+                status=status,
+                created_at=message.created_at,
+                **fields,
+            )
+
+    @factory.post_generation
+    def delivery(message: Message, create: bool, status: str | None, **fields: object) -> None:
+        if create and status:
+            Delivery.objects.create(message=message, status=status, created_at=message.created_at, **fields)
 
 
 class AssistantFactory(factory.django.DjangoModelFactory):

@@ -15,6 +15,7 @@ from helpdesk.models import Message
 
 from ..conf import captain_setting
 from ..models import Assistant, CreditBalance, CreditLedgerEntry, CreditReservation
+from .jobs import jobs_pending_ids_query
 
 
 def credit_balance_for(account_id: int) -> CreditBalance:
@@ -55,7 +56,7 @@ def credit_release(*, message_ids: list[int]) -> int:
 def credit_holds_release_finished() -> int:
     """Safety net for the sweeper: holds whose message is no longer waiting for the AI have no run left to
     settle them (every path that finishes a message releases them; this catches any that did not)."""
-    deleted, _ = CreditReservation.objects.exclude(message__ai_status=Message.AIStatus.PENDING).delete()
+    deleted, _ = CreditReservation.objects.exclude(message_id__in=jobs_pending_ids_query()).delete()
     return deleted
 
 

@@ -11,9 +11,10 @@ from helpdesk.services.conversations import conversation_escalate, conversation_
 from helpdesk.services.messages import message_create_ai_reply
 
 from ..conf import captain_setting
-from ..models import Assistant, Run
+from ..models import Assistant, ReplyJob, Run
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from .credits import credit_debit, credit_release
+from .jobs import jobs_any_pending, jobs_finish
 
 ERROR_REASONS = {
     "model_error": "The AI model could not be reached or answered with an error.",
@@ -79,16 +80,13 @@ def outcome_apply(
     )
     reply_message: Message | None = None
     credit_used = False
-    recorded = outcome.kind
+    recorded: str = outcome.kind
     detail = ""
     agent_key = result.agent_key if result else ""
 
     # Fence: under the conversation's row lock, a run whose messages were all answered meanwhile (by a run that
     # overlapped it after its conversation lock lapsed) must not answer them again.
-    still_pending = Message.objects.filter(
-        pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING
-    ).exists()
-    if trigger_message_ids and not still_pending:
+    if trigger_message_ids and not jobs_any_pending(message_ids=trigger_message_ids):
         recorded, detail = Run.Outcome.SKIPPED, "Another run answered these messages meanwhile."
     elif conversation.status != Conversation.Status.PENDING:
         recorded, detail = Run.Outcome.SKIPPED, f"People took over during the run ({conversation.status})."
@@ -138,8 +136,9 @@ def outcome_apply(
     # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
     credit_release(message_ids=trigger_message_ids)
 
-    Message.objects.filter(pk__in=trigger_message_ids, ai_status=Message.AIStatus.PENDING).update(
-        ai_status=Message.AIStatus.DONE if recorded != Run.Outcome.SKIPPED else Message.AIStatus.SKIPPED
+    jobs_finish(
+        message_ids=trigger_message_ids,
+        status=ReplyJob.Status.DONE if recorded != Run.Outcome.SKIPPED else ReplyJob.Status.SKIPPED,
     )
     usage = result.usage if result else None
     run = Run.objects.create(

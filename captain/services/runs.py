@@ -9,20 +9,27 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F, Max, Min, Q
+from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
 from helpdesk.models import Conversation, Message
 
 from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant
+from ..models import TRIAGE_KEY, Assistant, ReplyJob
 from ..prompts import PromptTemplateError
 from ..runtime import HumanHandoff, Outcome, RunContext, RunError, RunResult
 from ..runtime import semconv as sc
 from ..runtime.team import TurnInput
 from .credits import credit_release, credit_reserve
+from .jobs import (
+    job_claim_attempt,
+    job_pending,
+    job_pending_message_ids,
+    job_pending_span,
+    jobs_finish,
+    jobs_pending_ids_query,
+)
 from .locks import account_run_slot, conversation_lock
 from .model_endpoints import EndpointUnavailable
 from .outcomes import outcome_apply
@@ -45,9 +52,7 @@ def _pending_outside(batch_ids: Collection[int]) -> Q:
     """Customer messages still waiting for the AI that this run did not take. A message that arrives after the
     run took its batch has its own task and gets its own run afterwards, so it must not appear in this run's
     history either: otherwise it would be answered twice (once merged into this answer, once by its own run)."""
-    return Q(message_type=Message.Type.INCOMING, ai_status=Message.AIStatus.PENDING) & ~Q(
-        pk__in=list(batch_ids)
-    )
+    return Q(pk__in=jobs_pending_ids_query()) & ~Q(pk__in=list(batch_ids))
 
 
 def assistant_for_inbox(inbox_id: int) -> Assistant | None:
@@ -83,21 +88,19 @@ def chat_history(conversation: Conversation, *, batch_ids: Collection[int]) -> l
 
 def run_for_message(*, message_id: int) -> str:
     """Entry point of the `reply_generate` task. Returns what happened, for logs and tests."""
-    message = (
-        Message.objects.filter(pk=message_id).only("id", "ai_status", "conversation_id", "account_id").first()
-    )
-    if message is None or message.ai_status != Message.AIStatus.PENDING:
+    job = job_pending(message_id=message_id)
+    if job is None:
         return "already_handled"
-    lock = conversation_lock(message.conversation_id)
+    lock = conversation_lock(job.conversation_id)
     if not lock.acquire():
-        raise ConversationBusy(message.conversation_id)
+        raise ConversationBusy(job.conversation_id)
     try:
         # Taken after the conversation lock so a busy conversation never occupies one of the account's slots.
-        slot = account_run_slot(message.account_id)
+        slot = account_run_slot(job.account_id)
         if not slot.acquire():
-            raise AccountBusy(message.account_id)
+            raise AccountBusy(job.account_id)
         try:
-            return _run_locked(message_id=message_id, conversation_id=message.conversation_id)
+            return _run_locked(message_id=message_id, conversation_id=job.conversation_id)
         finally:
             slot.release()
     finally:
@@ -116,43 +119,25 @@ def debounce_remaining(message_id: int, *, now: datetime | None = None) -> float
     conversation_id = Message.objects.filter(pk=message_id).values_list("conversation_id", flat=True).first()
     if conversation_id is None:
         return 0.0
-    span = Message.objects.filter(
-        conversation_id=conversation_id,
-        message_type=Message.Type.INCOMING,
-        ai_status=Message.AIStatus.PENDING,
-    ).aggregate(first=Min("created_at"), last=Max("created_at"))
-    if span["last"] is None:
+    span = job_pending_span(conversation_id=conversation_id)
+    if span is None:
         return 0.0
+    first, last = span
     now = now or timezone.now()
-    quiet_left = window - (now - span["last"]).total_seconds()
-    cap_left = float(captain_setting("DEBOUNCE_MAX_SECONDS")) - (now - span["first"]).total_seconds()
+    quiet_left = window - (now - last).total_seconds()
+    cap_left = float(captain_setting("DEBOUNCE_MAX_SECONDS")) - (now - first).total_seconds()
     return max(0.0, min(quiet_left, cap_left))
 
 
-def _claim_attempt(message_id: int) -> int | None:
-    """Count this attempt in the database before any model call, so a message that kills its worker every time
-    ends in a human handoff instead of looping forever."""
-    with transaction.atomic():
-        updated = Message.objects.filter(pk=message_id, ai_status=Message.AIStatus.PENDING).update(
-            ai_attempts=F("ai_attempts") + 1
-        )
-        if not updated:
-            return None
-        return Message.objects.values_list("ai_attempts", flat=True).get(pk=message_id)
-
-
 def _run_locked(*, message_id: int, conversation_id: int) -> str:
-    attempts = _claim_attempt(message_id)
+    # Counted before any model call, so a message that kills its worker every time ends in a human handoff.
+    attempts = job_claim_attempt(message_id=message_id)
     if attempts is None:
         return "already_handled"
     conversation = Conversation.objects.select_related("inbox", "contact").get(pk=conversation_id)
-    trigger_ids = list(
-        Message.objects.filter(
-            conversation=conversation, message_type=Message.Type.INCOMING, ai_status=Message.AIStatus.PENDING
-        ).values_list("id", flat=True)
-    )
+    trigger_ids = job_pending_message_ids(conversation_id=conversation.id)
     if conversation.status != Conversation.Status.PENDING:
-        Message.objects.filter(pk__in=trigger_ids).update(ai_status=Message.AIStatus.SKIPPED)
+        jobs_finish(message_ids=trigger_ids, status=ReplyJob.Status.SKIPPED)
         credit_release(message_ids=trigger_ids)  # an earlier, killed attempt may have held credits
         return "skipped"
     return _run_batch_locked(conversation, message_id, trigger_ids, attempts)
@@ -163,7 +148,7 @@ def _run_batch_locked(
 ) -> str:
     assistant = assistant_for_inbox(conversation.inbox_id)
     if assistant is None:
-        Message.objects.filter(pk__in=trigger_ids).update(ai_status=Message.AIStatus.SKIPPED)
+        jobs_finish(message_ids=trigger_ids, status=ReplyJob.Status.SKIPPED)
         credit_release(message_ids=trigger_ids)
         return "skipped"
 

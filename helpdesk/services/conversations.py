@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.models import Conversation, Label, Message
 
-from .messages import message_create_activity, message_create_note
+from .activities import message_create_activity
+from .messages import message_create_note
 
 
 @transaction.atomic
@@ -47,9 +48,7 @@ def conversation_escalate(
 
 
 @transaction.atomic
-def conversation_set_status(
-    *, conversation: Conversation, status: str, actor: AbstractBaseUser | str
-) -> Conversation:
+def conversation_set_status(*, conversation: Conversation, status: str, actor: User | str) -> Conversation:
     if status not in Conversation.Status.values:
         raise ValueError(f"Unknown status {status!r}")
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
@@ -75,6 +74,7 @@ def conversation_set_status(
 def conversation_add_label(*, conversation: Conversation, name: str, create: bool = True) -> Label | None:
     """Put a label on the conversation. With `create=False` only one of the account's existing labels (None
     when there is no such label): the AI may use the team's labels but not invent new ones."""
+    label: Label | None
     if create:
         label, _ = Label.objects.get_or_create(account_id=conversation.account_id, name=name)
     else:
@@ -101,6 +101,6 @@ def conversation_set_priority(*, conversation: Conversation, priority: str) -> N
     conversation.priority = priority
 
 
-def conversation_assign(*, conversation: Conversation, assignee: AbstractBaseUser | None) -> None:
+def conversation_assign(*, conversation: Conversation, assignee: User | None) -> None:
     Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee)
     conversation.assignee = assignee

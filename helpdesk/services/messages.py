@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from helpdesk.channels.base import InboundContact, InboundMessage
 from helpdesk.conf import ai_responder
+from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
-from . import delivery
+from .activities import message_create_activity
 
 
 @dataclass(frozen=True)
@@ -114,13 +115,15 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
                 content=content,
                 attachments=list(inbound.attachments),
                 provider_message_id=inbound.provider_message_id,
-                ai_status=Message.AIStatus.PENDING if for_ai else Message.AIStatus.NONE,
             )
     except IntegrityError:
         return IngestResult(
             message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id),
             created=False,
         )
+    if for_ai:
+        # In this transaction: the AI's job (captain's table) commits with the message or not at all.
+        responder.message_stored(message)
     conversation.last_activity_at = timezone.now()
     if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
         conversation.waiting_since = message.created_at
@@ -142,27 +145,12 @@ def message_create_greeting(*, conversation: Conversation, content: str) -> Mess
         message_type=Message.Type.OUTGOING,
         sender_type=Message.SenderType.SYSTEM,
         content=content,
-        delivery_status=Message.DeliveryStatus.QUEUED,
     )
-    delivery.delivery_enqueue(message=message)
+    delivery_enqueue(message=message)
     return message
 
 
-def message_create_activity(*, conversation: Conversation, content: str) -> Message:
-    """A line in the thread for people (status changes, handoffs). Never sent to the customer."""
-    return Message.objects.create(
-        account_id=conversation.account_id,
-        inbox_id=conversation.inbox_id,
-        conversation=conversation,
-        message_type=Message.Type.ACTIVITY,
-        sender_type=Message.SenderType.SYSTEM,
-        content=content,
-    )
-
-
-def message_create_note(
-    *, conversation: Conversation, content: str, user: AbstractBaseUser | None = None
-) -> Message:
+def message_create_note(*, conversation: Conversation, content: str, user: User | None = None) -> Message:
     """A private note: visible to people only. `user` None means the AI wrote it."""
     return Message.objects.create(
         account_id=conversation.account_id,
@@ -182,9 +170,7 @@ def _touch(conversation: Conversation, *fields: str) -> None:
 
 
 @transaction.atomic
-def message_create_agent_reply(
-    *, conversation: Conversation, user: AbstractBaseUser, content: str
-) -> Message:
+def message_create_agent_reply(*, conversation: Conversation, user: User, content: str) -> Message:
     """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet."""
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
     message = Message.objects.create(
@@ -195,14 +181,13 @@ def message_create_agent_reply(
         sender_type=Message.SenderType.USER,
         sender_user=user,
         content=content,
-        delivery_status=Message.DeliveryStatus.QUEUED,
     )
     if conversation.status == Conversation.Status.PENDING:
         conversation.status = Conversation.Status.OPEN
         message_create_activity(conversation=conversation, content=f"{user} took over from the AI.")
     conversation.waiting_since = None
     _touch(conversation, "status", "waiting_since")
-    delivery.delivery_enqueue(message=message)
+    delivery_enqueue(message=message)
     return message
 
 
@@ -219,8 +204,7 @@ def message_create_ai_reply(
         ai_agent_key=agent_key,
         ai_agent_name=agent_name,
         content=content,
-        delivery_status=Message.DeliveryStatus.QUEUED,
     )
     _touch(conversation)
-    delivery.delivery_enqueue(message=message)
+    delivery_enqueue(message=message)
     return message

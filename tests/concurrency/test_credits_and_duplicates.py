@@ -10,8 +10,9 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, Run
+from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
 from captain.services.credits import credit_debit
+from captain.services.jobs import job_create
 from captain.services.runs import run_for_message
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Conversation, Message
@@ -65,6 +66,10 @@ class RecordingResponder:
 
     def handles_inbox(self, inbox) -> bool:
         return True
+
+    def message_stored(self, message: Message) -> None:
+        """Inside the ingest transaction: the job row, as captain's responder writes it."""
+        job_create(message=message)
 
     def message_received(self, message_id: int) -> None:
         with self.lock:
@@ -144,7 +149,7 @@ def test_fifty_customers_and_ten_credits_left_call_the_model_ten_times(settings,
         MessageFactory(
             conversation=ConversationFactory(contact_inbox__inbox=link.inbox),
             content=f"Question {i}",
-            ai_status=Message.AIStatus.PENDING,
+            reply_job=ReplyJob.Status.PENDING,
         )
         for i in range(50)
     ]

@@ -14,8 +14,9 @@ import time
 import pytest
 from django.db import connection, transaction
 
+from captain.models import ReplyJob
 from helpdesk.channels.base import InboundContact, InboundMessage
-from helpdesk.models import Conversation, Inbox, Message
+from helpdesk.models import Conversation, Delivery, Inbox, Message
 from helpdesk.services.messages import message_ingest
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, MessageFactory
@@ -91,11 +92,12 @@ def test_an_escalation_committed_before_the_ingest_reads_is_kept():
 
     assert result.created
     assert Conversation.objects.get(pk=conversation.pk).status == Conversation.Status.OPEN
-    assert result.message.ai_status == Message.AIStatus.NONE  # with people now: not queued for the AI
+    # With people now: not queued for the AI, so no job row.
+    assert not ReplyJob.objects.filter(pk=result.message.pk).exists()
 
 
 def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
-    """The delivery task locks only its message row; it once also locked the conversation and the contact's
+    """The delivery task locks only its outbox row; it once also locked the conversation and the contact's
     inbox row in one statement, the reverse of the ingest's order (contact's inbox row, then conversation)."""
     link = AssistantInboxFactory()
     contact = InboundContact(source_id="cyd", name="Cyd")
@@ -106,7 +108,7 @@ def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
         message_type=Message.Type.OUTGOING,
         sender_type=Message.SenderType.ASSISTANT,
         content="An answer",
-        delivery_status=Message.DeliveryStatus.QUEUED,
+        delivery=Delivery.Status.QUEUED,
     )
     contact_locked = threading.Event()
     delivery_errors: list[BaseException] = []
@@ -137,8 +139,7 @@ def test_ingest_and_a_delivery_of_the_same_conversation_do_not_deadlock():
 
     assert delivery_errors == []
     assert result.created
-    reply.refresh_from_db()
-    assert reply.delivery_status == Message.DeliveryStatus.SENT
+    assert Delivery.objects.get(pk=reply.pk).status == Delivery.Status.SENT
 
 
 def test_ingest_does_not_block_a_worker_commit_that_rechecks_foreign_keys():

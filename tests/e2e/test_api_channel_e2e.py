@@ -11,7 +11,7 @@ import pytest
 
 from captain.models import CreditLedgerEntry, Run, SpanRecord
 from helpdesk.channels.api_channel import signed_headers, verify
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import AssistantInboxFactory, ScenarioFactory
 from tests.support import fake_llm_server as fake
 from tests.support.callback_receiver import CallbackReceiver
@@ -87,9 +87,7 @@ def test_specialist_answers_reply_is_delivered_and_charged_once(client, stack):
     assert run.outcome == "reply" and run.credit_used
     assert CreditLedgerEntry.objects.count() == 1
     reply = Message.objects.get(message_type="outgoing", private=False)
-    wait_for(
-        lambda: Message.objects.get(pk=reply.pk).delivery_status == "sent", timeout=10, what="sent status"
-    )
+    wait_for(lambda: Delivery.objects.get(pk=reply.pk).status == "sent", timeout=10, what="sent status")
 
     run_span = SpanRecord.objects.get(trace_id=run.trace_id, name="captain.run")
     assert run_span.attributes["captain.credit_used"] is True

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from captain.models import CreditLedgerEntry
+from captain.models import CreditLedgerEntry, ReplyJob
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Message
 from tests.support.database import database_url_for_subprocess
@@ -175,7 +175,7 @@ def post_message(client, inbox, message_id: str, text: str, *, contact: str = "c
 
 def incoming_pending() -> int:
     return Message.objects.filter(
-        message_type=Message.Type.INCOMING, ai_status=Message.AIStatus.PENDING
+        message_type=Message.Type.INCOMING, reply_job__status=ReplyJob.Status.PENDING
     ).count()
 
 
@@ -195,7 +195,7 @@ def wait_answered(count: int, *, timeout: float, workers: Workers | None = None)
     def done() -> bool:
         return (
             Message.objects.filter(message_type=Message.Type.INCOMING)
-            .exclude(ai_status=Message.AIStatus.PENDING)
+            .exclude(reply_job__status=ReplyJob.Status.PENDING)
             .count()
             >= count
         )

@@ -11,8 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from captain.models import Run
-from helpdesk.models import Message
+from captain.models import ReplyJob, Run
 from tests.factories import AssistantInboxFactory
 from tests.support import fake_llm_server as fake
 
@@ -103,7 +102,7 @@ def test_one_conversation_serialised_others_parallel(client, workers):
     )
     assert overlaps_busy == 0
     assert peak >= 2
-    assert Message.objects.filter(message_type="incoming", ai_status="pending").count() == 0
+    assert ReplyJob.objects.filter(status="pending").count() == 0
     # Every busy-conversation model call saw the messages in the order they were posted.
     for request in model.requests:
         texts = [t for t in user_texts(request) if t.startswith("busy:")]

@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from captain import integration
-from captain.models import CreditLedgerEntry, Run
+from captain.models import CreditLedgerEntry, ReplyJob, Run
 from captain.services import locks
 from captain.tasks import pending_messages_sweep
 from config import celery_app
@@ -61,15 +61,15 @@ def test_poison_message_ends_in_handoff_after_max_attempts(client, workers, redi
             kill_pool_child(worker)  # prefork starts a new pool process; the task is requeued
             gates[-1].set()
         wait_answered(1, timeout=60, workers=workers)
-    message = Message.objects.get(message_type="incoming")
+    job = ReplyJob.objects.get(message__message_type="incoming")
     run = Run.objects.get()
     print(
-        f"\nFIGURE poison message: worker SIGKILLed {max_attempts}x -> attempt {message.ai_attempts} "
+        f"\nFIGURE poison message: worker SIGKILLed {max_attempts}x -> attempt {job.attempts} "
         f"ended in {run.outcome} ({run.detail!r}); model calls={len(gates)}; "
         f"sent={[m.content for m in customer_replies()]}"
     )
     assert len(gates) == max_attempts  # the last attempt did not call the model again
-    assert message.ai_attempts == max_attempts + 1 and message.ai_status == Message.AIStatus.DONE
+    assert job.attempts == max_attempts + 1 and job.status == ReplyJob.Status.DONE
     assert run.outcome == "error" and "several times" in run.detail
     assert [m.content for m in customer_replies()] == ["A teammate will take it from here."]
     assert Conversation.objects.get().status == Conversation.Status.OPEN

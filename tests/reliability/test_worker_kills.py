@@ -11,9 +11,9 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from captain.models import Run
+from captain.models import ReplyJob, Run
 from captain.tasks import pending_messages_sweep
-from helpdesk.models import Message
+from helpdesk.models import Delivery
 from helpdesk.tasks import outbox_sweep
 from tests.factories import AssistantInboxFactory
 from tests.support import fake_llm_server as fake
@@ -103,12 +103,12 @@ def test_pool_process_killed_mid_run(client, workers, redis_url, stage, responde
         started = time.monotonic()
         wait_answered(1, timeout=60, workers=workers)
         recovered = time.monotonic() - started
-        wait_for(lambda: Message.objects.filter(delivery_status="sent").exists(), timeout=30)
+        wait_for(lambda: Delivery.objects.filter(status="sent").exists(), timeout=30)
     figures = report(stage, started)
     assert figures == {"lost": 0, "double_charges": 0, "replies": 1, "runs": 1}
     # Answered once the lease lapsed plus a lock retry or two, not after the task's hard time limit.
     assert recovered < LEASE + 20
-    assert Message.objects.get(message_type="incoming").ai_attempts == 2
+    assert ReplyJob.objects.get(message__message_type="incoming").attempts == 2
     assert [m.content for m in customer_replies()] == ["Your order ships tomorrow."]
     assert [e["json"]["text"] for e in receiver.events] == ["Your order ships tomorrow."]
 
@@ -160,26 +160,24 @@ def test_worker_killed_after_commit_before_delivery(client, workers):
         assert receiver.events == []
         workers.start(OPENAI_BASE_URL=model.base_url, queues="helpdesk")
         with contextlib.suppress(TimeoutError):
-            wait_for(lambda: Message.objects.filter(delivery_status="sent").exists(), timeout=20)
-        unpublished = Message.objects.filter(
-            delivery_status="queued", delivery_enqueued_at__isnull=True
-        ).count()
+            wait_for(lambda: Delivery.objects.filter(status="sent").exists(), timeout=20)
+        unpublished = Delivery.objects.filter(status="queued", enqueued_at__isnull=True).count()
         # The kill may land between the reply's commit and the publish of its delivery task; the outbox sweep
         # (Celery beat in production) publishes such rows. Run it with no grace period.
         with override_settings(HELPDESK={**settings.HELPDESK, "OUTBOX_UNPUBLISHED_AFTER_SECONDS": 0}):
             swept = outbox_sweep()
         print(f"FIGURE kill after commit, before delivery: unpublished rows={unpublished} swept={swept}")
-        wait_for(lambda: Message.objects.filter(delivery_status="sent").exists(), timeout=20, what="delivery")
+        wait_for(lambda: Delivery.objects.filter(status="sent").exists(), timeout=20, what="delivery")
         time.sleep(1)
     figures = report("after commit, before delivery", started)
-    reply = customer_replies()[0]
+    delivery = Delivery.objects.get(message=customer_replies()[0])
     print(
         f"FIGURE kill after commit, before delivery: deliveries received={len(receiver.events)} "
-        f"reply delivery_status={reply.delivery_status} attempts={reply.delivery_attempts}"
+        f"reply delivery status={delivery.status} attempts={delivery.attempts}"
     )
     assert figures == {"lost": 0, "double_charges": 0, "replies": 1, "runs": 1}
     assert len(receiver.events) == 1
-    assert reply.delivery_status == "sent"
+    assert delivery.status == "sent"
 
 
 def test_worker_killed_while_delivering_sent_but_not_acked(client, workers):
@@ -201,11 +199,11 @@ def test_worker_killed_while_delivering_sent_but_not_acked(client, workers):
         receiver.release.set()
         started = time.monotonic()
         time.sleep(8)  # room for a redelivery, if any
-        reply = customer_replies()[0]
+        delivery = Delivery.objects.get(message=customer_replies()[0])
     figures = report("sent but not acked", started)
     print(
         f"FIGURE kill sent-but-not-acked: deliveries received by the customer={len(receiver.events)} "
-        f"(double replies={max(0, len(receiver.events) - 1)}), reply row delivery_status={reply.delivery_status}"
+        f"(double replies={max(0, len(receiver.events) - 1)}), reply delivery status={delivery.status}"
     )
     assert figures["lost"] == 0 and figures["double_charges"] == 0 and figures["runs"] == 1
     assert len(receiver.events) >= 1

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from django.apps import apps
 from django.db import connection, transaction
 
-from helpdesk.models import Message
+from captain.models import ReplyJob
+from helpdesk.models import Delivery, Message
 
 # Every helpdesk and captain table except the span store: each webhook request, refused ones included, leaves
 # its `helpdesk.webhook` span there (telemetry, with `helpdesk.webhook.rejected` naming the refusal).
@@ -32,9 +33,9 @@ def database_state() -> dict[str, int]:
     message = quote(Message._meta.db_table)
     parts = {m._meta.label: f"SELECT COUNT(*) FROM {quote(m._meta.db_table)}" for m in _tables()}
     parts["incoming"] = f"SELECT COUNT(*) FROM {message} WHERE message_type = %s"
-    parts["failed"] = f"SELECT COUNT(*) FROM {message} WHERE delivery_status = %s"
-    parts["ai-pending"] = f"SELECT COUNT(*) FROM {message} WHERE ai_status = %s"
-    params = [Message.Type.INCOMING, Message.DeliveryStatus.FAILED, Message.AIStatus.PENDING]
+    parts["failed"] = f"SELECT COUNT(*) FROM {quote(Delivery._meta.db_table)} WHERE status = %s"
+    parts["ai-pending"] = f"SELECT COUNT(*) FROM {quote(ReplyJob._meta.db_table)} WHERE status = %s"
+    params = [Message.Type.INCOMING, Delivery.Status.FAILED, ReplyJob.Status.PENDING]
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(f"({sql})" for sql in parts.values()), params)
         row = cursor.fetchone()

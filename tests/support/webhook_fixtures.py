@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from helpdesk import tasks
-from helpdesk.models import Inbox, Message
+from helpdesk.delivery import send
+from helpdesk.models import Delivery, Inbox, Message
 from tests.factories import ConversationFactory, MessageFactory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "webhooks"
@@ -32,18 +32,18 @@ def outgoing_message(inbox: Inbox, *, source_id: str, content: str = "Your refun
         message_type=Message.Type.OUTGOING,
         sender_type=Message.SenderType.ASSISTANT,
         content=content,
-        delivery_status=Message.DeliveryStatus.QUEUED,
+        delivery=Delivery.Status.QUEUED,
     )
 
 
 def record_backoffs(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
     """Record the `retry_after` each retry of the delivery task was computed with (the provider's floor)."""
     seen: list[float | None] = []
-    original = tasks.backoff_seconds
+    original = send.backoff_seconds
 
     def recording(attempt: int, *, base: float, cap: float, retry_after: float | None = None) -> float:
         seen.append(retry_after)
         return original(attempt, base=base, cap=cap, retry_after=retry_after)
 
-    monkeypatch.setattr(tasks, "backoff_seconds", recording)
+    monkeypatch.setattr(send, "backoff_seconds", recording)
     return seen

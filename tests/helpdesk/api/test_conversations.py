@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from helpdesk.models import Conversation, Membership, Message
+from helpdesk.models import Conversation, Delivery, Membership, Message
 from tests.factories import (
     ContactInboxFactory,
     ConversationFactory,
@@ -13,6 +13,7 @@ from tests.factories import (
     MembershipFactory,
     MessageFactory,
 )
+from tests.support.outbox import delivery_of
 
 pytestmark = pytest.mark.django_db
 
@@ -128,7 +129,7 @@ def test_public_reply_opens_pending_conversation_and_queues_delivery(
     assert response.status_code == 201
     message = Message.objects.get(pk=response.data["id"])
     assert (message.message_type, message.private) == (Message.Type.OUTGOING, False)
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(message).status == Delivery.Status.QUEUED
     assert message.sender_user == member.user
     assert len(callbacks) == 1  # the delivery task, enqueued only after commit
     conversation.refresh_from_db()
@@ -148,7 +149,7 @@ def test_private_note_is_private_and_not_queued(client, member, django_capture_o
     assert response.status_code == 201
     message = Message.objects.get(pk=response.data["id"])
     assert message.private is True
-    assert message.delivery_status == Message.DeliveryStatus.NONE
+    assert not Delivery.objects.filter(pk=message.pk).exists()  # a note is never queued for sending
     assert callbacks == []
     conversation.refresh_from_db()
     assert conversation.status == Conversation.Status.PENDING  # a note does not take over from the AI

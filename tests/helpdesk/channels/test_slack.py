@@ -11,10 +11,11 @@ from celery.exceptions import Retry
 
 from helpdesk.channels import slack
 from helpdesk.channels.slack import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signed_headers
-from helpdesk.models import Contact, Conversation, Inbox, Message
+from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, InboxFactory
 from tests.support.fake_provider import FakeProvider, http_429, slack_error
+from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import fixture_body, fixture_json, outgoing_message, record_backoffs
 
 pytestmark = pytest.mark.django_db
@@ -194,8 +195,7 @@ def test_reply_is_posted_with_the_bot_token(inbox, provider):
     assert request["path"] == "/api/chat.postMessage"
     assert request["headers"]["Authorization"] == f"Bearer {BOT_TOKEN}"
     assert request["json"] == {"channel": "D0LAN2Q65", "text": "Your refund is on its way."}
-    message.refresh_from_db()
-    assert message.delivery_provider_id == "1700000000.000001"
+    assert delivery_of(message).provider_message_id == "1700000000.000001"
 
 
 def test_reply_to_a_thread_goes_to_that_thread(inbox, provider):
@@ -219,8 +219,8 @@ def test_ok_false_with_a_permanent_error_fails_for_good(inbox, provider, error):
     message = outgoing_message(inbox, source_id=DM_CONTACT)
     assert message_deliver.apply(args=[message.id]).get() == "failed"
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.FAILED
-    assert error in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.FAILED
+    assert error in delivery_of(message).error
     assert message.conversation.messages.filter(message_type=Message.Type.ACTIVITY).count() == 1
 
 
@@ -229,8 +229,7 @@ def test_ok_false_ratelimited_is_retried(inbox, provider):
     message = outgoing_message(inbox, source_id=DM_CONTACT)
     with pytest.raises(Retry):
         message_deliver(message.id)
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(message).status == Delivery.Status.QUEUED
 
 
 def test_http_429_is_retried_no_sooner_than_retry_after(inbox, provider, monkeypatch):

@@ -9,11 +9,11 @@ import logging
 import pytest
 from celery.exceptions import Retry
 
-from captain.models import CreditBalance
+from captain.models import CreditBalance, ReplyJob
 from captain.services.credits import credit_debit
 from helpdesk.channels import telegram
 from helpdesk.channels.telegram import SECRET_HEADER
-from helpdesk.models import Contact, Conversation, Inbox, Message
+from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, CreditBalanceFactory, InboxFactory
 from tests.support.fake_provider import (
@@ -23,6 +23,7 @@ from tests.support.fake_provider import (
     telegram_retry_after,
     telegram_unauthorized,
 )
+from tests.support.outbox import delivery_of
 from tests.support.servers import free_port
 from tests.support.webhook_fixtures import fixture_body, outgoing_message, record_backoffs
 
@@ -74,7 +75,7 @@ def test_text_message_is_stored_and_given_to_the_ai(client, inbox, django_captur
     message = Message.objects.get()
     assert message.content == "Where is my order #1042?"
     assert message.provider_message_id == "tg-update:731245602"
-    assert message.ai_status == Message.AIStatus.PENDING
+    assert ReplyJob.objects.get(pk=message.pk).status == ReplyJob.Status.PENDING
     assert message.conversation.contact_inbox.source_id == ANN_CHAT
     assert message.conversation.contact.name == "Ann Lee"
     assert len(callbacks) == 1
@@ -205,9 +206,8 @@ def test_reply_is_sent_with_send_message_and_the_provider_id_is_kept(sending_inb
     [request] = provider.requests
     assert request["path"] == f"/bot{BOT_TOKEN}/sendMessage"
     assert request["json"] == {"chat_id": int(ANN_CHAT), "text": "Your refund is on its way."}
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.SENT
-    assert message.delivery_provider_id == "1001"
+    assert delivery_of(message).status == Delivery.Status.SENT
+    assert delivery_of(message).provider_message_id == "1001"
 
 
 def test_9000_character_reply_is_sent_as_three_messages_in_order(sending_inbox, provider):
@@ -218,8 +218,7 @@ def test_9000_character_reply_is_sent_as_three_messages_in_order(sending_inbox, 
     assert len(parts) == 3
     assert all(len(part) <= telegram.TEXT_LIMIT for part in parts)
     assert " ".join(parts) == text
-    message.refresh_from_db()
-    assert message.delivery_provider_id == "1001,1002,1003"
+    assert delivery_of(message).provider_message_id == "1001,1002,1003"
 
 
 def test_split_counts_utf16_units_like_telegram():
@@ -234,9 +233,9 @@ def test_retry_after_a_failed_part_resumes_without_resending_earlier_parts(sendi
     with pytest.raises(Retry):
         message_deliver(message.id)
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
-    assert message.delivery_provider_id == "1001"
-    assert "part 2 of 3" in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.QUEUED
+    assert delivery_of(message).provider_message_id == "1001"
+    assert "part 2 of 3" in delivery_of(message).error
     assert message_deliver.apply(args=[message.id]).get() == "sent"
     accepted = [
         text for text, status in zip(provider.texts(), provider.statuses(), strict=True) if status == 200
@@ -252,9 +251,8 @@ def test_rate_limit_429_is_retried_no_sooner_than_telegrams_retry_after(sending_
     with pytest.raises(Retry):
         message_deliver(message.id)
     assert backoffs == [37.0]
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
-    assert "HTTP 429" in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.QUEUED
+    assert "HTTP 429" in delivery_of(message).error
 
 
 def test_server_error_is_retried(sending_inbox, provider):
@@ -262,8 +260,7 @@ def test_server_error_is_retried(sending_inbox, provider):
     message = outgoing_message(sending_inbox, source_id=ANN_CHAT)
     with pytest.raises(Retry):
         message_deliver(message.id)
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(message).status == Delivery.Status.QUEUED
 
 
 def test_unreachable_bot_api_is_retried(inbox):
@@ -272,8 +269,7 @@ def test_unreachable_bot_api_is_retried(inbox):
     message = outgoing_message(inbox, source_id=ANN_CHAT)
     with pytest.raises(Retry):
         message_deliver(message.id)
-    message.refresh_from_db()
-    assert BOT_TOKEN not in message.delivery_error
+    assert BOT_TOKEN not in delivery_of(message).error
 
 
 def test_blocked_by_the_user_fails_for_good_tells_people_and_refunds(sending_inbox, provider):
@@ -283,8 +279,8 @@ def test_blocked_by_the_user_fails_for_good_tells_people_and_refunds(sending_inb
     assert credit_debit(message=message, assistant=None, agent_key="assistant")
     assert message_deliver.apply(args=[message.id]).get() == "failed"
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.FAILED
-    assert "bot was blocked by the user" in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.FAILED
+    assert "bot was blocked by the user" in delivery_of(message).error
     activity = message.conversation.messages.get(message_type=Message.Type.ACTIVITY)
     assert "could not be delivered" in activity.content
     assert CreditBalance.objects.get(account=message.account).used == 0
@@ -295,6 +291,5 @@ def test_bad_bot_token_fails_for_good(sending_inbox, provider):
     provider.script("/sendMessage", telegram_unauthorized())
     message = outgoing_message(sending_inbox, source_id=ANN_CHAT)
     assert message_deliver.apply(args=[message.id]).get() == "failed"
-    message.refresh_from_db()
-    assert "Unauthorized" in message.delivery_error
-    assert BOT_TOKEN not in message.delivery_error
+    assert "Unauthorized" in delivery_of(message).error
+    assert BOT_TOKEN not in delivery_of(message).error

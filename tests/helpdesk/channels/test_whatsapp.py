@@ -10,7 +10,7 @@ from celery.exceptions import Retry
 
 from helpdesk.channels import whatsapp
 from helpdesk.channels.whatsapp import SIGNATURE_HEADER, sign
-from helpdesk.models import Contact, Conversation, Inbox, Message
+from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, InboxFactory
 from tests.support.fake_provider import (
@@ -20,6 +20,7 @@ from tests.support.fake_provider import (
     whatsapp_reengagement,
     whatsapp_token_expired,
 )
+from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import fixture_body, outgoing_message, record_backoffs
 
 pytestmark = pytest.mark.django_db
@@ -153,15 +154,13 @@ def test_failed_status_marks_our_sent_reply_failed_and_tells_people(
 ):
     wamid = "wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBIyQjVFQjA4MjBFMTY0OUE2QzkA"
     reply = outgoing_message(inbox, source_id=SHEENA)
-    Message.objects.filter(pk=reply.pk).update(
-        delivery_status=Message.DeliveryStatus.SENT, delivery_provider_id=wamid
-    )
+    Delivery.objects.filter(pk=reply.pk).update(status=Delivery.Status.SENT, provider_message_id=wamid)
     with django_capture_on_commit_callbacks() as callbacks:
         response = post(client, inbox, fixture_body("whatsapp", "status_failed_reengagement"))
     assert response.json()["status"] == "ignored"
     reply.refresh_from_db()
-    assert reply.delivery_status == Message.DeliveryStatus.FAILED
-    assert "131047" in reply.delivery_error
+    assert delivery_of(reply).status == Delivery.Status.FAILED
+    assert "131047" in delivery_of(reply).error
     assert reply.conversation.messages.filter(message_type=Message.Type.ACTIVITY).count() == 1
     assert not Message.objects.filter(message_type=Message.Type.INCOMING).exists()
     assert callbacks == []
@@ -248,8 +247,7 @@ def test_reply_is_sent_through_the_cloud_api_with_the_bearer_token(inbox, provid
         "type": "text",
         "text": {"preview_url": False, "body": "Your refund is on its way."},
     }
-    message.refresh_from_db()
-    assert message.delivery_provider_id == "wamid.FAKE00000001"
+    assert delivery_of(message).provider_message_id == "wamid.FAKE00000001"
 
 
 def test_long_reply_is_split_at_4096_characters():
@@ -262,8 +260,8 @@ def test_outside_the_24_hour_window_fails_for_good(inbox, provider):
     message = outgoing_message(inbox, source_id=SHEENA)
     assert message_deliver.apply(args=[message.id]).get() == "failed"
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.FAILED
-    assert "131047" in message.delivery_error and "24-hour" in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.FAILED
+    assert "131047" in delivery_of(message).error and "24-hour" in delivery_of(message).error
     assert message.conversation.messages.filter(message_type=Message.Type.ACTIVITY).count() == 1
     assert len(provider.requests) == 1
 
@@ -272,8 +270,7 @@ def test_expired_access_token_fails_for_good(inbox, provider):
     provider.script("/messages", whatsapp_token_expired())
     message = outgoing_message(inbox, source_id=SHEENA)
     assert message_deliver.apply(args=[message.id]).get() == "failed"
-    message.refresh_from_db()
-    assert "code 190" in message.delivery_error
+    assert "code 190" in delivery_of(message).error
 
 
 def test_429_is_retried_no_sooner_than_retry_after(inbox, provider, monkeypatch):
@@ -290,5 +287,4 @@ def test_server_error_is_retried(inbox, provider):
     message = outgoing_message(inbox, source_id=SHEENA)
     with pytest.raises(Retry):
         message_deliver(message.id)
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(message).status == Delivery.Status.QUEUED

@@ -14,6 +14,7 @@ from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, InboxFactory
 from tests.helpdesk.outbound.raw_server import RawServer, http_answer, raw_answer
 from tests.support.fake_provider import Answer, FakeProvider
+from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import outgoing_message
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,7 @@ def api_message(callback_url: str) -> Message:
 def everything_people_and_logs_see(message: Message, caplog) -> str:
     message.refresh_from_db()
     activities = message.conversation.messages.filter(message_type=Message.Type.ACTIVITY)
-    return "\n".join([message.delivery_error, *activities.values_list("content", flat=True), caplog.text])
+    return "\n".join([delivery_of(message).error, *activities.values_list("content", flat=True), caplog.text])
 
 
 def test_a_callback_answering_500_with_a_body_leaves_the_body_out_of_the_error_and_activity(settings, caplog):
@@ -41,7 +42,7 @@ def test_a_callback_answering_500_with_a_body_leaves_the_body_out_of_the_error_a
         message = api_message(server.url)
         assert message_deliver.apply(args=[message.id]).get() == "failed"
     seen = everything_people_and_logs_see(message, caplog)
-    assert message.delivery_error == "callback answered HTTP 500"
+    assert delivery_of(message).error == "callback answered HTTP 500"
     assert "A reply could not be delivered: callback answered HTTP 500" in seen
     assert MARKER not in seen
 
@@ -55,7 +56,7 @@ def test_a_server_that_does_not_speak_http_is_not_quoted(settings, caplog):
         message = api_message(server.url)
         assert message_deliver.apply(args=[message.id]).get() == "failed"
     seen = everything_people_and_logs_see(message, caplog)
-    assert message.delivery_error == "network error talking to the callback (RemoteProtocolError)"
+    assert delivery_of(message).error == "network error talking to the callback (RemoteProtocolError)"
     assert MARKER not in seen
 
 
@@ -77,8 +78,7 @@ def test_a_redirecting_callback_fails_for_good_and_is_not_followed(settings):
         message = api_message(server.url)
         assert message_deliver.apply(args=[message.id]).get() == "failed"
         assert len(server.requests) == 1
-    message.refresh_from_db()
-    assert message.delivery_error == "callback answered HTTP 307 (redirects are not followed)"
+    assert delivery_of(message).error == "callback answered HTTP 307 (redirects are not followed)"
 
 
 def test_a_callback_that_rebinds_to_a_private_address_fails_for_good_with_our_reason(dns, outbound_settings):
@@ -89,8 +89,8 @@ def test_a_callback_that_rebinds_to_a_private_address_fails_for_good_with_our_re
     message = api_message("https://hooks.example.com/cb")
     assert message_deliver.apply(args=[message.id]).get() == "failed"  # permanent: no retry
     message.refresh_from_db()
-    assert message.delivery_attempts == 1
-    assert message.delivery_error == "callback refused by the outbound policy: address is private"
+    assert delivery_of(message).attempts == 1
+    assert delivery_of(message).error == "callback refused by the outbound policy: address is private"
     activity = message.conversation.messages.get(message_type=Message.Type.ACTIVITY)
     assert activity.content == (
         "A reply could not be delivered: callback refused by the outbound policy: address is private"

@@ -8,10 +8,12 @@ from celery.exceptions import Retry
 from captain.models import CreditBalance, CreditLedgerEntry
 from captain.services.credits import credit_debit
 from helpdesk.channels.api_channel import verify
-from helpdesk.models import Message
-from helpdesk.tasks import backoff_seconds, message_deliver
+from helpdesk.delivery.send import backoff_seconds
+from helpdesk.models import Delivery, Message
+from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
 from tests.support.callback_receiver import CallbackReceiver
+from tests.support.outbox import delivery_of
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +26,7 @@ def outgoing_message(callback_url: str, **kwargs) -> Message:
         message_type=Message.Type.OUTGOING,
         sender_type=Message.SenderType.ASSISTANT,
         content="Your refund is on its way.",
-        delivery_status=Message.DeliveryStatus.QUEUED,
+        delivery=Delivery.Status.QUEUED,
         **kwargs,
     )
 
@@ -34,8 +36,8 @@ def test_delivery_posts_a_signed_event_and_marks_sent():
         message = outgoing_message(receiver.url, ai_agent_key="refunds")
         assert message_deliver.apply(args=[message.id]).get() == "sent"
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.SENT
-    assert message.delivery_attempts == 1
+    assert delivery_of(message).status == Delivery.Status.SENT
+    assert delivery_of(message).attempts == 1
     [event] = receiver.events
     verify(secret="s3cret", headers=event["headers"], body=event["body"], window_seconds=300)
     assert event["json"]["text"] == "Your refund is on its way."
@@ -56,9 +58,8 @@ def test_transient_failure_is_retried(status):
         message = outgoing_message(receiver.url)
         with pytest.raises(Retry):
             message_deliver(message.id)  # called directly, `self.retry` raises instead of re-running inline
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
-    assert f"HTTP {status}" in message.delivery_error
+    assert delivery_of(message).status == Delivery.Status.QUEUED
+    assert f"HTTP {status}" in delivery_of(message).error
 
 
 def test_permanent_failure_marks_failed_tells_people_and_refunds_the_credit():
@@ -68,7 +69,7 @@ def test_permanent_failure_marks_failed_tells_people_and_refunds_the_credit():
         assert credit_debit(message=message, assistant=None, agent_key="assistant")
         assert message_deliver.apply(args=[message.id]).get() == "failed"
     message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.FAILED
+    assert delivery_of(message).status == Delivery.Status.FAILED
     activity = message.conversation.messages.filter(message_type=Message.Type.ACTIVITY).get()
     assert "could not be delivered" in activity.content
     assert CreditBalance.objects.get(account=message.account).used == 0
@@ -79,8 +80,7 @@ def test_unreachable_receiver_is_retried_not_failed():
     message = outgoing_message("http://127.0.0.1:9/callback")  # discard port: connection refused
     with pytest.raises(Retry):
         message_deliver(message.id)
-    message.refresh_from_db()
-    assert message.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(message).status == Delivery.Status.QUEUED
 
 
 def test_retries_give_up_after_the_limit(settings):
@@ -104,19 +104,16 @@ def test_a_row_being_sent_by_another_task_is_not_sent_twice():
 
     with CallbackReceiver() as receiver:
         message = outgoing_message(receiver.url)
-        Message.objects.filter(pk=message.pk).update(
-            delivery_lease_until=timezone.now() + timedelta(seconds=60)
-        )
+        Delivery.objects.filter(pk=message.pk).update(lease_until=timezone.now() + timedelta(seconds=60))
         with pytest.raises(Retry):
             message_deliver(message.id)  # waits for the holder's verdict
     assert receiver.events == []
-    message.refresh_from_db()
-    assert message.delivery_attempts == 0
+    assert delivery_of(message).attempts == 0
 
 
 def test_a_row_left_without_a_delivery_task_is_published_once_by_the_outbox_sweeper(redis_url):
     """The state a failed publish (broker down) or a worker killed between commit and publish leaves behind:
-    a queued outgoing row with no `delivery_enqueued_at`. The sweep publishes it to the real broker, once."""
+    a queued delivery with no `enqueued_at`. The sweep publishes it to the real broker, once."""
     from datetime import timedelta
 
     import redis
@@ -125,16 +122,15 @@ def test_a_row_left_without_a_delivery_task_is_published_once_by_the_outbox_swee
     from helpdesk.tasks import outbox_sweep
 
     message = outgoing_message("http://127.0.0.1:9/callback")
-    assert message.delivery_enqueued_at is None
+    assert delivery_of(message).enqueued_at is None
     assert outbox_sweep() == 0  # too fresh: its on-commit publish may still be on its way
-    Message.objects.filter(pk=message.pk).update(created_at=timezone.now() - timedelta(seconds=60))
+    Delivery.objects.filter(pk=message.pk).update(created_at=timezone.now() - timedelta(seconds=60))
     queue = redis.Redis.from_url(redis_url)
     before = queue.llen("helpdesk")
     assert outbox_sweep() == 1
     assert outbox_sweep() == 0  # claimed once
     assert queue.llen("helpdesk") == before + 1
-    message.refresh_from_db()
-    assert message.delivery_enqueued_at is not None
+    assert delivery_of(message).enqueued_at is not None
 
 
 def test_a_row_waiting_for_its_retry_is_left_alone_by_the_sweeper():
@@ -145,8 +141,8 @@ def test_a_row_waiting_for_its_retry_is_left_alone_by_the_sweeper():
     from helpdesk.tasks import outbox_sweep
 
     message = outgoing_message("http://127.0.0.1:9/callback")
-    Message.objects.filter(pk=message.pk).update(
+    Delivery.objects.filter(pk=message.pk).update(
         created_at=timezone.now() - timedelta(hours=1),
-        delivery_enqueued_at=timezone.now() + timedelta(seconds=200),
+        enqueued_at=timezone.now() + timedelta(seconds=200),
     )
     assert outbox_sweep() == 0

@@ -10,9 +10,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from captain.models import ReplyJob
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signed_headers
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import AssistantInboxFactory, InboxFactory
+from tests.support.outbox import delivery_of
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +52,7 @@ def test_valid_signed_message_is_stored_and_acknowledged(client, inbox, django_c
     message = Message.objects.get()
     assert message.content == "Where is my order?"
     assert message.provider_message_id == "m-1"
-    assert message.ai_status == Message.AIStatus.PENDING
+    assert ReplyJob.objects.get(pk=message.pk).status == ReplyJob.Status.PENDING
     assert message.conversation.status == Conversation.Status.PENDING
     assert message.conversation.contact.name == "Ann"
     assert len(callbacks) == 1  # exactly one AI run enqueued, after commit
@@ -75,7 +77,7 @@ def test_inbox_without_assistant_opens_conversation_for_people(client, django_ca
         assert post(client, inbox, payload()).status_code == 200
     conversation = Conversation.objects.get()
     assert conversation.status == Conversation.Status.OPEN
-    assert Message.objects.get().ai_status == Message.AIStatus.NONE
+    assert not ReplyJob.objects.filter(pk=Message.objects.get().pk).exists()
     assert callbacks == []
 
 
@@ -221,7 +223,7 @@ def test_greeting_is_sent_once_when_a_conversation_starts(client, inbox, django_
         message_type=Message.Type.OUTGOING, sender_type=Message.SenderType.SYSTEM
     )
     assert [g.content for g in greetings] == ["Hi! We usually answer within minutes."]
-    assert greetings[0].delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(greetings[0]).status == Delivery.Status.QUEUED
     assert len(callbacks) == 2  # the greeting's delivery and the AI run
 
 

@@ -27,11 +27,13 @@ from hypothesis import HealthCheck, event, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from captain.models import ReplyJob
 from helpdesk.channels import api_channel, slack, telegram, whatsapp
-from helpdesk.models import Contact, Conversation, Inbox, Message
+from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from tests.factories import AssistantInboxFactory
 from tests.helpdesk.webhooks.test_api_channel import payload as api_payload
 from tests.support.json_mutations import keywords_of, mutated_bodies, to_tree
+from tests.support.outbox import delivery_of
 from tests.support.row_state import database_state, rolled_back
 from tests.support.webhook_fixtures import FIXTURES, fixture_body, fixture_json, outgoing_message
 
@@ -149,8 +151,8 @@ def make_inbox(channel: Channel) -> Inbox:
     ).inbox
     if channel.name == "whatsapp":
         reply = outgoing_message(inbox, source_id="16505551234")
-        Message.objects.filter(pk=reply.pk).update(
-            delivery_status=Message.DeliveryStatus.SENT, delivery_provider_id=FAILED_WAMID
+        Delivery.objects.filter(pk=reply.pk).update(
+            status=Delivery.Status.SENT, provider_message_id=FAILED_WAMID
         )
     return inbox
 
@@ -222,7 +224,7 @@ def assert_answer_matches_what_was_stored(
     )
     assert answer["conversation_id"] in set(stored.values_list("conversation_id", flat=True))
     # The AI is in charge of this inbox: every new conversation waits for it.
-    assert not stored.exclude(ai_status=Message.AIStatus.PENDING).exists()
+    assert not stored.exclude(reply_job__status=ReplyJob.Status.PENDING).exists()
     return after
 
 
@@ -341,6 +343,6 @@ def test_whatsapp_notification_refused_for_its_message_leaves_its_statuses_alone
 
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_contact_id"
-    reply = Message.objects.get(delivery_provider_id=FAILED_WAMID)
-    assert reply.delivery_status == Message.DeliveryStatus.SENT
+    reply = Message.objects.get(delivery__provider_message_id=FAILED_WAMID)
+    assert delivery_of(reply).status == Delivery.Status.SENT
     assert Message.objects.count() == 1

@@ -2,22 +2,22 @@
 
 Provider channels (Telegram, WhatsApp Cloud, Slack) each say how a reply fits their length limit (`fit_text`:
 split into parts, or shorten). Parts are sent in order, and after each accepted part its provider id is appended
-to `Message.delivery_provider_id` (comma-separated). A retry after a transient failure therefore resumes at the
+to `Delivery.provider_message_id` (comma-separated). A retry after a transient failure therefore resumes at the
 first part not yet accepted instead of sending the customer the earlier parts twice.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from types import ModuleType
+from typing import Any
 
 from helpdesk.channels import api_channel, slack, telegram, whatsapp
 from helpdesk.channels.base import DeliveryResult
 from helpdesk.conf import helpdesk_setting
-from helpdesk.models import Inbox, Message
+from helpdesk.models import Delivery, Inbox, Message
 
-from .delivery_outcomes import delivery_mark_failed
+from .outbox import delivery_update
 
 PROVIDER_CHANNELS: dict[str, ModuleType] = {
     Inbox.ChannelType.TELEGRAM: telegram,
@@ -31,7 +31,7 @@ UNRECORDED_PART = "~"
 _PROVIDER_ID_MAX_LENGTH = 255
 
 
-def outbound_event(message: Message) -> dict:
+def outbound_event(message: Message) -> dict[str, Any]:
     """The JSON event the API channel POSTs to the callback URL for one outgoing message."""
     return {
         "event": "message.created",
@@ -48,7 +48,9 @@ def outbound_event(message: Message) -> dict:
     }
 
 
-def outbound_send(*, message: Message) -> DeliveryResult:
+def delivery_dispatch(*, delivery: Delivery) -> DeliveryResult:
+    """Send the delivery's message (fetched with its inbox and contact) through its inbox's channel."""
+    message = delivery.message
     inbox = message.inbox
     if inbox.channel_type == Inbox.ChannelType.API:
         return api_channel.send(
@@ -61,12 +63,13 @@ def outbound_send(*, message: Message) -> DeliveryResult:
     channel = PROVIDER_CHANNELS.get(inbox.channel_type)
     if channel is None:
         return DeliveryResult(ok=False, permanent=True, error=f"Channel {inbox.channel_type!r} cannot send.")
-    return _send_parts(message=message, channel=channel)
+    return _send_parts(delivery=delivery, channel=channel)
 
 
-def _send_parts(*, message: Message, channel: ModuleType) -> DeliveryResult:
+def _send_parts(*, delivery: Delivery, channel: ModuleType) -> DeliveryResult:
+    message = delivery.message
     parts: list[str] = channel.fit_text(message.content)
-    sent = [part for part in message.delivery_provider_id.split(PART_SEPARATOR) if part]
+    sent = [part for part in delivery.provider_message_id.split(PART_SEPARATOR) if part]
     source_id = message.conversation.contact_inbox.source_id
     timeout = helpdesk_setting("DELIVERY_TIMEOUT_SECONDS")
     for index in range(len(sent), len(parts)):
@@ -77,9 +80,9 @@ def _send_parts(*, message: Message, channel: ModuleType) -> DeliveryResult:
                 return replace(outcome.result, error=error)
             return outcome.result
         sent.append(_recordable(sent, outcome.provider_message_id))
-        message.delivery_provider_id = PART_SEPARATOR.join(sent)
+        delivery.provider_message_id = PART_SEPARATOR.join(sent)
         # Recorded at once, outside the task's transaction: this part reached the customer whatever happens next.
-        Message.objects.filter(pk=message.pk).update(delivery_provider_id=message.delivery_provider_id)
+        delivery_update(message_id=delivery.pk, provider_message_id=delivery.provider_message_id)
     return DeliveryResult(ok=True, status_code=200)
 
 
@@ -88,24 +91,3 @@ def _recordable(sent: list[str], provider_id: str) -> str:
     if not provider_id or PART_SEPARATOR in provider_id or used + len(provider_id) > _PROVIDER_ID_MAX_LENGTH:
         return UNRECORDED_PART
     return provider_id
-
-
-def outbound_report_failure(*, inbox: Inbox, provider_message_id: str, error: str) -> int | None:
-    """A provider said afterwards that a message we sent was not delivered (a WhatsApp `failed` status, e.g.
-    131047 outside the 24-hour window): mark it failed like a permanent send error. Returns the message id, or
-    None when the id is not one of ours (statuses of messages sent outside the helpdesk)."""
-    if not provider_message_id or PART_SEPARATOR in provider_message_id:
-        return None
-    # One whole part of the comma-separated list, never a substring of another id.
-    part_pattern = rf"(^|{PART_SEPARATOR}){re.escape(provider_message_id)}({PART_SEPARATOR}|$)"
-    message_id = (
-        Message.objects.filter(
-            inbox=inbox, message_type=Message.Type.OUTGOING, delivery_provider_id__regex=part_pattern
-        )
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if message_id is None:
-        return None
-    delivery_mark_failed(message_id=message_id, error=error)
-    return message_id
