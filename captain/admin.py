@@ -1,12 +1,16 @@
 """Django admin for captain: assistants with their scenarios and FAQ, inbox links, credits and run records.
 
 Tenant scoping comes from `helpdesk.admin.AccountScopedAdminMixin` (one rule for both apps): non-superuser
-staff reach only accounts where they are admins. Builder text is validated by the forms in `captain.forms`.
+staff reach only accounts where they are admins. Assistants, scenarios and FAQ entries are written through the
+services in `captain.services` (the same calls the API makes); the forms in `captain.forms` show their errors.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import Model
 from django.http import HttpRequest
 
 from helpdesk.admin import AccountScopedAdminMixin, AccountScopedInlineMixin
@@ -36,7 +40,24 @@ from .models import (
     Run,
     Scenario,
 )
-from .services.routing import routing_enable_default
+from .services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
+from .services.faq import FAQ_ENTRY_FIELDS, faq_entry_create, faq_entry_delete, faq_entry_update
+from .services.scenarios import ScenarioFields, scenario_create, scenario_delete, scenario_update
+
+SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
+
+
+def _values(obj: Model, names: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in names}
+
+
+def _adopt(form_instance: Model, created: Model) -> None:
+    """The admin goes on with the instance its form built (inlines hang off it, the change log names it):
+    make it the row the service created."""
+    for field in created._meta.concrete_fields:
+        setattr(form_instance, field.attname, getattr(created, field.attname))
+    form_instance._state.adding = False
+    form_instance._state.db = created._state.db
 
 
 class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -44,13 +65,12 @@ class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
     form = ScenarioAdminForm
     formset = ScenarioInlineFormSet
     extra = 0
-    fields = ["title", "key", "description", "instruction", "tools", "enabled"]
 
 
 class FaqEntryInline(AccountScopedInlineMixin, admin.TabularInline):
     model = FaqEntry
     extra = 0
-    fields = ["question", "answer", "enabled"]
+    fields = list(FAQ_ENTRY_FIELDS)
 
 
 class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -107,20 +127,47 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         # The graph refers to saved scenarios by key, so it is edited once the assistant exists.
         return [*self.inlines, *self.routing_inlines] if obj is not None and obj.pk else list(self.inlines)
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Assistant | None = None) -> list[str]:
+        # An assistant stays in its account: its FAQ entries, runs and ledger rows are that account's.
+        return ["account"] if obj is not None and obj.pk else []
+
     def save_model(self, request: HttpRequest, obj: Assistant, form, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        if not change:
-            routing_enable_default(assistant=obj)
+        fields = {name: form.cleaned_data[name] for name in ASSISTANT_FIELDS if name in form.cleaned_data}
+        if change:
+            assistant_update(assistant=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
+        else:
+            _adopt(obj, assistant_create(account_id=obj.account_id, **fields))
+
+    def delete_model(self, request: HttpRequest, obj: Assistant) -> None:
+        assistant_delete(assistant=obj)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         assistant: Assistant = form.instance
-        instances = formset.save(commit=False)
-        for obj in instances:
-            if isinstance(obj, FaqEntry):
-                obj.account_id = assistant.account_id  # an FAQ entry belongs to its assistant's account
-            obj.save()
+        formset.save(commit=False)  # fills new_objects / changed_objects / deleted_objects, writes nothing
         for obj in formset.deleted_objects:
-            obj.delete()
+            if isinstance(obj, Scenario):
+                scenario_delete(scenario=obj)
+            elif isinstance(obj, FaqEntry):
+                faq_entry_delete(entry=obj)
+            else:
+                obj.delete()
+        for obj, changed in formset.changed_objects:
+            if isinstance(obj, Scenario):
+                scenario_update(scenario=obj, **_values(obj, [n for n in SCENARIO_WRITABLE if n in changed]))
+            elif isinstance(obj, FaqEntry):
+                faq_entry_update(entry=obj, **_values(obj, [n for n in FAQ_ENTRY_FIELDS if n in changed]))
+            else:
+                obj.save()
+        for obj in formset.new_objects:
+            if isinstance(obj, Scenario):
+                # The key was derived (or checked) for the whole formset in ScenarioInlineFormSet.clean.
+                _adopt(
+                    obj, scenario_create(assistant=assistant, key=obj.key, **_values(obj, SCENARIO_WRITABLE))
+                )
+            elif isinstance(obj, FaqEntry):
+                _adopt(obj, faq_entry_create(assistant=assistant, **_values(obj, FAQ_ENTRY_FIELDS)))
+            else:
+                obj.save()
         formset.save_m2m()
 
 
@@ -146,9 +193,19 @@ class FaqEntryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["enabled"]
     search_fields = ["question", "answer"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: FaqEntry | None = None) -> list[str]:
+        # An entry belongs to its assistant's account; moving it would leave that account behind.
+        return ["assistant"] if obj is not None and obj.pk else []
+
     def save_model(self, request: HttpRequest, obj: FaqEntry, form, change: bool) -> None:
-        obj.account_id = obj.assistant.account_id
-        super().save_model(request, obj, form, change)
+        fields = {name: form.cleaned_data[name] for name in FAQ_ENTRY_FIELDS if name in form.cleaned_data}
+        if change:
+            faq_entry_update(entry=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
+        else:
+            _adopt(obj, faq_entry_create(assistant=obj.assistant, **fields))
+
+    def delete_model(self, request: HttpRequest, obj: FaqEntry) -> None:
+        faq_entry_delete(entry=obj)
 
 
 @admin.register(CreditBalance)

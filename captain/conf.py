@@ -1,5 +1,12 @@
-"""The `CAPTAIN = {...}` settings namespace, read lazily with defaults."""
+"""The `CAPTAIN = {...}` settings namespace, read lazily with defaults (DRF's `api_settings` shape).
 
+This module is the ONE home of every default: a project's settings pass only what its deployment changes
+(config/settings.py: the environment variables it documents; tests/test_settings.py holds it to that). Three
+defaults follow the Celery time limits instead of a fixed number (`DERIVED`), so the budgets stay nested
+(`captain.checks`) whatever a deployment sets its model timeout to.
+"""
+
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -8,28 +15,36 @@ DEFAULTS: dict[str, Any] = {
     "OPENAI_BASE_URL": "http://127.0.0.1:8081/v1",
     "OPENAI_API_KEY": "local",
     "DEFAULT_MODEL": "qwen2.5-coder-0.5b-instruct",
+    # A hosted endpoint answers in seconds: 30 s per attempt and one retry (the bundled model gets more,
+    # config/settings.py CAPTAIN_BUNDLED_MODEL).
     "LLM_TIMEOUT_SECONDS": 30.0,
     "LLM_MAX_RETRIES": 1,
     "MAX_TURNS_CAP": 8,
-    "RUN_DEADLINE_SECONDS": 480.0,
-    "LOCK_TTL_SECONDS": 660,
-    # The conversation lock is a lease renewed every third of this while the run lives (services/locks.py).
-    "LOCK_LEASE_SECONDS": 30,
+    # A killed worker's conversation lock lapses after this (a live run renews it every third of it,
+    # services/locks.py).
+    "LOCK_LEASE_SECONDS": 30.0,
     "LOCK_RETRY_SECONDS": 2,
     "MAX_ATTEMPTS": 3,
     "CREDITS_PER_REPLY": 1,
+    # Named model endpoints tenants pick from (README "Model endpoints"). None: one endpoint named "default"
+    # built from OPENAI_BASE_URL / OPENAI_API_KEY, offering DEFAULT_MODEL plus EXTRA_MODELS ("name=credits,...").
     "MODEL_ENDPOINTS": None,
     "EXTRA_MODELS": "",
+    # Tenants' own endpoints (their URL, their key): whether they may add them, and credits per reply.
     "OWN_ENDPOINTS_ALLOWED": True,
     "OWN_ENDPOINT_CREDITS_PER_REPLY": 1,
+    # Fernet keys for secrets stored at rest (first one encrypts; the others still decrypt, for rotation).
+    # Empty: a key derived from SECRET_KEY (rotating SECRET_KEY then makes stored keys unreadable).
     "SECRETS_KEYS": [],
     "DEFAULT_CREDIT_LIMIT": 1000,
+    # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
     "FAQ_SCORE_THRESHOLD": None,
     "HISTORY_MESSAGES": 20,
+    # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if a
+    # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": True,
     "STORE_SPANS": True,
-    "SWEEP_AFTER_SECONDS": 120,
-    # A message whose publish failed (broker down) has no ai_enqueued_at; the sweeper takes it after this.
+    # A job whose publish failed (broker down) has no `enqueued_at`; the sweeper takes it after this.
     "SWEEP_UNPUBLISHED_AFTER_SECONDS": 10,
     # Quiet time after a customer's latest message before the AI answers, so a burst gets one reply; and the
     # longest a burst may defer the answer (a customer who never pauses is still answered).
@@ -41,12 +56,61 @@ DEFAULTS: dict[str, Any] = {
     # After a failed publish, webhooks skip the broker for this long (the sweeper enqueues their messages), so
     # an outage costs one slow publish per process and window instead of one per webhook.
     "BROKER_DOWN_BACKOFF_SECONDS": 5.0,
-    # Router model calls the semantic router may spend per customer message (docs/routing.md).
+    # Router model calls the semantic router may spend per customer message (docs/routing.md). 1: at most one
+    # small call per turn (one A-or-B question); 2 lets it ask two yes/no questions, a little more accurate on
+    # a 0.5B router model.
     "ROUTER_MODEL_CALLS_PER_MESSAGE": 1,
+}
+
+# Time budgets nest (RELIABILITY.md): worst-case run < Celery soft limit < hard limit < broker visibility
+# timeout, and the conversation lock and the sweeper wait past the hard limit.
+SOFT_LIMIT_MARGIN_SECONDS = 60
+"""After the run's deadline, time to hand the conversation to people and record the run."""
+HARD_LIMIT_MARGIN_SECONDS = 30
+PAST_HARD_LIMIT_SECONDS = 60
+"""How long after the hard limit a run is certainly dead (lock TTL, sweeper threshold)."""
+
+
+def worst_case_run_seconds(*, timeout: float, retries: int, max_turns: int) -> float:
+    """Per-call timeout x attempts x turns: the longest a run's model calls can take."""
+    return timeout * (retries + 1) * max_turns
+
+
+def task_time_limits(run_seconds: float) -> tuple[int, int]:
+    """(soft, hard) Celery time limits for runs that may take `run_seconds`."""
+    soft = int(run_seconds + SOFT_LIMIT_MARGIN_SECONDS)
+    return soft, soft + HARD_LIMIT_MARGIN_SECONDS
+
+
+def _worst_case_run() -> float:
+    return worst_case_run_seconds(
+        timeout=float(captain_setting("LLM_TIMEOUT_SECONDS")),
+        retries=int(captain_setting("LLM_MAX_RETRIES")),
+        max_turns=int(captain_setting("MAX_TURNS_CAP")),
+    )
+
+
+def _hard_limit() -> int:
+    """The project's Celery hard time limit, or the one the model budget implies when it sets none."""
+    hard = getattr(settings, "CELERY_TASK_TIME_LIMIT", None)
+    return int(hard) if hard is not None else task_time_limits(_worst_case_run())[1]
+
+
+DERIVED: dict[str, Callable[[], Any]] = {
+    # The run's own deadline: its worst case, which the soft limit exceeds (480 s with the defaults above).
+    "RUN_DEADLINE_SECONDS": _worst_case_run,
+    # The account run-slot lock outlives the hard limit (captain.E002), so a killed run frees it (630 s).
+    "LOCK_TTL_SECONDS": lambda: _hard_limit() + PAST_HARD_LIMIT_SECONDS,
+    # A message still unanswered this long after it was enqueued is re-enqueued: longer than the hard limit,
+    # so a run that is still alive is never doubled (630 s).
+    "SWEEP_AFTER_SECONDS": lambda: _hard_limit() + PAST_HARD_LIMIT_SECONDS,
 }
 
 
 def captain_setting(name: str) -> Any:
-    if name not in DEFAULTS:
+    if name not in DEFAULTS and name not in DERIVED:
         raise KeyError(f"Unknown CAPTAIN setting {name!r}")
-    return getattr(settings, "CAPTAIN", {}).get(name, DEFAULTS[name])
+    configured = getattr(settings, "CAPTAIN", {})
+    if name in configured:
+        return configured[name]
+    return DERIVED[name]() if name in DERIVED else DEFAULTS[name]

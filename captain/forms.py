@@ -1,124 +1,61 @@
-"""Validation of builder input (templates, tool allowlists, scenario keys), shared by the admin and the API,
-and the admin forms that use it.
-
-Builder-written instructions are Jinja template source. At save time they are checked statically (every branch
-may use only the declared variables, `captain.prompts.variables`) and rendered with sample variables in the same
-sandbox the runtime uses, so a template that would fail (or that tries to escape the sandbox, or to burn CPU with
-`9**99999999`) is refused when it is written, not when a customer is waiting.
+"""The admin forms of captain. They show what a builder may write; the rules themselves (template sandbox,
+tool allowlist, scenario keys, endpoint/model choices) belong to the write services in `captain.services`, which
+these forms call in `clean()` to show the same messages the API answers with.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from .crypto import secret_encrypt
-from .models import (
-    MAX_SCENARIO_KEY_LENGTH,
-    TRIAGE_KEY,
-    Assistant,
-    FaqEntry,
-    ModelEndpoint,
-    Scenario,
-    validate_scenario_key,
-)
-from .prompts import PromptTemplateError, available_variables, validate_builder_text
-from .services.model_endpoints import model_choice_errors, model_endpoint_check
+from .models import Assistant, FaqEntry, ModelEndpoint, Scenario
+from .prompts import available_variables
+from .services.assistants import ASSISTANT_FIELDS, assistant_errors
+from .services.builder import scenario_key_from_title
+from .services.faq import FAQ_ENTRY_FIELDS
+from .services.model_endpoints import model_endpoint_check
 from .services.routing import router_choice_errors
+from .services.scenarios import SCENARIO_FIELDS, scenario_errors, scenario_key_errors
 from .tools import SCENARIO_TOOL_NAMES
 
-MAX_INSTRUCTION_CHARS = 20_000
 TEMPLATE_HELP = (
     f"Jinja template. Variables: {available_variables()}; e.g. {{{{ contact.name|default('there') }}}}."
 )
 
 
-def validate_builder_template(text: str) -> None:
-    """Raise ValidationError unless `text` passes the static template check and renders with sample variables."""
-    if len(text) > MAX_INSTRUCTION_CHARS:
-        raise ValidationError(f"At most {MAX_INSTRUCTION_CHARS} characters.")
-    try:
-        validate_builder_text(text)
-    except PromptTemplateError as exc:
-        raise ValidationError(f"Template error: {exc}") from exc
-    except Exception as exc:
-        # validate_builder_text converts the usual failures; anything else (e.g. `{{ 1/0 }}`) is still the
-        # builder's template being wrong, never a server error.
-        raise ValidationError(f"Template error: {type(exc).__name__}: {exc}") from exc
-
-
-def validate_scenario_tools(tools: Iterable[str]) -> None:
-    unknown = [name for name in tools if name not in SCENARIO_TOOL_NAMES]
-    if unknown:
-        raise ValidationError(
-            f"Unknown tool(s): {', '.join(map(str, unknown))}. Allowed: {', '.join(SCENARIO_TOOL_NAMES)} "
-            "(handoff_to_human is always available and is not listed)."
-        )
-
-
-def scenario_key_from_title(title: str, *, taken: Iterable[str], position: int = 1) -> str:
-    """A stable key for a new scenario: `Refunds & returns` -> `refunds_returns`, then `_2`, `_3`...
-
-    Titles without ASCII letters or digits get `scenario_<position>`. The key is derived once, at creation.
-    """
-    taken = set(taken) | {TRIAGE_KEY}
-    base = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")[:MAX_SCENARIO_KEY_LENGTH].strip("_")
-    if not base:
-        base, n = "scenario", max(position, 1)
-        while f"{base}_{n}" in taken:
-            n += 1
-        return f"{base}_{n}"
-    candidate, n = base, 1
-    while candidate in taken:
-        n += 1
-        suffix = f"_{n}"
-        candidate = base[: MAX_SCENARIO_KEY_LENGTH - len(suffix)].rstrip("_") + suffix
-    validate_scenario_key(candidate)
-    return candidate
-
-
-# ---- admin forms -------------------------------------------------------------------------------------------
+def add_field_errors(form: forms.BaseForm, errors: Mapping[str, list[str]]) -> None:
+    """Show a service's field errors on the form (on the field when the form has it)."""
+    for name, messages in errors.items():
+        for message in messages:
+            form.add_error(name if name in form.fields else None, message)
 
 
 class AssistantAdminForm(forms.ModelForm):
     class Meta:
         model = Assistant
-        fields = [
-            "account",
-            "name",
-            "description",
-            "product_name",
-            "instructions",
-            "response_guidelines",
-            "guardrails",
-            "handoff_message",
-            "resolution_message",
-            "model_endpoint",
-            "model",
-            "temperature",
-            "max_turns",
-        ]
+        fields = ["account", *ASSISTANT_FIELDS]
         help_texts = {"instructions": f"Extra instructions for the triage assistant. {TEMPLATE_HELP}"}
 
     def clean(self) -> dict:
         cleaned = super().clean()
         account = cleaned.get("account") or getattr(self.instance, "account", None)
-        if account is not None:
-            for problem in model_choice_errors(
-                account_id=account.pk,
-                endpoint=cleaned.get("model_endpoint", ""),
-                model=cleaned.get("model", ""),
-            ):
-                self.add_error("model", problem)
+        fields = {name: cleaned[name] for name in ASSISTANT_FIELDS if name in cleaned}
+        if account is None:
+            # No account to check an endpoint/model choice against (its own field error says why).
+            fields.pop("model_endpoint", None)
+            fields.pop("model", None)
+        add_field_errors(
+            self,
+            assistant_errors(
+                account_id=account.pk if account is not None else 0,
+                fields=fields,
+                assistant=self.instance if self.instance.pk else None,
+            ),
+        )
         return cleaned
-
-    def clean_instructions(self) -> str:
-        text = self.cleaned_data.get("instructions", "")
-        validate_builder_template(text)
-        return text
 
 
 class ScenarioAdminForm(forms.ModelForm):
@@ -133,7 +70,7 @@ class ScenarioAdminForm(forms.ModelForm):
 
     class Meta:
         model = Scenario
-        fields = ["title", "key", "description", "instruction", "tools", "enabled"]
+        fields = list(SCENARIO_FIELDS)
         help_texts = {"instruction": f"How this specialist handles the conversation. {TEMPLATE_HELP}"}
 
     def __init__(self, *args, **kwargs):
@@ -147,18 +84,14 @@ class ScenarioAdminForm(forms.ModelForm):
             key.required = False
             key.help_text = "Leave blank to derive it from the title. It cannot be changed later."
 
-    def clean_instruction(self) -> str:
-        text = self.cleaned_data.get("instruction", "")
-        validate_builder_template(text)
-        return text
-
     def clean_tools(self) -> list[str]:
-        tools = list(dict.fromkeys(self.cleaned_data.get("tools") or []))
-        validate_scenario_tools(tools)
-        return tools
+        return list(dict.fromkeys(self.cleaned_data.get("tools") or []))
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        add_field_errors(
+            self, scenario_errors(fields={k: cleaned[k] for k in ("instruction", "tools") if k in cleaned})
+        )
         if not self.instance.pk and not cleaned.get("key") and cleaned.get("title"):
             taken = (
                 Scenario.objects.filter(assistant_id=self.instance.assistant_id).values_list("key", flat=True)
@@ -188,10 +121,10 @@ class ScenarioInlineFormSet(forms.BaseInlineFormSet):
             key = form.cleaned_data.get("key")
             if getattr(form, "key_derived", False) or not key:
                 continue
-            if key in existing:
-                # The inline's foreign key is excluded from model validation, so the database constraint
-                # would be the first to notice: say it here instead.
-                form.add_error("key", f"This assistant already has a scenario with key '{key}'.")
+            # The inline's foreign key is excluded from model validation, so the database constraint would be
+            # the first to notice: the service's rule says it here instead, on the row.
+            for error in scenario_key_errors(assistant=self.instance, key=key, taken=existing):
+                form.add_error("key", error)
             taken.add(key)
         for position, form in enumerate(new_forms, start=len(existing) + 1):
             if getattr(form, "key_derived", False):
@@ -204,7 +137,7 @@ class ScenarioInlineFormSet(forms.BaseInlineFormSet):
 class FaqEntryAdminForm(forms.ModelForm):
     class Meta:
         model = FaqEntry
-        fields = ["assistant", "question", "answer", "enabled"]
+        fields = ["assistant", *FAQ_ENTRY_FIELDS]
 
 
 # ---- routing graph inlines (docs/routing.md) ------------------------------------------------------------------

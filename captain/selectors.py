@@ -6,17 +6,27 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Prefetch, QuerySet, Sum
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
 from helpdesk.models import Conversation
 
-from .models import Assistant, AssistantInbox, CreditLedgerEntry, FaqEntry, Run, Scenario, SpanRecord
+from .models import (
+    Assistant,
+    AssistantInbox,
+    CreditLedgerEntry,
+    FaqEntry,
+    RoutingDecision,
+    Run,
+    Scenario,
+    SpanRecord,
+)
 from .services.credits import credit_balance_for
 
 CREDIT_USAGE_DAYS = 30
+HANDED_OVER = (Run.Outcome.HUMAN_HANDOFF, Run.Outcome.ERROR)
 
 
 def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
@@ -118,3 +128,76 @@ def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:
         for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
             grouped[span.trace_id].append(span)
     return grouped
+
+
+def conversation_routing_decisions(*, conversation: Conversation) -> QuerySet[RoutingDecision]:
+    """Routing decisions of a conversation (from `access_conversation`), oldest first."""
+    return RoutingDecision.objects.filter(conversation=conversation).order_by("id")
+
+
+@dataclass(frozen=True)
+class AssistantRates:
+    assistant_id: int | None
+    name: str
+    conversations: int
+    """Conversations the AI worked on in the period (skipped runs do not count)."""
+    runs: int
+    handed_over: int
+    resolved: int
+    """Conversations the AI resolved without handing them to people."""
+
+    @property
+    def handoff_rate(self) -> float:
+        return self.handed_over / self.conversations if self.conversations else 0.0
+
+    @property
+    def resolution_rate(self) -> float:
+        return self.resolved / self.conversations if self.conversations else 0.0
+
+
+def assistant_rates(*, account_id: int, since: dt.datetime) -> list[AssistantRates]:
+    """Per assistant, from Run rows: one grouped query (assistant, conversation), folded here. Its size is the
+    number of conversations the AI touched in the window, not the number of messages."""
+    rows = (
+        Run.objects.filter(account_id=account_id, created_at__gte=since)
+        .exclude(outcome=Run.Outcome.SKIPPED)
+        .values("assistant_id", "assistant__name", "conversation_id")
+        .annotate(
+            runs=Count("id"),
+            handoffs=Count("id", filter=Q(outcome__in=HANDED_OVER)),
+            resolves=Count("id", filter=Q(outcome=Run.Outcome.RESOLVE)),
+        )
+    )
+    totals: dict[int | None, dict] = defaultdict(
+        lambda: {"name": "", "conversations": 0, "runs": 0, "handed_over": 0, "resolved": 0}
+    )
+    for row in rows:
+        entry = totals[row["assistant_id"]]
+        entry["name"] = row["assistant__name"] or "(deleted assistant)"
+        entry["conversations"] += 1
+        entry["runs"] += row["runs"]
+        entry["handed_over"] += bool(row["handoffs"])
+        entry["resolved"] += bool(row["resolves"]) and not row["handoffs"]
+    return [
+        AssistantRates(assistant_id=k, **v) for k, v in sorted(totals.items(), key=lambda kv: kv[1]["name"])
+    ]
+
+
+def scenario_titles(*, account_id: int) -> dict[str, str]:
+    """Scenario key -> title over the account's assistants (for a key used by several, the oldest title)."""
+    return dict(
+        Scenario.objects.filter(assistant__account_id=account_id).values_list("key", "title").order_by("-id")
+    )
+
+
+def credits_by_message(*, message_ids: list[int]) -> dict[int, int]:
+    """Net credits per reply message (a refunded reply nets to zero), one query for the page."""
+    if not message_ids:
+        return {}
+    rows = (
+        CreditLedgerEntry.objects.filter(message_id__in=message_ids)
+        .values("message_id")
+        .annotate(net=Sum("amount"))
+        .values_list("message_id", "net")
+    )
+    return dict(rows)

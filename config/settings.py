@@ -7,11 +7,16 @@ variables move the same code to real infrastructure.
 
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
+
+from captain.conf import DEFAULTS as CAPTAIN_DEFAULTS
+from captain.conf import task_time_limits, worst_case_run_seconds
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HELPDESK_VAR_DIR", BASE_DIR / "var"))
@@ -28,6 +33,21 @@ def env_int(name: str, default: int) -> int:
 
 def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
+
+
+def env_flag(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(value: str) -> list[str]:
+    """Comma-separated, blanks dropped."""
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_settings(variables: dict[str, tuple[str, Callable[[str], Any]]]) -> dict[str, Any]:
+    """{setting: parse(value)} for each environment variable of `variables` that is set, and nothing else: the
+    defaults live in the apps' conf modules, so a value is written in one place."""
+    return {key: parse(os.environ[name]) for key, (name, parse) in variables.items() if name in os.environ}
 
 
 # DEBUG is off unless asked for: scripts/run asks for it (DJANGO_DEBUG=1) for the embedded demo. With DEBUG off,
@@ -223,23 +243,34 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 # Time budgets nest (RELIABILITY.md): per LLM call timeout x (retries + 1) x max turns < soft limit < hard limit
-# < broker visibility timeout < conversation lock TTL is checked by `captain.checks`.
+# < broker visibility timeout < conversation lock TTL is checked by `captain.checks`; the chain's margins and
+# the model defaults live in `captain.conf`, here only what the environment changes.
 # The bundled model runs on this machine's CPU (scripts/run sets CAPTAIN_BUNDLED_MODEL=1 when it starts it): it
 # generated 1.4 tokens/s on 2 busy cores, so one reply can take minutes, and retrying a call that timed out on a
-# saturated CPU only waits again. A hosted endpoint answers in seconds: 30 s per attempt and one retry.
+# saturated CPU only waits again: 180 s per attempt and no retry (an explicit CAPTAIN_LLM_* still wins).
 BUNDLED_MODEL = env_bool("CAPTAIN_BUNDLED_MODEL", False)
-LLM_TIMEOUT_SECONDS = env_float("CAPTAIN_LLM_TIMEOUT", 180.0 if BUNDLED_MODEL else 30.0)
-LLM_MAX_RETRIES = env_int("CAPTAIN_LLM_MAX_RETRIES", 0 if BUNDLED_MODEL else 1)
-MAX_TURNS_CAP = env_int("CAPTAIN_MAX_TURNS_CAP", 8)
-RUN_BUDGET_SECONDS = LLM_TIMEOUT_SECONDS * (LLM_MAX_RETRIES + 1) * MAX_TURNS_CAP
+CAPTAIN_MODEL_BUDGET = {
+    **({"LLM_TIMEOUT_SECONDS": 180.0, "LLM_MAX_RETRIES": 0} if BUNDLED_MODEL else {}),
+    **env_settings(
+        {
+            "LLM_TIMEOUT_SECONDS": ("CAPTAIN_LLM_TIMEOUT", float),
+            "LLM_MAX_RETRIES": ("CAPTAIN_LLM_MAX_RETRIES", int),
+            "MAX_TURNS_CAP": ("CAPTAIN_MAX_TURNS_CAP", int),
+        }
+    ),
+}
+RUN_BUDGET_SECONDS = worst_case_run_seconds(
+    timeout=CAPTAIN_MODEL_BUDGET.get("LLM_TIMEOUT_SECONDS", CAPTAIN_DEFAULTS["LLM_TIMEOUT_SECONDS"]),
+    retries=CAPTAIN_MODEL_BUDGET.get("LLM_MAX_RETRIES", CAPTAIN_DEFAULTS["LLM_MAX_RETRIES"]),
+    max_turns=CAPTAIN_MODEL_BUDGET.get("MAX_TURNS_CAP", CAPTAIN_DEFAULTS["MAX_TURNS_CAP"]),
+)
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = int(RUN_BUDGET_SECONDS + 60)
-CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 30
+CELERY_TASK_SOFT_TIME_LIMIT, CELERY_TASK_TIME_LIMIT = task_time_limits(RUN_BUDGET_SECONDS)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CELERY_TASK_TIME_LIMIT * 2,
     # A webhook must answer fast even when Redis is down: fail the publish quickly, the message is already
@@ -268,76 +299,69 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# The apps' settings namespaces hold only what this deployment changes: every default lives in the app's conf
+# module (helpdesk/conf.py, captain/conf.py, with why it is what it is), and each line below names the environment
+# variable that overrides it (tests/test_settings.py fails if a default is written here again).
 HELPDESK = {
-    # Import path of the object that answers customers; `captain` plugs in here so helpdesk never imports it.
+    # Project wiring, not a default: `captain` answers customers (helpdesk's own default is no AI), plugged in
+    # by import path so helpdesk never imports it.
     "AI_RESPONDER": os.environ.get("HELPDESK_AI_RESPONDER", "captain.integration.responder"),
-    "WEBHOOK_REPLAY_WINDOW_SECONDS": 300,
-    "WEBHOOK_MAX_JSON_DEPTH": 20,
-    # Per inbox; an inbox may set its own. Over the limit: 429 + Retry-After (providers retry), nothing stored.
-    "WEBHOOK_RATE_LIMIT_PER_MINUTE": env_int("HELPDESK_WEBHOOK_RATE_LIMIT", 6000),
-    # Per client address; only failed authentications count, and a signed request is never refused by it.
-    "WEBHOOK_AUTH_FAILURES_PER_MINUTE": env_int("HELPDESK_WEBHOOK_AUTH_FAILURE_LIMIT", 60),
-    "DELIVERY_MAX_RETRIES": env_int("HELPDESK_DELIVERY_MAX_RETRIES", 5),
-    "OUTBOX_UNPUBLISHED_AFTER_SECONDS": env_int("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", 10),
-    "DELIVERY_TIMEOUT_SECONDS": env_float("HELPDESK_DELIVERY_TIMEOUT", 10.0),
-    "DELIVERY_BACKOFF_SECONDS": env_float("HELPDESK_DELIVERY_BACKOFF", 2.0),
-    # Outbound policy for tenant URLs (README "Security"): comma-separated host names, addresses or networks
-    # that may be private or use plain http, e.g. "127.0.0.1,localhost" (scripts/run sets that for the demo).
-    "OUTBOUND_ALLOWED_HOSTS": [
-        h.strip() for h in os.environ.get("HELPDESK_OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()
-    ],
-    "OUTBOUND_ALLOW_HTTP": env_bool("HELPDESK_OUTBOUND_ALLOW_HTTP", False),
-    "OUTBOUND_MAX_RESPONSE_BYTES": env_int("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", 1_048_576),
+    **env_settings(
+        {
+            # Per inbox (an inbox may set its own); over it: 429 + Retry-After (providers retry), nothing stored.
+            "WEBHOOK_RATE_LIMIT_PER_MINUTE": ("HELPDESK_WEBHOOK_RATE_LIMIT", int),
+            # Per client address; only failed authentications count, a signed request is never refused by it.
+            "WEBHOOK_AUTH_FAILURES_PER_MINUTE": ("HELPDESK_WEBHOOK_AUTH_FAILURE_LIMIT", int),
+            "DELIVERY_MAX_RETRIES": ("HELPDESK_DELIVERY_MAX_RETRIES", int),
+            "OUTBOX_UNPUBLISHED_AFTER_SECONDS": ("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", int),
+            "DELIVERY_TIMEOUT_SECONDS": ("HELPDESK_DELIVERY_TIMEOUT", float),
+            "DELIVERY_BACKOFF_SECONDS": ("HELPDESK_DELIVERY_BACKOFF", float),
+            # Outbound policy for tenant URLs (README "Security"): comma-separated host names, addresses or
+            # networks that may be private or use plain http, e.g. "127.0.0.1,localhost" (scripts/run's demo).
+            "OUTBOUND_ALLOWED_HOSTS": ("HELPDESK_OUTBOUND_ALLOWED_HOSTS", env_list),
+            "OUTBOUND_ALLOW_HTTP": ("HELPDESK_OUTBOUND_ALLOW_HTTP", env_flag),
+            "OUTBOUND_MAX_RESPONSE_BYTES": ("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", int),
+        }
+    ),
 }
 
 CAPTAIN = {
-    "OPENAI_BASE_URL": os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1"),
-    "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "local"),
-    "DEFAULT_MODEL": os.environ.get("CAPTAIN_MODEL", "qwen2.5-coder-0.5b-instruct"),
-    "LLM_TIMEOUT_SECONDS": LLM_TIMEOUT_SECONDS,
-    "LLM_MAX_RETRIES": LLM_MAX_RETRIES,
-    "MAX_TURNS_CAP": MAX_TURNS_CAP,
-    "RUN_DEADLINE_SECONDS": RUN_BUDGET_SECONDS,
-    "LOCK_TTL_SECONDS": CELERY_TASK_TIME_LIMIT + 60,
-    # A killed worker's conversation lock lapses after this (a live run renews it every third of it).
-    "LOCK_LEASE_SECONDS": env_float("CAPTAIN_LOCK_LEASE_SECONDS", 30.0),
-    "LOCK_RETRY_SECONDS": 2,
-    "MAX_ATTEMPTS": env_int("CAPTAIN_MAX_ATTEMPTS", 3),
-    "CREDITS_PER_REPLY": env_int("CAPTAIN_CREDITS_PER_REPLY", 1),
-    # Named model endpoints tenants pick from (README "Model endpoints"). None: one endpoint named "default"
-    # built from OPENAI_BASE_URL / OPENAI_API_KEY, offering CAPTAIN_MODEL plus the models in CAPTAIN_MODELS
-    # ("name=credits,..."). A JSON object in CAPTAIN_MODEL_ENDPOINTS replaces it (system check captain.E002); keys are read from the env
-    # variable each endpoint names (`api_key_env`), so the JSON holds no secret.
-    "MODEL_ENDPOINTS": os.environ.get("CAPTAIN_MODEL_ENDPOINTS") or None,
-    "EXTRA_MODELS": os.environ.get("CAPTAIN_MODELS", ""),
-    # Tenants' own endpoints (their URL, their key): credits per reply, and whether they may add them at all.
-    "OWN_ENDPOINTS_ALLOWED": env_bool("CAPTAIN_OWN_ENDPOINTS_ALLOWED", True),
-    "OWN_ENDPOINT_CREDITS_PER_REPLY": env_int("CAPTAIN_OWN_ENDPOINT_CREDITS_PER_REPLY", 1),
-    # Fernet keys for secrets stored at rest (first one encrypts; the others still decrypt, for rotation).
-    # Empty: a key derived from SECRET_KEY (rotating SECRET_KEY then makes stored keys unreadable).
-    "SECRETS_KEYS": [k for k in os.environ.get("CAPTAIN_SECRETS_KEYS", "").split(",") if k.strip()],
-    "DEFAULT_CREDIT_LIMIT": env_int("CAPTAIN_DEFAULT_CREDIT_LIMIT", 1000),
-    # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
-    "FAQ_SCORE_THRESHOLD": float(os.environ["CAPTAIN_FAQ_THRESHOLD"])
-    if "CAPTAIN_FAQ_THRESHOLD" in os.environ
-    else None,
-    # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if your
-    # privacy policy forbids keeping message bodies in telemetry.
-    "RECORD_CONTENT": env_bool("CAPTAIN_RECORD_CONTENT", True),
-    "STORE_SPANS": env_bool("CAPTAIN_STORE_SPANS", True),
-    "SWEEP_AFTER_SECONDS": env_int("CAPTAIN_SWEEP_AFTER_SECONDS", CELERY_TASK_TIME_LIMIT + 60),
-    "SWEEP_UNPUBLISHED_AFTER_SECONDS": env_int("CAPTAIN_SWEEP_UNPUBLISHED_AFTER_SECONDS", 10),
-    # docs/reliability.md: a burst of customer messages within this window gets one reply.
-    "DEBOUNCE_SECONDS": env_float("CAPTAIN_DEBOUNCE_SECONDS", 1.5),
-    "DEBOUNCE_MAX_SECONDS": env_float("CAPTAIN_DEBOUNCE_MAX_SECONDS", 6.0),
-    # Over the cap, runs wait in the queue (task retried), they are not refused.
-    "MAX_CONCURRENT_RUNS_PER_ACCOUNT": env_int("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", 4),
-    "ACCOUNT_BUSY_RETRY_SECONDS": env_int("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", 3),
-    "BROKER_DOWN_BACKOFF_SECONDS": env_float("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", 5.0),
-    # docs/routing.md: router model calls the semantic router may spend per customer message. 1: at most one
-    # small call per turn (one A-or-B question); 2 lets it ask two yes/no questions, a little more accurate on
-    # a 0.5B router model.
-    "ROUTER_MODEL_CALLS_PER_MESSAGE": env_int("CAPTAIN_ROUTER_MODEL_CALLS_PER_MESSAGE", 1),
+    **CAPTAIN_MODEL_BUDGET,
+    **env_settings(
+        {
+            "OPENAI_BASE_URL": ("OPENAI_BASE_URL", str),
+            "OPENAI_API_KEY": ("OPENAI_API_KEY", str),
+            "DEFAULT_MODEL": ("CAPTAIN_MODEL", str),
+            "LOCK_LEASE_SECONDS": ("CAPTAIN_LOCK_LEASE_SECONDS", float),
+            "MAX_ATTEMPTS": ("CAPTAIN_MAX_ATTEMPTS", int),
+            "CREDITS_PER_REPLY": ("CAPTAIN_CREDITS_PER_REPLY", int),
+            # JSON naming each endpoint's base_url, key variable (api_key_env) and models (system check
+            # captain.E002); empty means the one "default" endpoint. CAPTAIN_MODELS: "name=credits,...".
+            "MODEL_ENDPOINTS": ("CAPTAIN_MODEL_ENDPOINTS", lambda value: value or None),
+            "EXTRA_MODELS": ("CAPTAIN_MODELS", str),
+            "OWN_ENDPOINTS_ALLOWED": ("CAPTAIN_OWN_ENDPOINTS_ALLOWED", env_flag),
+            "OWN_ENDPOINT_CREDITS_PER_REPLY": ("CAPTAIN_OWN_ENDPOINT_CREDITS_PER_REPLY", int),
+            # Comma-separated Fernet keys (the first encrypts; the others still decrypt, for rotation).
+            "SECRETS_KEYS": (
+                "CAPTAIN_SECRETS_KEYS",
+                lambda value: [k for k in value.split(",") if k.strip()],
+            ),
+            "DEFAULT_CREDIT_LIMIT": ("CAPTAIN_DEFAULT_CREDIT_LIMIT", int),
+            "FAQ_SCORE_THRESHOLD": ("CAPTAIN_FAQ_THRESHOLD", float),
+            "RECORD_CONTENT": ("CAPTAIN_RECORD_CONTENT", env_flag),
+            "STORE_SPANS": ("CAPTAIN_STORE_SPANS", env_flag),
+            "SWEEP_AFTER_SECONDS": ("CAPTAIN_SWEEP_AFTER_SECONDS", int),
+            "SWEEP_UNPUBLISHED_AFTER_SECONDS": ("CAPTAIN_SWEEP_UNPUBLISHED_AFTER_SECONDS", int),
+            # docs/reliability.md: a burst of customer messages within this window gets one reply.
+            "DEBOUNCE_SECONDS": ("CAPTAIN_DEBOUNCE_SECONDS", float),
+            "DEBOUNCE_MAX_SECONDS": ("CAPTAIN_DEBOUNCE_MAX_SECONDS", float),
+            "MAX_CONCURRENT_RUNS_PER_ACCOUNT": ("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", int),
+            "ACCOUNT_BUSY_RETRY_SECONDS": ("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", int),
+            "BROKER_DOWN_BACKOFF_SECONDS": ("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", float),
+            # docs/routing.md: router model calls the semantic router may spend per customer message.
+            "ROUTER_MODEL_CALLS_PER_MESSAGE": ("CAPTAIN_ROUTER_MODEL_CALLS_PER_MESSAGE", int),
+        }
+    ),
 }
 
 LOGGING = {

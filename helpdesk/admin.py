@@ -22,7 +22,17 @@ from django.utils.html import format_html
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from helpdesk.channels.provider_config import validate_provider_config
-from helpdesk.models import Account, Contact, ContactInbox, Conversation, Inbox, Label, Membership, Message
+from helpdesk.models import (
+    Account,
+    Contact,
+    ContactInbox,
+    Conversation,
+    Delivery,
+    Inbox,
+    Label,
+    Membership,
+    Message,
+)
 from helpdesk.outbound import validate_outbound_url
 
 # ---- tenant scoping ----------------------------------------------------------------------------------------
@@ -387,6 +397,12 @@ class LabelAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 RECENT_MESSAGES = 50
 
 
+def delivery_status_display(message: Message) -> str:
+    """The outbox state from the message's `Delivery` (select it with the message); notes have none."""
+    delivery: Delivery | None = getattr(message, "delivery", None)
+    return delivery.get_status_display() if delivery is not None else "Not sent"
+
+
 class RecentMessagesFormSet(forms.BaseInlineFormSet):
     """Only the latest RECENT_MESSAGES messages: a long thread must not make the change page huge."""
 
@@ -396,7 +412,9 @@ class RecentMessagesFormSet(forms.BaseInlineFormSet):
             recent_ids = list(
                 everything.order_by("-created_at", "-id").values_list("pk", flat=True)[:RECENT_MESSAGES]
             )
-            self._recent = everything.filter(pk__in=recent_ids).order_by("created_at", "id")
+            self._recent = (
+                everything.filter(pk__in=recent_ids).select_related("delivery").order_by("created_at", "id")
+            )
         return self._recent
 
 
@@ -418,6 +436,10 @@ class MessageInline(AccountScopedInlineMixin, admin.TabularInline):
     readonly_fields = fields
     can_delete = False
     show_change_link = True
+
+    @admin.display(description="Delivery status")
+    def delivery_status(self, message: Message) -> str:
+        return delivery_status_display(message)
 
 
 @admin.register(Conversation)
@@ -471,9 +493,13 @@ class MessageAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         "delivery_status",
         "created_at",
     ]
-    list_filter = ["message_type", "delivery_status", "ai_status"]
-    list_select_related = ["conversation"]
+    list_filter = ["message_type", "delivery__status"]
+    list_select_related = ["conversation", "delivery"]
     search_fields = ["content"]
+
+    @admin.display(description="Delivery status")
+    def delivery_status(self, message: Message) -> str:
+        return delivery_status_display(message)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Message | None = None) -> list[str]:
         return [f.name for f in Message._meta.concrete_fields]

@@ -1,4 +1,8 @@
-"""The `HELPDESK = {...}` settings namespace, read lazily with defaults (DRF's `api_settings` shape)."""
+"""The `HELPDESK = {...}` settings namespace, read lazily with defaults (DRF's `api_settings` shape).
+
+This module is the one home of every default: a project's settings pass only what its deployment changes
+(config/settings.py: the environment variables it documents; tests/test_settings.py holds it to that).
+"""
 
 from functools import cache
 from typing import Any
@@ -44,6 +48,8 @@ def _load_responder(path: str) -> Any:
 def ai_responder() -> Any:
     """The object that answers customers automatically (captain's, unless configured otherwise), or None.
 
-    It offers `handles_inbox(inbox) -> bool` and `message_received(message) -> None` (called after commit).
+    It offers `handles_inbox(inbox) -> bool`, `message_stored(message) -> None` (called inside the ingest
+    transaction for a message it will answer, to record its job) and `message_received(message_id) -> None`
+    (called after commit).
     """
     return _load_responder(helpdesk_setting("AI_RESPONDER"))

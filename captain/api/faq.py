@@ -9,15 +9,16 @@ from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 
-from ..models import Assistant, FaqEntry
+from ..models import FaqEntry
 from ..selectors import access_assistant, access_faq_entry, faq_entry_list
+from ..services.faq import FAQ_ENTRY_FIELDS, faq_entry_create, faq_entry_delete, faq_entry_update
 
 
 class FaqEntryOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = FaqEntry
         ref_name = "FaqEntry"
-        fields = ["id", "question", "answer", "enabled", "created_at"]
+        fields = ["id", *FAQ_ENTRY_FIELDS, "created_at"]
         read_only_fields = fields
 
 
@@ -28,18 +29,6 @@ class FaqEntryInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "FaqEntryInput"
-
-
-def faq_entry_create(*, assistant: Assistant, data: dict) -> FaqEntry:
-    return FaqEntry.objects.create(assistant=assistant, account_id=assistant.account_id, **data)
-
-
-def faq_entry_update(*, entry: FaqEntry, data: dict) -> FaqEntry:
-    for name, value in data.items():
-        setattr(entry, name, value)
-    if data:
-        entry.save(update_fields=list(data))
-    return entry
 
 
 class FaqEntryCollectionApi(AccountAdminOrReadOnlyApi):
@@ -64,7 +53,7 @@ class FaqEntryCollectionApi(AccountAdminOrReadOnlyApi):
         assistant = access_assistant(account_id=self.account_id, assistant_id=assistant_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = faq_entry_create(assistant=assistant, data=dict(data.validated_data))
+        entry = faq_entry_create(assistant=assistant, **data.validated_data)
         return Response(self.OutputSerializer(entry).data, status=status.HTTP_201_CREATED)
 
 
@@ -86,7 +75,7 @@ class FaqEntryDetailApi(AccountAdminOrReadOnlyApi):
         entry = self._entry(assistant_id, faq_entry_id)
         data = self.InputSerializer(entry, data=request.data, partial=partial)
         data.is_valid(raise_exception=True)
-        entry = faq_entry_update(entry=entry, data=dict(data.validated_data))
+        entry = faq_entry_update(entry=entry, **data.validated_data)
         return Response(self.OutputSerializer(entry).data)
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
@@ -99,5 +88,5 @@ class FaqEntryDetailApi(AccountAdminOrReadOnlyApi):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, account_id: int, assistant_id: int, faq_entry_id: int) -> Response:
-        self._entry(assistant_id, faq_entry_id).delete()
+        faq_entry_delete(entry=self._entry(assistant_id, faq_entry_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -19,7 +19,7 @@ from helpdesk.selectors import access_conversation
 
 from ..models import RoutingDecision, RoutingMode, RoutingRule, RoutingTiming
 from ..runtime.routing import GraphError
-from ..selectors import access_assistant
+from ..selectors import access_assistant, conversation_routing_decisions
 from ..services.routing import GraphSpec, routing_disable, routing_get, routing_graph, routing_replace
 
 
@@ -164,7 +164,7 @@ class ConversationRoutingDecisionsApi(AccountAdminApi):
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         turns: dict[tuple, dict] = {}
-        for decision in RoutingDecision.objects.filter(conversation=conversation).order_by("id"):
+        for decision in conversation_routing_decisions(conversation=conversation):
             key = (decision.message_id, decision.trace_id)
             turn = turns.setdefault(
                 key, {"message": decision.message_id, "trace_id": decision.trace_id, "decisions": []}

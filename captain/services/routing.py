@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import (
@@ -20,6 +21,7 @@ from ..models import (
     RoutingConfig,
     RoutingDecision,
     RoutingEdge,
+    RoutingMode,
     RoutingNode,
     RoutingRule,
     Scenario,
@@ -42,7 +44,8 @@ class GraphSpec:
 
 def _scenario_keys(assistant: Assistant) -> tuple[set[str], set[str]]:
     """(enabled keys, disabled keys) of the assistant's own scenarios."""
-    enabled, disabled = set(), set()
+    enabled: set[str] = set()
+    disabled: set[str] = set()
     for key, on in Scenario.objects.filter(assistant=assistant).values_list("key", "enabled"):
         (enabled if on else disabled).add(key)
     return enabled, disabled
@@ -147,8 +150,9 @@ def _spec_from_db(assistant: Assistant) -> GraphSpec:
             "router_model": config.router_model,
             "router_endpoint": config.router_endpoint,
         },
-        nodes=list(
-            RoutingNode.objects.filter(assistant=assistant).values(
+        nodes=[
+            dict(row)
+            for row in RoutingNode.objects.filter(assistant=assistant).values(
                 "key",
                 "mode",
                 "timing",
@@ -159,13 +163,14 @@ def _spec_from_db(assistant: Assistant) -> GraphSpec:
                 "is_global",
                 "examples",
             )
-        ),
+        ],
         edges=list(RoutingEdge.objects.filter(assistant=assistant).values_list("source", "target")),
-        rules=list(
-            RoutingRule.objects.filter(assistant=assistant).values(
+        rules=[
+            dict(row)
+            for row in RoutingRule.objects.filter(assistant=assistant).values(
                 "node", "position", "match", "value", "target"
             )
-        ),
+        ],
     )
 
 
@@ -242,6 +247,28 @@ def routing_enable_default(*, assistant: Assistant) -> RoutingConfig:
     """Turn graph routing on with the defaults (new assistants); an existing configuration is left as it is."""
     config, _ = RoutingConfig.objects.get_or_create(assistant=assistant)
     return config
+
+
+def routing_config_update(*, assistant: Assistant, default_mode: str) -> RoutingConfig:
+    """Turn graph routing on (if it was off) with `default_mode` for nodes that do not name their own."""
+    if default_mode not in RoutingMode.values:
+        raise ValidationError({"default_mode": [f"One of: {', '.join(RoutingMode.values)}."]})
+    config, _ = RoutingConfig.objects.update_or_create(
+        assistant=assistant, defaults={"default_mode": default_mode}
+    )
+    return config
+
+
+def routing_node_examples_set(*, assistant: Assistant, key: str, examples: list[str]) -> RoutingNode:
+    """The phrases the semantic router compares a customer message with for node `key` (its other settings,
+    or the defaults for a node without a row, stay)."""
+    errors = _reference_errors(assistant, "node", key, target=False)
+    if errors:
+        raise ValidationError({"key": errors})
+    node, _ = RoutingNode.objects.update_or_create(
+        assistant=assistant, key=key, defaults={"examples": examples}
+    )
+    return node
 
 
 def routing_get(*, assistant: Assistant) -> GraphSpec:

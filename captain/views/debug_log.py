@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from helpdesk.models import Membership
-from helpdesk.views import queries as dashboard_queries
+from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context
 
-from ..models import CreditLedgerEntry, Run
-from ..selectors import conversation_runs, spans_by_trace
+from ..models import Run
+from ..selectors import conversation_runs, credits_by_message, spans_by_trace
 from .trace_tree import SpanNode, agents_involved, count_kind, span_tree
 
 RUNS_PER_PAGE = 10
@@ -36,23 +36,10 @@ class RunLog:
     tool_calls: int
 
 
-def credits_by_message(message_ids: list[int]) -> dict[int, int]:
-    """Net credits per reply message (a refunded reply nets to zero), one query for the page."""
-    if not message_ids:
-        return {}
-    rows = (
-        CreditLedgerEntry.objects.filter(message_id__in=message_ids)
-        .values("message_id")
-        .annotate(net=Sum("amount"))
-        .values_list("message_id", "net")
-    )
-    return dict(rows)
-
-
 def run_logs(runs: list[Run]) -> list[RunLog]:
     """Runs with their span trees: 1 query for the spans of all runs, 1 for their credits."""
     spans = spans_by_trace(runs=runs)
-    credits = credits_by_message([r.reply_message_id for r in runs if r.reply_message_id])
+    credits = credits_by_message(message_ids=[r.reply_message_id for r in runs if r.reply_message_id])
     logs = []
     for run in runs:
         roots = span_tree(spans.get(run.trace_id, []) if run.trace_id else [])
@@ -75,9 +62,7 @@ def conversation_runs_page(
     request: HttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
     """`?message=<id>` narrows to the run that a message triggered or that wrote it (links from the thread)."""
-    conversation = dashboard_queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     runs = conversation_runs(conversation=conversation).select_related(
         "trigger_message", "reply_message", "assistant"
     )

@@ -100,6 +100,7 @@ class ConversationDetailApi(AccountApi):
 
 class MessageOutputSerializer(serializers.ModelSerializer):
     sender_name = serializers.SerializerMethodField()
+    delivery_status = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -126,6 +127,11 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         if message.sender_type == Message.SenderType.ASSISTANT:
             return message.ai_agent_name or "AI assistant"
         return message.get_sender_type_display()
+
+    def get_delivery_status(self, message: Message) -> str:
+        """The message's `Delivery` status (selected with the message); "none" for one never queued."""
+        delivery = getattr(message, "delivery", None)
+        return delivery.status if delivery is not None else "none"
 
 
 class ConversationMessagesApi(AccountApi):

@@ -23,9 +23,10 @@ from helpdesk.api.webhooks import admit
 from helpdesk.channels import slack, telegram, whatsapp
 from helpdesk.channels.base import InboundMessage, WebhookRejected, fit_for_storage, parse_json_body
 from helpdesk.conf import helpdesk_setting
+from helpdesk.delivery.outcomes import delivery_report_failure
 from helpdesk.models import Inbox
+from helpdesk.selectors import inbox_for_webhook
 from helpdesk.services.messages import message_ingest
-from helpdesk.services.outbound import outbound_report_failure
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def _handle(
 ) -> HttpResponse:
     with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
         span.set_attribute(tracing.ATTR_CHANNEL, channel_type)
-        inbox = Inbox.objects.filter(webhook_token=webhook_token, channel_type=channel_type).first()
+        inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=channel_type)
         if inbox is None:
             return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
         span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
@@ -142,7 +143,7 @@ def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[I
     inbound_messages = [fit_for_storage(m) for m in whatsapp.parse(payload, phone_number_id=phone_number_id)]
     for failed in whatsapp.failed_statuses(payload, phone_number_id=phone_number_id):
         # Not a customer message, but the only way Meta tells us a reply never arrived (e.g. 131047).
-        outbound_report_failure(
+        delivery_report_failure(
             inbox=inbox, provider_message_id=failed.provider_message_id, error=failed.error
         )
     return inbound_messages

@@ -17,6 +17,7 @@ from helpdesk.channels.base import WebhookRejected, fit_for_storage, parse_json_
 from helpdesk.client_address import client_ip
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
+from helpdesk.selectors import inbox_for_webhook
 from helpdesk.services.messages import message_ingest
 from helpdesk.services.rate_limits import (
     RateLimitDecision,
@@ -84,7 +85,7 @@ def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonRespons
     """`POST /webhooks/api/<token>/`: the generic signed API channel."""
     with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
         span.set_attribute(tracing.ATTR_CHANNEL, Inbox.ChannelType.API)
-        inbox = Inbox.objects.filter(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API).first()
+        inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API)
         if inbox is None:
             return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
         span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)

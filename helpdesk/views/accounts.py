@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from helpdesk.models import Membership
+from helpdesk.selectors import landing_membership
 
 from .base import SESSION_ACCOUNT_KEY, account_view
 
@@ -18,10 +19,7 @@ DEFAULT_FOLDER = "needs-people"
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """The last account used in this session, else the first one; a user in no account sees why."""
-    memberships = Membership.objects.filter(user=request.user)
-    last = request.session.get(SESSION_ACCOUNT_KEY)
-    chosen = memberships.filter(account_id=last).first() if last else None
-    chosen = chosen or memberships.order_by("account_id").first()
+    chosen = landing_membership(user=request.user, last_account_id=request.session.get(SESSION_ACCOUNT_KEY))
     if chosen is None:
         return render(request, "dashboard/no_account.html", status=403)
     return redirect("dashboard:conversation-list", chosen.account_id, DEFAULT_FOLDER)

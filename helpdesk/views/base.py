@@ -13,8 +13,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
-from helpdesk.models import Account, Membership
-from helpdesk.selectors import access_membership
+from helpdesk.models import Membership
+from helpdesk.selectors import access_membership, account_switcher_accounts
 
 P = ParamSpec("P")
 AccountView = Callable[Concatenate[HttpRequest, Membership, P], HttpResponse]
@@ -75,7 +75,7 @@ def admin_nav_links(account_id: int) -> list[NavLink]:
 
 def frame_context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:
     """The page frame: current account, the accounts to switch to, and navigation for the caller's role."""
-    accounts = list(Account.objects.filter(memberships__user=request.user).order_by("name", "id"))
+    accounts = account_switcher_accounts(user=request.user)
     admin = is_admin(membership)
     return {
         "account": membership.account,

@@ -1,6 +1,6 @@
 """Conversation lists, the conversation page, its actions and the poll that shows new messages without a reload.
 
-Writes go through `helpdesk.services` (the same functions the REST API and the AI's tools call), so a reply
+Reads go through `helpdesk.selectors`, writes through `helpdesk.services` (the same functions the REST API and the AI's tools call), so a reply
 typed here is queued for delivery, takes over from the AI and is recorded exactly as one sent through the API.
 """
 
@@ -18,8 +18,9 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from helpdesk.models import Conversation, Label, Membership
-from helpdesk.selectors import account_members
+from helpdesk.models import Conversation, Membership
+from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
+from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
 from helpdesk.services.conversations import (
     conversation_add_label,
     conversation_assign,
@@ -29,7 +30,6 @@ from helpdesk.services.conversations import (
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
 
-from . import queries
 from .base import account_view, frame_context, is_admin
 
 MAX_MESSAGE_CHARS = 10_000
@@ -48,7 +48,7 @@ class FolderLink:
 def folder_nav(*, counts: dict[str, int] | None = None, active: str = "") -> list[FolderLink]:
     return [
         FolderLink(f.key, f.title, f.help, counts.get(f.key) if counts else None, f.key == active)
-        for f in queries.FOLDERS.values()
+        for f in dashboard.FOLDERS.values()
     ]
 
 
@@ -60,11 +60,11 @@ def _page_number(request: HttpRequest) -> int:
 @require_GET
 @account_view()
 def conversation_list(request: HttpRequest, membership: Membership, folder: str) -> HttpResponse:
-    selected = queries.FOLDERS.get(folder)
+    selected = dashboard.FOLDERS.get(folder)
     if selected is None:
         raise Http404("No such list.")
-    filters = queries.ListFilters.from_query(request.GET)
-    page = queries.conversation_page(
+    filters = dashboard.ListFilters.from_query(request.GET)
+    page = dashboard.conversation_page(
         account_id=membership.account_id,
         user=request.user,
         folder=selected,
@@ -79,7 +79,7 @@ def conversation_list(request: HttpRequest, membership: Membership, folder: str)
         filters=filters,
         filter_qs=urlencode(filters.as_query()),
         priorities=Conversation.Priority.choices,
-        **queries.filter_options(account_id=membership.account_id),
+        **dashboard.filter_options(account_id=membership.account_id),
     )
     return render(request, "dashboard/conversation_list.html", context)
 
@@ -96,11 +96,9 @@ def debug_log_url(account_id: int, conversation_id: int) -> str | None:
 @require_GET
 @account_view()
 def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     before = request.GET.get("before", "")
-    thread = queries.thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
+    thread = thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
     last_id = thread.messages[-1].pk if thread.messages else 0
     context = frame_context(
         request,
@@ -112,7 +110,7 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
         last_id=last_id,
         first_id=thread.messages[0].pk if thread.messages else 0,
         members=list(account_members(account_id=membership.account_id)),
-        account_labels=list(Label.objects.filter(account_id=membership.account_id).order_by("name")),
+        account_labels=account_labels(account_id=membership.account_id),
         priorities=Conversation.Priority.choices,
         # The debug log holds prompts and model output: its links are for the account's administrators only.
         debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
@@ -127,19 +125,15 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
 def conversation_poll(request: HttpRequest, membership: Membership, conversation_id: int) -> JsonResponse:
     """New messages since `after` as an HTML fragment (rendered and escaped by the same template as the page),
     delivery statuses of the outgoing messages shown since `since`, and the conversation status."""
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     after = request.GET.get("after", "0")
     since = request.GET.get("since", "0")
-    new = queries.messages_after(conversation=conversation, after=int(after) if after.isdigit() else 0)
+    new = messages_after(conversation=conversation, after=int(after) if after.isdigit() else 0)
     debug_url = debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None
     html = render_to_string(
         "dashboard/partials/messages.html", {"messages_list": new, "debug_url": debug_url}, request=request
     )
-    statuses = queries.delivery_statuses(
-        conversation=conversation, since=int(since) if since.isdigit() else 0
-    )
+    statuses = delivery_statuses(conversation=conversation, since=int(since) if since.isdigit() else 0)
     return JsonResponse(
         {
             "html": html,
@@ -183,9 +177,7 @@ def _back(membership: Membership, conversation: Conversation) -> HttpResponse:
 @require_POST
 @account_view()
 def conversation_reply(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = ReplyForm(request.POST)
     if not form.is_valid():
         flash.error(request, "Write a message first (at most 10,000 characters).")
@@ -205,9 +197,7 @@ def conversation_reply(request: HttpRequest, membership: Membership, conversatio
 def conversation_status(
     request: HttpRequest, membership: Membership, conversation_id: int, action: str
 ) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     if action not in STATUS_ACTIONS:
         raise Http404("No such action.")
     status, done = STATUS_ACTIONS[action]
@@ -223,9 +213,7 @@ def conversation_status(
 @require_POST
 @account_view()
 def conversation_assignee(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     value = request.POST.get("assignee", "")
     if value == "":
         conversation_assign(conversation=conversation, assignee=None)
@@ -245,9 +233,7 @@ def conversation_assignee(request: HttpRequest, membership: Membership, conversa
 @require_POST
 @account_view()
 def conversation_label(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = LabelForm(request.POST)
     if form.is_valid() and request.POST.get("action") == "remove":
         name = form.cleaned_data["name"].lower()
@@ -264,9 +250,7 @@ def conversation_label(request: HttpRequest, membership: Membership, conversatio
 @require_POST
 @account_view()
 def conversation_priority(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = queries.dashboard_conversation(
-        account_id=membership.account_id, conversation_id=conversation_id
-    )
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = PriorityForm(request.POST)
     if form.is_valid():
         conversation_set_priority(conversation=conversation, priority=form.cleaned_data["priority"])

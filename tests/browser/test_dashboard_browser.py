@@ -5,7 +5,8 @@ with the real `openai` SDK talking HTTP to the scripted model server, which answ
 Delivery to the fake channel (an API inbox whose callback URL is a CallbackReceiver) runs the real delivery
 task body in this process with `message_deliver.apply(...)` instead of a worker process: the web request
 queues the task in Redis exactly as in production, and the end-to-end suite (tests/e2e) already proves a real
-worker picks such tasks up; here it keeps the browser test fast and deterministic.
+worker picks such tasks up; here it keeps the browser test fast and deterministic. The playground's turn task is
+run the same way (`answer_pending_playground_turn`), while the page shows its progress and reloads itself.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import CreditLedgerEntry, Run
+from captain.models import CreditLedgerEntry, PlaygroundRun, ReplyJob, Run
 from captain.services.runs import run_for_message
+from captain.tasks import playground_turn
 from helpdesk.models import Conversation, Membership, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import (
@@ -74,7 +76,7 @@ def customer_writes(helpdesk, text: str, conversation=None):
     conversation = conversation or ConversationFactory(
         contact_inbox__inbox=helpdesk["inbox"], status="pending"
     )
-    message = MessageFactory(conversation=conversation, content=text, ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, content=text, reply_job=ReplyJob.Status.PENDING)
     return conversation, message
 
 
@@ -155,6 +157,12 @@ def test_agent_takes_over_an_escalated_conversation_replies_and_resolves(
     assert browser.console_errors == []
 
 
+def answer_pending_playground_turn() -> None:
+    """Do what a worker does with the task the page's request queued."""
+    (run,) = PlaygroundRun.objects.filter(status=PlaygroundRun.Status.QUEUED)
+    playground_turn.apply(args=(run.pk,))
+
+
 def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
     def model(request: dict) -> fake.Step:
         if "handoff_to_refunds" in fake.offered_tools(request):
@@ -171,6 +179,10 @@ def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
 
     page.fill("textarea[name=message]", "How long does a refund take?")
     page.click("button[name=send]")
+    expect(page.locator("#playground-pending")).to_contain_text("Waiting for a worker")
+    expect(page.locator("button[name=send]")).to_be_disabled()
+    browser.shot("playground-waiting")
+    answer_pending_playground_turn()
     ai = page.locator(".msg.ai").last
     expect(ai).to_contain_text("Refunds reach your card within 5 business days.")
     expect(ai).to_contain_text("route assistant → refunds")
@@ -223,6 +235,8 @@ def test_html_and_script_from_customers_and_the_model_render_as_text(
     page.goto(f"{live_server.url}/app/accounts/{helpdesk['account'].id}/playground/")
     page.fill("textarea[name=message]", XSS)
     page.click("button[name=send]")
+    expect(page.locator("#playground-pending")).to_be_visible()
+    answer_pending_playground_turn()
     expect(page.locator(".msg.ai .body").last).to_have_text(XSS)
     browser.shot("xss-playground")
     assert_nothing_ran(browser)

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from captain.models import CreditBalance, CreditLedgerEntry, PlaygroundRun, Run, SpanRecord
+from captain.models import CreditBalance, CreditLedgerEntry, PlaygroundRun, ReplyJob, Run, SpanRecord
 from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Label, Message
 from tests.factories import (
@@ -47,7 +47,7 @@ def ai(team, redis_url, llm_settings):
 
 def customer_says(team, content: str, conversation=None):
     conversation = conversation or ConversationFactory(contact_inbox__inbox=team.inbox, status="pending")
-    message = MessageFactory(conversation=conversation, content=content, ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
     return conversation, message
 
 

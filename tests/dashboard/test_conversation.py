@@ -7,10 +7,12 @@ import re
 
 import pytest
 
-from helpdesk.models import Conversation, Message
+from helpdesk.delivery.outcomes import delivery_mark_sent
+from helpdesk.models import Conversation, Delivery
 from helpdesk.services.conversations import conversation_escalate
 from helpdesk.services.messages import message_create_ai_reply
 from tests.factories import ConversationFactory, MessageFactory, UserFactory
+from tests.support.outbox import delivery_of
 
 from .conftest import count_queries
 
@@ -94,7 +96,7 @@ def test_reply_is_queued_for_delivery_and_takes_over_from_the_ai(
     assert response.status_code == 302
     reply = conversation.messages.get(message_type="outgoing")
     assert (reply.content, reply.sender_user, reply.private) == ("Hi, Bob here", team.agent, False)
-    assert reply.delivery_status == Message.DeliveryStatus.QUEUED
+    assert delivery_of(reply).status == Delivery.Status.QUEUED
     assert len(callbacks) == 1  # the delivery task, enqueued on commit
     conversation.refresh_from_db()
     assert conversation.status == Conversation.Status.OPEN
@@ -106,7 +108,7 @@ def test_private_note_is_never_queued(agent_client, team, django_capture_on_comm
     with django_capture_on_commit_callbacks() as callbacks:
         agent_client.post(page(team, conversation, "reply/"), {"content": "VIP customer", "kind": "note"})
     note = conversation.messages.get()
-    assert note.private and note.delivery_status == Message.DeliveryStatus.NONE
+    assert note.private and not Delivery.objects.filter(pk=note.pk).exists()
     assert callbacks == []
 
 
@@ -219,7 +221,7 @@ def test_poll_returns_new_messages_rendered_and_escaped_with_delivery_statuses(a
     assert data["deliveries"] == {str(reply.id): "queued"}
     assert data["status"] == "pending"
 
-    Message.objects.filter(pk=reply.pk).update(delivery_status="sent")
+    delivery_mark_sent(message_id=reply.pk)
     data = agent_client.get(page(team, conversation, f"poll/?after={reply.id}&since={first.id}")).json()
     assert data["html"].strip() == "" and data["deliveries"] == {str(reply.id): "sent"}
 

@@ -23,8 +23,10 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from captain.models import AssistantInbox, Run
+from captain.models import AssistantInbox, ReplyJob, Run
+from captain.services.jobs import job_get
 from helpdesk.channels.api_channel import signed_headers
+from helpdesk.delivery.outbox import deliveries_queued
 from helpdesk.models import Conversation, Inbox, Message
 
 from .captain_demo_seed import DEMO_WEBHOOK_TOKEN
@@ -156,7 +158,8 @@ class Command(BaseCommand):
             f"conversation #{conversation.id}: {conversation.get_status_display()}\n  customer: {text}"
         )
 
-        if stored.ai_status == Message.AIStatus.NONE:
+        job = job_get(message_id=stored.id)
+        if job is None:
             # Stored for people only: the conversation was not in the AI's hands when the message arrived.
             raise CommandError(self._with_people(conversation, contact, dashboard_url))
 
@@ -172,11 +175,9 @@ class Command(BaseCommand):
             for message in Message.objects.filter(conversation_id=conversation.id).exclude(id__in=seen):
                 seen.add(message.id)
                 self.stdout.write(f"  {self._describe(message)}  (+{time.monotonic() - started:.1f} s)")
-            stored.refresh_from_db(fields=["ai_status", "ai_attempts"])
-            queued = Message.objects.filter(
-                conversation_id=conversation.id, delivery_status=Message.DeliveryStatus.QUEUED
-            ).exists()
-            if stored.ai_status != Message.AIStatus.PENDING and not queued:
+            job.refresh_from_db(fields=["status", "attempts"])
+            queued = deliveries_queued(conversation_id=conversation.id)
+            if job.status != ReplyJob.Status.PENDING and not queued:
                 finished = True
                 break
             if time.monotonic() >= deadline:
@@ -202,10 +203,10 @@ class Command(BaseCommand):
                 + (f"\n  reason: {run.detail}" if run.detail else "")
             )
         if not finished:
-            raise CommandError(self._timed_out(stored, timeout))
+            raise CommandError(self._timed_out(stored, job, timeout))
 
         conversation.refresh_from_db(fields=["status"])
-        if stored.ai_status == Message.AIStatus.SKIPPED:
+        if job.status == ReplyJob.Status.SKIPPED:
             raise CommandError(
                 f"The AI skipped your message: people took over conversation #{conversation.id} "
                 f"(status {conversation.status}) before it answered, so an agent answers from the dashboard "
@@ -237,17 +238,17 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _timed_out(stored: Message, timeout: float) -> str:
+    def _timed_out(stored: Message, job: ReplyJob, timeout: float) -> str:
         worker_log = settings.VAR_DIR / "worker.log"
-        if stored.ai_status != Message.AIStatus.PENDING:
+        if job.status != ReplyJob.Status.PENDING:
             return (
                 f"The AI has answered, but its reply is still queued for delivery after {timeout:.0f} s: is the "
                 f"Celery worker running (scripts/run starts it)? Check {worker_log}."
             )
-        if stored.ai_attempts:
+        if job.attempts:
             return (
                 f"The AI run for message #{stored.id} is still going after {timeout:.0f} s (attempt "
-                f"{stored.ai_attempts}); the model is slow. Its answer will still appear in the dashboard; "
+                f"{job.attempts}); the model is slow. Its answer will still appear in the dashboard; "
                 f"try a longer --timeout, and see {worker_log} for progress."
             )
         return (

@@ -11,16 +11,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from captain.models import (
-    Assistant,
-    AssistantInbox,
-    CreditBalance,
-    FaqEntry,
-    RoutingConfig,
-    RoutingMode,
-    RoutingNode,
-    Scenario,
-)
+from captain.management.demo_objects import demo_assistant, demo_scenarios
+from captain.models import CreditBalance, RoutingMode
+from captain.selectors import faq_entry_list
+from captain.services.assistants import assistant_inbox_take_over
+from captain.services.faq import faq_entry_create, faq_entry_update
+from captain.services.routing import routing_config_update, routing_node_examples_set
 from helpdesk.models import Account, Inbox, Membership
 
 DEMO_ACCOUNT = "Acme Demo"
@@ -121,36 +117,27 @@ class Command(BaseCommand):
                 "callback_url": callback_url,
             },
         )
-        assistant, _ = Assistant.objects.update_or_create(
-            account=account,
+        # Assistants, scenarios, FAQ and routing go through the same services as the admin and the API.
+        assistant = demo_assistant(
+            account,
             name="Captain",
-            defaults={
-                "product_name": "Acme Shop",
-                "description": "Acme Shop sells home electronics online in the EU.",
-                "response_guidelines": [
-                    "Keep answers under three sentences.",
-                    "Use the customer's language.",
-                ],
-                "guardrails": [
-                    "Never promise a refund amount or a delivery date that the FAQ does not state."
-                ],
-            },
+            product_name="Acme Shop",
+            description="Acme Shop sells home electronics online in the EU.",
+            response_guidelines=["Keep answers under three sentences.", "Use the customer's language."],
+            guardrails=["Never promise a refund amount or a delivery date that the FAQ does not state."],
         )
-        AssistantInbox.objects.update_or_create(inbox=inbox, defaults={"assistant": assistant})
-        for spec in SCENARIOS:
-            Scenario.objects.update_or_create(assistant=assistant, key=spec["key"], defaults=spec)
+        assistant_inbox_take_over(assistant=assistant, inbox=inbox)
+        demo_scenarios(assistant, SCENARIOS)
         # Graph routing with the product's default mode: rules, then embeddings, the model only as tie-breaker.
-        RoutingConfig.objects.update_or_create(
-            assistant=assistant, defaults={"default_mode": RoutingMode.SEMANTIC}
-        )
+        routing_config_update(assistant=assistant, default_mode=RoutingMode.SEMANTIC)
         for key, examples in EXAMPLES.items():
-            RoutingNode.objects.update_or_create(
-                assistant=assistant, key=key, defaults={"examples": examples}
-            )
+            routing_node_examples_set(assistant=assistant, key=key, examples=examples)
+        entries = {entry.question: entry for entry in faq_entry_list(assistant=assistant)}
         for question, answer in FAQ:
-            FaqEntry.objects.update_or_create(
-                assistant=assistant, question=question, defaults={"account": account, "answer": answer}
-            )
+            if question in entries:
+                faq_entry_update(entry=entries[question], answer=answer)
+            else:
+                faq_entry_create(assistant=assistant, question=question, answer=answer)
         users = {}
         for username, role, staff in (
             ("admin", Membership.Role.ADMIN, True),

@@ -22,7 +22,9 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from captain.models import Assistant, AssistantInbox, CreditBalance, Scenario
+from captain.management.demo_objects import demo_assistant, demo_scenarios
+from captain.models import CreditBalance
+from captain.services.assistants import assistant_inbox_take_over
 from captain.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Account, Inbox, Membership
 
@@ -164,21 +166,17 @@ class Command(BaseCommand):
                 **({"callback_url": callback_url} if callback_url else {}),
             },
         )
-        assistant, _ = Assistant.objects.update_or_create(
-            account=account,
+        # Assistant and scenarios through the write services (the template check included).
+        assistant = demo_assistant(
+            account,
             name="谁是卧底主持人",
-            defaults={
-                "description": "《谁是卧底》游戏的引导：介绍游戏规则，用户说“开始游戏”后进入游戏准备。",
-                "instructions": HOST + "\n\n当前是引导环节。简要介绍游戏规则，然后请用户输入“开始游戏”。",
-                "temperature": 0.7,
-                "max_turns": 4,
-            },
+            description="《谁是卧底》游戏的引导：介绍游戏规则，用户说“开始游戏”后进入游戏准备。",
+            instructions=HOST + "\n\n当前是引导环节。简要介绍游戏规则，然后请用户输入“开始游戏”。",
+            temperature=0.7,
+            max_turns=4,
         )
-        AssistantInbox.objects.update_or_create(inbox=inbox, defaults={"assistant": assistant})
-        for stage in STAGES:
-            Scenario.objects.update_or_create(
-                assistant=assistant, key=stage["key"], defaults={**stage, "tools": []}
-            )
+        assistant_inbox_take_over(assistant=assistant, inbox=inbox)
+        demo_scenarios(assistant, [{**stage, "tools": []} for stage in STAGES])
         routing_replace(assistant=assistant, spec=GRAPH)
         user, created = get_user_model().objects.get_or_create(username="admin", defaults={"is_staff": True})
         if created:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, CreditLedgerEntry, ModelEndpoint, RoutingConfig
+from captain.models import Assistant, CreditLedgerEntry, ModelEndpoint, ReplyJob, RoutingConfig
 from captain.services.runs import run_for_message
-from helpdesk.models import Membership, Message
+from helpdesk.models import Membership
 from tests.factories import (
     AssistantInboxFactory,
     ConversationFactory,
@@ -83,7 +83,7 @@ def test_router_url_from_a_tenant_never_receives_the_platform_key(platform, admi
         platform.set_responder(lambda request: text("billing" if "tools" not in request else "Sure."))
         conversation = ConversationFactory(contact_inbox__inbox=assistant.assistant_inboxes.get().inbox)
         message = MessageFactory(
-            conversation=conversation, content="My invoice", ai_status=Message.AIStatus.PENDING
+            conversation=conversation, content="My invoice", reply_job=ReplyJob.Status.PENDING
         )
         assert run_for_message(message_id=message.id) == "reply"
 
@@ -118,7 +118,7 @@ def test_assistant_may_pick_an_offered_model_and_pays_its_price(platform, admin)
     assistant = Assistant.objects.get()
     link = AssistantInboxFactory(assistant=assistant, inbox__account=admin.account)
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
-    message = MessageFactory(conversation=conversation, content="Hi", ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, content="Hi", reply_job=ReplyJob.Status.PENDING)
     platform.push(text("Hello!"))
     assert run_for_message(message_id=message.id) == "reply"
     assert CreditLedgerEntry.objects.get().amount == 10

@@ -28,10 +28,10 @@ from django.db import connection
 
 from captain.management.commands import captain_demo_chat
 from captain.management.commands.captain_demo_seed import DEMO_WEBHOOK_TOKEN
-from captain.models import Assistant, Run
+from captain.models import Assistant, ReplyJob, Run
 from captain.runtime import HumanHandoff, Outcome, Reply
 from captain.services.outcomes import outcome_apply
-from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
+from helpdesk.models import Contact, ContactInbox, Conversation, Delivery, Inbox, Message
 from helpdesk.services.conversations import conversation_escalate
 from helpdesk.tasks import message_deliver
 from tests.support.database import database_url_for_subprocess
@@ -76,7 +76,7 @@ class FakeWorker:
                 pending = Message.objects.filter(
                     inbox__webhook_token=DEMO_WEBHOOK_TOKEN,
                     message_type=Message.Type.INCOMING,
-                    ai_status=Message.AIStatus.PENDING,
+                    reply_job__status=ReplyJob.Status.PENDING,
                 )
                 for message in pending:
                     if self.before_apply:
@@ -91,9 +91,9 @@ class FakeWorker:
                         trace_id="0" * 32,
                         duration_ms=5,
                     )
-                queued = Message.objects.filter(
-                    inbox__webhook_token=DEMO_WEBHOOK_TOKEN, delivery_status=Message.DeliveryStatus.QUEUED
-                ).values_list("id", flat=True)
+                queued = Delivery.objects.filter(
+                    message__inbox__webhook_token=DEMO_WEBHOOK_TOKEN, status=Delivery.Status.QUEUED
+                ).values_list("pk", flat=True)
                 for message_id in queued:
                     message_deliver.apply(args=[message_id])
                 time.sleep(0.05)

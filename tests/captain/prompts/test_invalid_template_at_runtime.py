@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditLedgerEntry, Run
+from captain.models import CreditLedgerEntry, ReplyJob, Run
 from captain.services.routing import routing_enable_default
 from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Message
@@ -23,7 +23,7 @@ PROBLEM = (
 
 def pending_message(link):
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox, contact_inbox__contact__name="Ann")
-    return MessageFactory(conversation=conversation, content="Refund?", ai_status=Message.AIStatus.PENDING)
+    return MessageFactory(conversation=conversation, content="Refund?", reply_job=ReplyJob.Status.PENDING)
 
 
 @pytest.mark.parametrize("routed", [False, True], ids=["star", "routing_graph"])

@@ -1,5 +1,5 @@
 """Save time: the admin and the API refuse a template that would fail for some customer, naming the path, and
-accept every declared variable. Both go through `captain.forms.validate_builder_template`."""
+accept every declared variable. Both go through the write services (`captain.services.builder.template_errors`)."""
 
 from __future__ import annotations
 

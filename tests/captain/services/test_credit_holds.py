@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, Run
+from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
 from captain.services.credits import credit_holds_release_finished, credit_release, credit_reserve
+from captain.services.jobs import jobs_finish
 from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
@@ -26,7 +27,7 @@ def account_with(redis_url, llm_settings):
         def pending(content: str = "Hello?") -> Message:
             conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
             return MessageFactory(
-                conversation=conversation, content=content, ai_status=Message.AIStatus.PENDING
+                conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING
             )
 
         return link.assistant.account, pending
@@ -85,7 +86,7 @@ def test_holds_of_finished_messages_are_released_by_the_sweeper(account_with):
     done, waiting = pending(), pending()
     credit_reserve(account_id=account.id, message_id=done.id, amount=1)
     credit_reserve(account_id=account.id, message_id=waiting.id, amount=1)
-    Message.objects.filter(pk=done.pk).update(ai_status=Message.AIStatus.DONE)
+    jobs_finish(message_ids=[done.pk], status=ReplyJob.Status.DONE)
 
     assert credit_holds_release_finished() == 1
     assert list(CreditReservation.objects.values_list("message_id", flat=True)) == [waiting.id]

@@ -14,6 +14,7 @@ from captain.models import (
     CreditLedgerEntry,
     CreditReservation,
     ModelEndpoint,
+    ReplyJob,
     RoutingConfig,
     Run,
 )
@@ -24,7 +25,6 @@ from captain.services.model_endpoints import (
     operator_endpoints,
 )
 from captain.services.runs import run_for_message
-from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import FakeLLMServer, text
 
@@ -64,7 +64,7 @@ def tenant_server():
 def pending_message(assistant, content="Where is my parcel?"):
     link = AssistantInboxFactory(assistant=assistant)
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
-    return MessageFactory(conversation=conversation, content=content, ai_status=Message.AIStatus.PENDING)
+    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
 
 
 def test_operator_endpoints_come_from_settings_with_models_and_prices(platform):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditLedgerEntry, Run
+from captain.models import CreditLedgerEntry, ReplyJob, Run
 from captain.runtime import Reply, RunError
 from captain.services.outcomes import outcome_apply
 from helpdesk.models import Message
@@ -31,7 +31,7 @@ def test_second_run_on_answered_messages_is_skipped_without_reply_or_charge():
     link = AssistantInboxFactory()
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
     CreditBalanceFactory(account=conversation.account)
-    message = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, reply_job=ReplyJob.Status.PENDING)
 
     first = apply_reply(conversation, link.assistant, [message.id], "first answer")
     second = apply_reply(conversation, link.assistant, [message.id], "second answer")
@@ -49,15 +49,14 @@ def test_a_message_that_arrived_meanwhile_still_gets_its_answer():
     link = AssistantInboxFactory()
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
     CreditBalanceFactory(account=conversation.account)
-    old = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+    old = MessageFactory(conversation=conversation, reply_job=ReplyJob.Status.PENDING)
     apply_reply(conversation, link.assistant, [old.id], "answer to the first")
-    new = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+    new = MessageFactory(conversation=conversation, reply_job=ReplyJob.Status.PENDING)
 
     applied = apply_reply(conversation, link.assistant, [old.id, new.id], "answer to both")
 
     assert applied.run.outcome == Run.Outcome.REPLY
-    new.refresh_from_db()
-    assert new.ai_status == Message.AIStatus.DONE
+    assert ReplyJob.objects.get(pk=new.pk).status == ReplyJob.Status.DONE
 
 
 @pytest.mark.parametrize(
@@ -71,7 +70,7 @@ def test_a_model_timeout_is_reported_as_a_timeout_with_the_seconds_waited(settin
     """A slow model is not an unreachable one: agents read which limit was hit and how long it was."""
     link = AssistantInboxFactory()
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
-    message = MessageFactory(conversation=conversation, ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, reply_job=ReplyJob.Status.PENDING)
 
     settings.CAPTAIN = {**settings.CAPTAIN, "LLM_TIMEOUT_SECONDS": timeout, "LLM_MAX_RETRIES": retries}
 

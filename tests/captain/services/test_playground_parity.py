@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import Run, SpanRecord
+from captain.models import ReplyJob, Run, SpanRecord
 from captain.services.playground import playground_run
 from captain.services.routing import GraphSpec, routing_replace
 from captain.services.runs import run_for_message
@@ -77,7 +77,7 @@ def test_the_playground_routes_and_answers_exactly_as_production(team, text):
     # The playground has no contact: a nameless one makes the two prompts comparable byte for byte.
     conversation.contact.name = ""
     conversation.contact.save(update_fields=["name"])
-    message = MessageFactory(conversation=conversation, content=text, ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, content=text, reply_job=ReplyJob.Status.PENDING)
 
     production_outcome = run_for_message(message_id=message.id)
     run = Run.objects.get()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from opentelemetry import trace
 
-from captain.models import CreditBalance, CreditLedgerEntry, Run, SpanRecord
+from captain.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
 from captain.services.locks import conversation_lock
 from captain.services.runs import ConversationBusy, run_for_message
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import (
     AssistantInboxFactory,
     ConversationFactory,
@@ -36,7 +36,7 @@ def setup(redis_url, llm_settings):
     )
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
     message = MessageFactory(
-        conversation=conversation, content="I want my money back", ai_status=Message.AIStatus.PENDING
+        conversation=conversation, content="I want my money back", reply_job=ReplyJob.Status.PENDING
     )
     return {"assistant": assistant, "refunds": refunds, "conversation": conversation, "message": message}
 
@@ -52,14 +52,13 @@ def test_reply_is_stored_charged_once_and_recorded(setup, llm_settings, django_c
     reply = outgoing(setup["conversation"])
     assert [m.content for m in reply] == ["Happy to help!"]
     assert reply[0].ai_agent_key == "assistant"
-    assert reply[0].delivery_status == Message.DeliveryStatus.QUEUED
+    assert Delivery.objects.get(message=reply[0]).status == Delivery.Status.QUEUED
     assert CreditLedgerEntry.objects.filter(message=reply[0]).count() == 1
     assert CreditBalance.objects.get(account=setup["conversation"].account).used == 1
     run = Run.objects.get()
     assert run.credit_used is True and run.outcome == "reply"
     assert len(callbacks) == 1  # the delivery task, queued on commit
-    setup["message"].refresh_from_db()
-    assert setup["message"].ai_status == Message.AIStatus.DONE
+    assert ReplyJob.objects.get(pk=setup["message"].pk).status == ReplyJob.Status.DONE
 
 
 def test_running_twice_for_the_same_message_does_nothing_the_second_time(setup, llm_settings):
@@ -86,7 +85,7 @@ def test_specialist_handoff_answers_and_stays_in_charge(setup, llm_settings):
 
     # The next customer message starts with the specialist that wrote the last reply.
     nxt = MessageFactory(
-        conversation=setup["conversation"], content="Thanks", ai_status=Message.AIStatus.PENDING
+        conversation=setup["conversation"], content="Thanks", reply_job=ReplyJob.Status.PENDING
     )
     llm_settings.push(text("You're welcome."))
     run_for_message(message_id=nxt.id)
@@ -177,7 +176,7 @@ def test_busy_conversation_raises_for_retry(setup):
 
 
 def test_attempts_exhausted_ends_in_handoff(setup, llm_settings, settings):
-    Message.objects.filter(pk=setup["message"].pk).update(ai_attempts=3)
+    ReplyJob.objects.filter(pk=setup["message"].pk).update(attempts=3)
     assert run_for_message(message_id=setup["message"].id) == "error"
     assert llm_settings.requests == []
     assert Run.objects.get().detail.startswith("The AI failed on this message several times")
@@ -185,7 +184,7 @@ def test_attempts_exhausted_ends_in_handoff(setup, llm_settings, settings):
 
 def test_burst_of_messages_gets_one_answer(setup, llm_settings):
     second = MessageFactory(
-        conversation=setup["conversation"], content="Order 42", ai_status=Message.AIStatus.PENDING
+        conversation=setup["conversation"], content="Order 42", reply_job=ReplyJob.Status.PENDING
     )
     llm_settings.push(text("Refund for order 42 started."))
     run_for_message(message_id=setup["message"].id)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from captain.models import ReplyJob
 from captain.services.runs import run_for_message
-from helpdesk.models import Membership, Message
+from helpdesk.models import Membership
 from tests.factories import (
     AssistantInboxFactory,
     ConversationFactory,
@@ -29,7 +30,7 @@ def conversation(redis_url, llm_settings):
 
 def test_a_false_transfer_promise_shows_in_the_runs_api_and_the_debug_log(conversation, llm_settings, client):
     message = MessageFactory(
-        conversation=conversation, content="money back", ai_status=Message.AIStatus.PENDING
+        conversation=conversation, content="money back", reply_job=ReplyJob.Status.PENDING
     )
     llm_settings.push(
         text("Sure, I'll transfer you to our refunds team."),
@@ -72,7 +73,7 @@ def test_a_false_transfer_promise_shows_in_the_runs_api_and_the_debug_log(conver
 
 
 def test_no_promise_no_event(conversation, llm_settings):
-    message = MessageFactory(conversation=conversation, content="hi", ai_status=Message.AIStatus.PENDING)
+    message = MessageFactory(conversation=conversation, content="hi", reply_job=ReplyJob.Status.PENDING)
     llm_settings.push(text("Hello! How can I help?"))
     assert run_for_message(message_id=message.id) == "reply"
     from captain.models import SpanRecord

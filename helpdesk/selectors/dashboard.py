@@ -1,6 +1,6 @@
-"""Read queries of the dashboard. Each returns everything a page needs in a fixed number of queries, whatever
-the number of conversations or messages (tests/dashboard asserts the bounds; bench/dashboard_render.py times
-them on 10,000 conversations and 100,000 messages)."""
+"""The dashboard's conversation lists: folders, filters and one page of a folder. Each read returns everything
+a page needs in a fixed number of queries, whatever the number of conversations or messages (tests/dashboard
+asserts the bounds; bench/dashboard_render.py times them on 10,000 conversations and 100,000 messages)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
-from django.http import Http404
+from django.db.models.expressions import Combinable, OrderBy
 
 from helpdesk.models import Conversation, Inbox, Label, Message
 
 PAGE_SIZE = 50
-THREAD_PAGE_SIZE = 50
-POLL_MAX_MESSAGES = 100
-POLL_MAX_STATUSES = 200
 PREVIEW_CHARS = 140
 
 
@@ -85,7 +82,7 @@ class ListFilters:
         if self.priority:
             conversations = conversations.filter(priority=self.priority)
         if self.q:
-            match = (
+            match: Q | Combinable = (
                 Q(contact__name__icontains=self.q)
                 | Q(contact__email__icontains=self.q)
                 | Q(escalation_reason__icontains=self.q)
@@ -143,6 +140,7 @@ def conversation_page(
     conversations = filters.apply(Conversation.objects.filter(account_id=account_id)).filter(
         folder.condition(user)
     )
+    order: list[str | OrderBy]
     if folder.oldest_first:
         order = [F("waiting_since").asc(nulls_last=True), "id"]
     else:
@@ -183,82 +181,3 @@ def filter_options(*, account_id: int) -> dict[str, list]:
         "inboxes": list(Inbox.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
         "labels": list(Label.objects.filter(account_id=account_id).order_by("name")),
     }
-
-
-# ---- one conversation --------------------------------------------------------------------------------------
-
-
-def dashboard_conversation(*, account_id: int, conversation_id: int) -> Conversation:
-    """The conversation with what its header shows; 404 for other accounts' conversations (never 403)."""
-    conversation = (
-        Conversation.objects.select_related("contact", "inbox", "assignee")
-        .prefetch_related("labels")
-        .filter(account_id=account_id, pk=conversation_id)
-        .first()
-    )
-    if conversation is None:
-        raise Http404("No such conversation.")
-    return conversation
-
-
-@dataclass(frozen=True)
-class ThreadPage:
-    messages: list[Message]
-    """Oldest first."""
-    older_than: int | None
-    """Id to pass as `before` to load the previous page, or None at the start of the thread."""
-
-
-def _with_attachment_links(messages: list[Message]) -> list[Message]:
-    """(name, url) per attachment; the url only when it is http(s). Autoescaping does not stop a
-    `javascript:` URL in an href, and attachment URLs come from the customer's side."""
-    for message in messages:
-        links = []
-        for item in message.attachments or []:
-            if not isinstance(item, dict):
-                continue
-            url = str(item.get("url") or "")
-            name = str(item.get("file_name") or item.get("caption") or url or "attachment")
-            links.append((name, url if url.lower().startswith(("https://", "http://")) else None))
-        message.attachment_links = links  # type: ignore[attr-defined]
-    return messages
-
-
-def thread_page(*, conversation: Conversation, before: int | None = None) -> ThreadPage:
-    """The latest THREAD_PAGE_SIZE messages (or those before `before`), in one query.
-
-    Ordered by id: ids follow insertion order, while rows written in one transaction can share `created_at`.
-    """
-    messages = Message.objects.filter(conversation=conversation).select_related("sender_user")
-    if before:
-        messages = messages.filter(pk__lt=before)
-    rows = list(messages.order_by("-id")[: THREAD_PAGE_SIZE + 1])
-    has_older = len(rows) > THREAD_PAGE_SIZE
-    rows = rows[:THREAD_PAGE_SIZE]
-    rows.reverse()
-    return ThreadPage(
-        messages=_with_attachment_links(rows), older_than=rows[0].pk if has_older and rows else None
-    )
-
-
-def messages_after(*, conversation: Conversation, after: int) -> list[Message]:
-    """Messages newer than `after` (the poll), oldest first, at most POLL_MAX_MESSAGES."""
-    return _with_attachment_links(
-        list(
-            Message.objects.filter(conversation=conversation, pk__gt=after)
-            .select_related("sender_user")
-            .order_by("id")[:POLL_MAX_MESSAGES]
-        )
-    )
-
-
-def delivery_statuses(*, conversation: Conversation, since: int) -> dict[int, str]:
-    """Delivery status of the outgoing public messages shown on the page (from id `since` on)."""
-    rows = (
-        Message.objects.filter(
-            conversation=conversation, pk__gte=since, message_type=Message.Type.OUTGOING, private=False
-        )
-        .order_by("-id")
-        .values_list("pk", "delivery_status")[:POLL_MAX_STATUSES]
-    )
-    return dict(rows)

@@ -1,0 +1,115 @@
+"""Writes of scenarios (the specialists an assistant hands conversations to).
+
+`ScenarioFields` is the one list of builder-editable scenario fields (the API serializers and the admin form use
+`SCENARIO_FIELDS`). A scenario's `key` names its handoff tool (`handoff_to_<key>`): optional on creation (derived
+from the title), unique per assistant, fixed afterwards. Rule violations raise `ValidationError({field: [...]})`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict, Unpack
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from ..models import Assistant, Scenario, validate_scenario_key
+from .builder import FieldErrors, raise_field_errors, scenario_key_from_title, template_errors, tool_errors
+
+
+class ScenarioFields(TypedDict, total=False):
+    """What a builder writes on a scenario besides its key."""
+
+    title: str
+    description: str
+    """What the customer wants when this scenario applies (the router reads it)."""
+    instruction: str
+    """Jinja template source, checked in the prompt sandbox at save time."""
+    enabled: bool
+    tools: list[str]
+    """Names from `captain.tools.SCENARIO_TOOL_NAMES`; duplicates are dropped."""
+
+
+SCENARIO_FIELDS: tuple[str, ...] = (
+    "title",
+    "key",
+    *(f for f in ScenarioFields.__annotations__ if f != "title"),
+)
+"""Every field a builder sees, `key` included (writable on creation only)."""
+
+
+def _only_scenario_fields(fields: Mapping[str, Any]) -> None:
+    unknown = sorted(set(fields) - set(ScenarioFields.__annotations__))
+    if unknown:
+        raise TypeError(f"Not a scenario field: {', '.join(unknown)}")
+
+
+def duplicate_key_message(key: str) -> str:
+    return f"This assistant already has a scenario with key '{key}'."
+
+
+def scenario_errors(*, fields: Mapping[str, Any]) -> FieldErrors:
+    """Why these scenario fields cannot be stored ({} when they can); only the fields given are checked."""
+    errors: FieldErrors = {}
+    if "instruction" in fields:
+        errors["instruction"] = template_errors(fields["instruction"] or "")
+    if "tools" in fields:
+        errors["tools"] = tool_errors(fields["tools"] or [])
+    return {name: messages for name, messages in errors.items() if messages}
+
+
+def scenario_key_errors(*, assistant: Assistant, key: str, taken: set[str] | None = None) -> list[str]:
+    """Why `key` cannot be the key of a new scenario of `assistant` ([] when it can)."""
+    try:
+        validate_scenario_key(key)
+    except ValidationError as exc:
+        return list(exc.messages)
+    if taken is None:
+        taken = set(Scenario.objects.filter(assistant=assistant).values_list("key", flat=True))
+    return [duplicate_key_message(key)] if key in taken else []
+
+
+def _deduplicated(fields: ScenarioFields) -> ScenarioFields:
+    if "tools" in fields:
+        fields["tools"] = list(dict.fromkeys(fields["tools"] or []))
+    return fields
+
+
+def scenario_create(
+    *, assistant: Assistant, key: str | None = None, **fields: Unpack[ScenarioFields]
+) -> Scenario:
+    """A new scenario of `assistant`; without `key`, one derived from the title (unique for the assistant)."""
+    _only_scenario_fields(fields)
+    errors = scenario_errors(fields=fields)
+    taken = set(Scenario.objects.filter(assistant=assistant).values_list("key", flat=True))
+    if key is None:
+        key = scenario_key_from_title(fields.get("title", ""), taken=taken, position=len(taken) + 1)
+    else:
+        errors |= {"key": scenario_key_errors(assistant=assistant, key=key, taken=taken)}
+    raise_field_errors(errors)
+    try:
+        with transaction.atomic():
+            return Scenario.objects.create(assistant=assistant, key=key, **_deduplicated(fields))
+    except IntegrityError as exc:  # a concurrent create took the key between our check and our insert
+        raise ValidationError({"key": [duplicate_key_message(key)]}) from exc
+
+
+def scenario_update(
+    *, scenario: Scenario, key: str | None = None, **fields: Unpack[ScenarioFields]
+) -> Scenario:
+    """Write the given fields. `key` may be passed only as the stored one: it is fixed at creation."""
+    _only_scenario_fields(fields)
+    errors = scenario_errors(fields=fields)
+    if key is not None and key != scenario.key:
+        errors["key"] = [f"The key is fixed at creation ('{scenario.key}') and cannot be changed."]
+    raise_field_errors(errors)
+    for name, value in _deduplicated(fields).items():
+        setattr(scenario, name, value)
+    if fields:
+        scenario.save(update_fields=list(fields))
+    return scenario
+
+
+def scenario_delete(*, scenario: Scenario) -> None:
+    """Delete the scenario; routing rows naming its key are ignored at run time (services/routing.py)."""
+    scenario.delete()
