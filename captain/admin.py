@@ -33,6 +33,7 @@ from .models import (
     CreditLedgerEntry,
     FaqEntry,
     ModelEndpoint,
+    ReplyJob,
     RoutingConfig,
     RoutingEdge,
     RoutingNode,
@@ -257,3 +258,18 @@ class RunAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Run | None = None) -> list[str]:
         return [f.name for f in Run._meta.concrete_fields]
+
+
+@admin.register(ReplyJob)
+class ReplyJobAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Which customer messages still wait for the AI, and how many attempts each took (read only: the runs and
+    the sweeper own these rows)."""
+
+    read_only = True
+    list_display = ["message_id", "conversation", "status", "attempts", "enqueued_at", "created_at"]
+    list_filter = ["status"]
+    list_select_related = ["conversation"]
+    ordering = ["-created_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ReplyJob | None = None) -> list[str]:
+        return [f.name for f in ReplyJob._meta.concrete_fields]

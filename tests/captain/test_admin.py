@@ -258,3 +258,21 @@ def test_own_endpoint_admin_stores_the_key_encrypted_and_never_shows_it(client_a
     assert secret_decrypt(endpoint.api_key_encrypted) == "sk-admin-typed"
     assert "sk-admin-typed" not in client_a.get(change_url(endpoint)).content.decode()
     assert client_a.get("/admin/captain/modelendpoint/?api_key_encrypted__startswith=g").status_code == 400
+
+
+def test_reply_jobs_list_only_the_accounts_own_and_filter_by_status(client_a, account_a, account_b):
+    from captain.models import ReplyJob
+    from tests.factories import MessageFactory
+
+    mine = MessageFactory(conversation__contact_inbox__inbox__account=account_a, content="mine")
+    theirs = MessageFactory(conversation__contact_inbox__inbox__account=account_b, content="theirs")
+    for message in (mine, theirs):
+        ReplyJob.objects.create(
+            message=message, conversation=message.conversation, account=message.account, attempts=2
+        )
+
+    listed = client_a.get("/admin/captain/replyjob/?status__exact=pending").context["cl"].result_list
+    assert [(job.message_id, job.attempts) for job in listed] == [(mine.pk, 2)]
+    assert client_a.get("/admin/captain/replyjob/?status__exact=done").context["cl"].result_count == 0
+    # The rows belong to the runs and the sweeper: nobody edits them here.
+    assert client_a.get("/admin/captain/replyjob/add/").status_code == 403
