@@ -37,8 +37,6 @@ DEFAULTS: dict[str, Any] = {
     # Empty: a key derived from SECRET_KEY (rotating SECRET_KEY then makes stored keys unreadable).
     "SECRETS_KEYS": [],
     "DEFAULT_CREDIT_LIMIT": 1000,
-    # None: the retrieval backend's own calibrated threshold (0.35 for the sentence encoder).
-    "FAQ_SCORE_THRESHOLD": None,
     "HISTORY_MESSAGES": 20,
     # Prompts, raw model output and tool arguments are stored on spans for the debug log; turn off if a
     # privacy policy forbids keeping message bodies in telemetry.
@@ -60,6 +58,13 @@ DEFAULTS: dict[str, Any] = {
     # small call per turn (one A-or-B question); 2 lets it ask two yes/no questions, a little more accurate on
     # a 0.5B router model.
     "ROUTER_MODEL_CALLS_PER_MESSAGE": 1,
+    # Knowledge (docs/knowledge.md). Relevance thresholds on the vector score, by kind: None uses the measured
+    # defaults of captain.services.knowledge_search.RetrievalThresholds ({"faq": .., "chunk": .., ...} to override).
+    "KNOWLEDGE_THRESHOLDS": None,
+    # Assistants whose vectors a process keeps in memory (2 KiB per chunk each).
+    "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
+    # The deterministic check of a reply's numbers, links and e-mails against the sources (on by default).
+    "KNOWLEDGE_GROUNDING_CHECK": True,
 }
 
 # Time budgets nest (RELIABILITY.md): worst-case run < Celery soft limit < hard limit < broker visibility

@@ -347,7 +347,7 @@ CAPTAIN = {
                 lambda value: [k for k in value.split(",") if k.strip()],
             ),
             "DEFAULT_CREDIT_LIMIT": ("CAPTAIN_DEFAULT_CREDIT_LIMIT", int),
-            "FAQ_SCORE_THRESHOLD": ("CAPTAIN_FAQ_THRESHOLD", float),
+            "KNOWLEDGE_GROUNDING_CHECK": ("CAPTAIN_KNOWLEDGE_GROUNDING_CHECK", env_flag),
             "RECORD_CONTENT": ("CAPTAIN_RECORD_CONTENT", env_flag),
             "STORE_SPANS": ("CAPTAIN_STORE_SPANS", env_flag),
             "SWEEP_AFTER_SECONDS": ("CAPTAIN_SWEEP_AFTER_SECONDS", int),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, FaqEntry, Scenario
+from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario
 from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
 from ..runtime import Agent, Handoff, handoff_tool_name
 from ..runtime.routing import HUMAN, Graph
@@ -77,7 +77,11 @@ def build_team(
     template_vars = variables.as_dict(assistant)
     model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
-    has_faq = FaqEntry.objects.filter(assistant=assistant, enabled=True).exists()
+    # The search tool is offered when there is knowledge to search (and the assistant uses knowledge at all).
+    has_faq = assistant.knowledge_mode != KnowledgeMode.OFF and (
+        FaqEntry.objects.filter(assistant=assistant, enabled=True, status=FaqEntry.Status.APPROVED).exists()
+        or KnowledgeChunk.objects.filter(assistant=assistant).exists()
+    )
     guidelines = _as_list(assistant.response_guidelines)
     guardrails = _as_list(assistant.guardrails)
 
@@ -98,6 +102,7 @@ def build_team(
             guidelines=guidelines,
             guardrails=guardrails,
             contact_name=variables.contact_name,
+            knowledge_mode=assistant.knowledge_mode,
         ),
         model=model,
         temperature=assistant.temperature,

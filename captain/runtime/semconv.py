@@ -39,6 +39,8 @@ SPAN_HANDOFF: Final = "captain.handoff"
 """One handoff tool call: honoured (from -> to), ignored (not the first in its response) or refused."""
 SPAN_ROUTER: Final = "captain.router"
 """One routing decision taken outside the agents' own models (rules, embeddings, a router model)."""
+SPAN_KNOWLEDGE: Final = "captain.knowledge"
+"""The knowledge step of one answer: retrieval, the gate, the grounding check, citations."""
 
 # ---- OpenTelemetry GenAI semantic conventions --------------------------------------------------------------
 
@@ -142,6 +144,19 @@ CAPTAIN_ROUTER_REFUSED: Final = "captain.router.refused"
 CAPTAIN_ROUTER_SCORES: Final = "captain.router.scores"
 """Encoder similarity per node, as JSON (semantic routing)."""
 CAPTAIN_ROUTER_LATENCY_MS: Final = "captain.router.latency_ms"
+
+CAPTAIN_KNOWLEDGE_ACTION: Final = "captain.knowledge.action"
+"""answered, unknown, unknown_handoff, off_topic, grounding_handoff or off."""
+CAPTAIN_KNOWLEDGE_QUERY: Final = "captain.knowledge.query"
+"""What was searched (only when content recording is on)."""
+CAPTAIN_KNOWLEDGE_SOURCES: Final = "captain.knowledge.sources"
+"""JSON list of the sources put before the model: ref, title, score, cited."""
+CAPTAIN_KNOWLEDGE_BEST_SCORE: Final = "captain.knowledge.best_score"
+CAPTAIN_KNOWLEDGE_VERDICT: Final = "captain.knowledge.verdict"
+"""The gate's verdict when nothing was found: smalltalk, in_scope or off_topic."""
+CAPTAIN_KNOWLEDGE_UNSUPPORTED: Final = "captain.knowledge.unsupported"
+"""JSON list, per failed attempt, of the reply's specifics no source supports (the grounding check)."""
+CAPTAIN_KNOWLEDGE_LATENCY_MS: Final = "captain.knowledge.retrieval_ms"
 
 EVENT_TRANSFER_PROMISED: Final = "captain.transfer_promised"
 """Span event on the agent span: the reply announced a transfer but no transfer tool was called."""

@@ -220,7 +220,12 @@ class TeamRunner:
         elif answers.ended:
             outcome, agent_key = answers.results[-1].outcome, answers.results[-1].agent_key
         elif answers.texts:
-            outcome, agent_key = Reply("\n\n".join(answers.texts)), dispatched.node
+            # Charged when any of the replies came from a model (a fixed "not found" text alone is free).
+            billable = any(isinstance(r.outcome, Reply) and r.outcome.billable for r in answers.results)
+            outcome, agent_key = Reply("\n\n".join(answers.texts), billable=billable), dispatched.node
         else:
             outcome, agent_key = RunError("empty_reply", "no node answered"), dispatched.node
-        return RunResult(outcome=outcome, agent_key=agent_key, usage=usage, route=route, events=events)
+        sources = [record for result in answers.results for record in result.sources]
+        return RunResult(
+            outcome=outcome, agent_key=agent_key, usage=usage, route=route, events=events, sources=sources
+        )

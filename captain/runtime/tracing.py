@@ -10,6 +10,7 @@ from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from . import semconv as sc
+from .knowledge import KnowledgeStep
 from .routing import Decision
 from .runner import RunHooks
 from .team import TeamHooks
@@ -29,6 +30,24 @@ class TracingHooks(RunHooks, TeamHooks):
         with self._tracer.start_as_current_span(
             sc.SPAN_ROUTER, attributes=self._decision_attributes(decision)
         ):
+            pass
+
+    def on_knowledge(self, step: KnowledgeStep) -> None:
+        """One finished span per knowledge step (the answer's own spans follow it in the trace)."""
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_AGENT_ID: step.node,
+            sc.CAPTAIN_KNOWLEDGE_ACTION: step.action,
+            sc.CAPTAIN_KNOWLEDGE_SOURCES: json.dumps(step.records(), ensure_ascii=False),
+            sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED: json.dumps(step.unsupported, ensure_ascii=False),
+        }
+        if step.retrieval is not None:
+            attributes[sc.CAPTAIN_KNOWLEDGE_BEST_SCORE] = round(step.retrieval.best_score, 3)
+            attributes[sc.CAPTAIN_KNOWLEDGE_LATENCY_MS] = round(step.retrieval.latency_ms, 1)
+        if step.verdict:
+            attributes[sc.CAPTAIN_KNOWLEDGE_VERDICT] = step.verdict
+        if self.record_content and step.query:
+            attributes[sc.CAPTAIN_KNOWLEDGE_QUERY] = step.query
+        with self._tracer.start_as_current_span(sc.SPAN_KNOWLEDGE, attributes=attributes):
             pass
 
     def on_event(self, context: RunContext, agent: Agent, event: RunEvent) -> None:

@@ -128,6 +128,8 @@ class Reply:
     """The run produced a message for the customer."""
 
     text: str
+    billable: bool = True
+    """False for a fixed text no model wrote (nothing found, off topic): it costs no credit."""
     kind: Literal["reply"] = "reply"
 
 
@@ -188,6 +190,7 @@ class RunEvent:
         "tool_call_recovered",
         "transfer_promised",
         "route",
+        "knowledge",
     ]
     agent_key: str
     name: str = ""
@@ -207,3 +210,5 @@ class RunResult:
     route: list[str]
     """Agent keys in the order they took control, starting with the starting agent."""
     events: list[RunEvent] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """The knowledge put before the model this run, each marked `cited` when the reply used it."""

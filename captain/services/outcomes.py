@@ -98,14 +98,15 @@ def outcome_apply(
             agent_key=agent_key,
             agent_name=agent_names.get(agent_key, agent_key),
         )
-        credit_used = credit_debit(
+        # A fixed text no model wrote (nothing in the knowledge, off topic) is free, like a handoff.
+        credit_used = outcome.billable and credit_debit(
             message=reply_message,
             assistant=assistant,
             agent_key=agent_key,
             amount=credits,
             held_for=trigger_message_ids,
         )
-        if credit_used:
+        if credit_used or not outcome.billable:
             conversation.ai_agent_key = agent_key
             conversation.save(update_fields=["ai_agent_key"])
         else:
@@ -156,6 +157,7 @@ def outcome_apply(
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         credit_used=credit_used,
+        sources=result.sources if result else [],
         trace_id=trace_id,
         duration_ms=duration_ms,
     )

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from ..agents import build_team
 from ..agents.builder import PromptVariables
 from ..conf import captain_setting
-from ..models import Assistant
+from ..models import Assistant, KnowledgeMode, Scenario
 from ..runtime import RunContext, Runner
+from ..runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from ..runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
-from ..runtime.team import AgentAnswerer, Team, TeamHooks, TeamRunner
+from ..runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
 from ..runtime.tracing import TracingHooks
+from .knowledge_search import AssistantKnowledge, has_knowledge
 from .model_endpoints import Endpoint, EndpointUnavailable, endpoint_and_model, model_client_for
 from .routing import routing_graph, star_graph
 
@@ -84,14 +86,58 @@ def runner_for(
         get_encoder,
     )  # loads numpy and the encoder: only when a turn runs
 
-    strategy = OursStrategy(encoder=get_encoder() if encoder_available() else None, routers=routers)
+    encoder = get_encoder() if encoder_available() else None
+    strategy = OursStrategy(encoder=encoder, routers=routers)
+    answer: Answerer = AgentAnswerer(runner=runner, agents=team.agents, context=context)
+    # An assistant with no knowledge yet answers as before: there is nothing to inject, check against or miss.
+    if encoder is not None and assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant):
+        answer = KnowledgeAnswerer(
+            runner=runner,
+            agents=team.agents,
+            context=context,
+            base=AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id),
+            settings=knowledge_settings_for(assistant, team),
+            gate=TopicGate(encode=encoder.encode, scope_texts=_scope_texts(assistant)),
+            on_step=[tracing.on_knowledge],
+        )
     return TeamRunner(
         team=team,
         strategy=strategy,
-        answer=AgentAnswerer(runner=runner, agents=team.agents, context=context),
+        answer=answer,
         policy=Policy(model_calls=captain_setting("ROUTER_MODEL_CALLS_PER_MESSAGE")),
         hooks=[tracing, *hooks],
     )
+
+
+# Tools that only read the knowledge or hand over: an agent with nothing else needs no gate exemption.
+_ANSWER_ONLY_TOOLS = frozenset({"faq_lookup", "handoff_to_human"})
+
+
+def knowledge_settings_for(assistant: Assistant, team: Team) -> KnowledgeSettings:
+    """The assistant's knowledge settings for a turn. The gate may answer "not found" only for agents that
+    cannot act: a specialist with tools (labels, priorities, an order lookup) needs no knowledge to use them."""
+    return KnowledgeSettings(
+        mode=assistant.knowledge_mode,  # type: ignore[arg-type]  # choices of the model field
+        when_unknown=assistant.when_unknown,  # type: ignore[arg-type]
+        unknown_message=assistant.unknown_message.strip(),
+        off_topic_message=assistant.off_topic_message.strip(),
+        cite_links=assistant.cite_links,
+        grounding_check=bool(captain_setting("KNOWLEDGE_GROUNDING_CHECK")),
+        company=assistant.product_name or assistant.name,
+        answer_only_agents=frozenset(
+            key for key, agent in team.agents.items() if {t.name for t in agent.tools} <= _ANSWER_ONLY_TOOLS
+        ),
+    )
+
+
+def _scope_texts(assistant: Assistant) -> list[str]:
+    """What the builder says the assistant is for: the gate's measure of "a question about the company"."""
+    texts = [assistant.product_name, assistant.description]
+    for title, description in Scenario.objects.filter(assistant=assistant, enabled=True).values_list(
+        "title", "description"
+    ):
+        texts.append(f"{title}: {description}")
+    return [t for t in texts if t and t.strip()]
 
 
 def _router_for(

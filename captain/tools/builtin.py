@@ -12,7 +12,9 @@ from helpdesk.services import conversations as conversation_services
 from helpdesk.services.messages import message_create_note
 
 from ..runtime import HumanHandoff, Resolve, RunContext, Tool, ToolOutput
-from .faq import faq_search
+from ..runtime.knowledge.answerer import LEDGER_KEY, SourceLedger
+from ..runtime.knowledge.sources import source_text
+from ..services.knowledge_search import AssistantKnowledge
 
 NOTHING_RELEVANT = "Nothing relevant was found in the knowledge base."
 
@@ -29,10 +31,17 @@ def _dry_run(ctx: RunContext) -> bool:
 
 
 def faq_lookup(ctx: RunContext, args: dict[str, Any]) -> str:
-    hits = faq_search(assistant_id=ctx.extra["assistant_id"], query=args["query"])
-    if not hits:
+    """The knowledge search tool: the same hybrid search and the same numbered sources as the ones injected
+    into the prompt (a source already given keeps its number), so citations and the grounding check see it."""
+    retrieval = AssistantKnowledge(
+        assistant_id=ctx.extra["assistant_id"], account_id=ctx.account_id
+    ).retrieve(args["query"], limit=3)
+    if not retrieval.found:
         return NOTHING_RELEVANT
-    return "\n\n".join(f"Q: {hit.question}\nA: {hit.answer}" for hit in hits)
+    ledger = ctx.extra.get(LEDGER_KEY)
+    if not isinstance(ledger, SourceLedger):  # a run without the knowledge step (knowledge off)
+        ledger = SourceLedger()
+    return "\n\n".join(source_text(n, source) for n, source in ledger.add(retrieval.sources))
 
 
 def handoff_to_human(ctx: RunContext, args: dict[str, Any]) -> ToolOutput:
@@ -85,7 +94,7 @@ _PRIORITIES = [p for p in Conversation.Priority.values if p != Conversation.Prio
 
 _SPECS: dict[str, tuple[str, dict[str, Any], Callable[[RunContext, dict[str, Any]], Any]]] = {
     "faq_lookup": (
-        "Search the approved FAQ answers. Use it before answering any product or policy question.",
+        "Search the knowledge base (approved FAQ answers and the team's documents) for the facts you need.",
         _schema({"query": {"type": "string", "minLength": 1, "maxLength": 500}}, ["query"]),
         faq_lookup,
     ),

@@ -130,14 +130,22 @@ def test_max_turns_ends_in_handoff(setup, llm_settings):
     assert CreditLedgerEntry.objects.count() == 0
 
 
-def test_faq_lookup_returns_the_matching_entry(setup, llm_settings):
+def test_faq_lookup_returns_the_matching_entry_as_a_numbered_source(setup, llm_settings):
+    # Tool-only knowledge: nothing is injected, the model searches (the search tool of every mode).
+    setup["assistant"].knowledge_mode = "tool"
+    setup["assistant"].save()
     FaqEntryFactory(
         assistant=setup["assistant"], question="How long does a refund take?", answer="5 business days."
     )
     llm_settings.push(tool_call("faq_lookup", {"query": "how long until I get my refund"}), text("5 days."))
     run_for_message(message_id=setup["message"].id)
     tool_result = next(m for m in llm_settings.requests[1]["messages"] if m["role"] == "tool")["content"]
-    assert "5 business days." in tool_result
+    assert "[1] Q: How long does a refund take?\nA: 5 business days." in tool_result
+    assert "## Sources" not in llm_settings.requests[0]["messages"][0]["content"]
+    # The reply's "5" is in the source the tool returned: grounded, and that source is cited.
+    run = Run.objects.get()
+    assert run.outcome == "reply"
+    assert [s["cited"] for s in run.sources] == [True]
 
 
 def test_several_handoffs_first_wins(setup, llm_settings):

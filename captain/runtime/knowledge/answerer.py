@@ -1,0 +1,275 @@
+"""`KnowledgeAnswerer`: retrieval on every turn, the gate, injection, the grounding check and citations around the
+agent in charge (see the package docstring). It replaces the plain `AgentAnswerer` of `captain.runtime.team`."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..runner import Runner
+from ..types import Agent, HumanHandoff, Reply, RunContext, RunEvent, RunResult, Usage
+from .citations import cited_numbers, strip_markers
+from .gate import Gate, GateVerdict
+from .grounding import Evidence, unsupported_facts
+from .sources import KnowledgeBase, Retrieval, Source, sources_block
+from .tokens import has_cjk
+
+KnowledgeModeName = Literal["inject", "tool", "off"]
+
+UNKNOWN_MESSAGE = {
+    "en": "I'm sorry, I don't have information about that. Would you like me to connect you with a member of "
+    "our team?",
+    "zh": "抱歉，我没有找到这方面的信息。需要为您转接人工客服吗？",
+}
+OFF_TOPIC_MESSAGE = {
+    "en": "Sorry, I can only help with questions about {company}.",
+    "zh": "抱歉，我只能回答与{company}相关的问题。",
+}
+LEDGER_KEY = "knowledge"
+"""Where the turn's `SourceLedger` sits in `RunContext.extra`, for the knowledge search tool."""
+
+
+@dataclass(frozen=True)
+class KnowledgeSettings:
+    """An assistant's knowledge settings for one turn (built from its row by the host)."""
+
+    mode: KnowledgeModeName = "inject"
+    when_unknown: Literal["offer", "handoff"] = "offer"
+    unknown_message: str = ""
+    off_topic_message: str = ""
+    cite_links: bool = False
+    grounding_check: bool = True
+    company: str = ""
+    answer_only_agents: frozenset[str] = frozenset()
+    """Agents the gate may answer for when nothing is found: those with no tools that act (a specialist that
+    looks up an order needs no knowledge to do it)."""
+    limit: int = 4
+
+
+class SourceLedger:
+    """The sources of one turn, numbered in the order they reached the model: injected first, then what the
+    search tool returned (the same source keeps its number)."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+
+    def add(self, found: Sequence[Source]) -> list[tuple[int, Source]]:
+        numbered = []
+        for source in found:
+            known = next((i for i, s in enumerate(self.sources, 1) if s.ref == source.ref), None)
+            if known is None:
+                self.sources.append(source)
+                known = len(self.sources)
+            numbered.append((known, source))
+        return numbered
+
+
+@dataclass
+class KnowledgeStep:
+    """What the knowledge step did in one answer: the debug log, the span and the run record show it."""
+
+    node: str
+    query: str = ""
+    context: str = ""
+    retrieval: Retrieval | None = None
+    verdict: str = ""
+    gate_score: float = 0.0
+    action: str = "answered"
+    """answered | unknown | unknown_handoff | off_topic | grounding_handoff | off"""
+    sources: list[Source] = field(default_factory=list)
+    cited: list[int] = field(default_factory=list)
+    unsupported: list[list[str]] = field(default_factory=list)
+    """The specifics the grounding check did not find, per attempt that failed it."""
+    latency_ms: float = 0.0
+
+    def records(self) -> list[dict[str, Any]]:
+        return [s.as_record(number=i, cited=i in self.cited) for i, s in enumerate(self.sources, 1)]
+
+
+def _language(text: str) -> str:
+    return "zh" if has_cjk(text) else "en"
+
+
+def _query(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    """(the customer's new messages, the customer's turn before them): a follow-up such as "and for kids?" is
+    searched together with what it follows up on."""
+    end = len(messages)
+    while end > 0 and messages[end - 1]["role"] != "user":
+        end -= 1
+    start = end
+    while start > 0 and messages[start - 1]["role"] == "user":
+        start -= 1
+    query = "\n".join(str(m["content"]) for m in messages[start:end])
+    previous = next((str(m["content"]) for m in reversed(messages[:start]) if m["role"] == "user"), "")
+    return query, previous
+
+
+def _fixed(node: str, outcome: Reply | HumanHandoff) -> RunResult:
+    """A result no model wrote: nothing was called, so nothing is charged."""
+    return RunResult(outcome=outcome, agent_key=node, usage=Usage(), route=[node], events=[])
+
+
+def _merge(first: RunResult, second: RunResult) -> RunResult:
+    usage = Usage()
+    usage.add(first.usage)
+    usage.add(second.usage)
+    return dataclasses.replace(second, usage=usage, events=[*first.events, *second.events])
+
+
+@dataclass
+class KnowledgeAnswerer:
+    """The answerer of a team that knows things. `steps` keeps each answer's knowledge step for the host."""
+
+    runner: Runner
+    agents: dict[str, Agent]
+    context: RunContext
+    base: KnowledgeBase
+    settings: KnowledgeSettings
+    gate: Gate | None = None
+    on_step: Sequence[Any] = ()
+    """Callables taking the finished `KnowledgeStep` (the tracing hook, the playground's progress)."""
+    steps: list[KnowledgeStep] = field(default_factory=list)
+
+    def __call__(self, node: str, messages: list[dict[str, Any]]) -> RunResult:
+        started = time.monotonic()
+        ledger = SourceLedger()
+        self.context.extra[LEDGER_KEY] = ledger
+        step = KnowledgeStep(node=node)
+        try:
+            result = self._answer(node, messages, ledger, step)
+        finally:
+            self.context.extra.pop(LEDGER_KEY, None)
+        step.sources = list(ledger.sources)
+        if isinstance(result.outcome, Reply) and step.sources:
+            result = self._with_citations(result, step)
+        result.sources = step.records()
+        step.latency_ms = (time.monotonic() - started) * 1000
+        result.events = [knowledge_event(step), *result.events]
+        self.steps.append(step)
+        for callback in self.on_step:
+            callback(step)
+        return result
+
+    # -- the steps ------------------------------------------------------------------------------------------------
+
+    def _answer(
+        self, node: str, messages: list[dict[str, Any]], ledger: SourceLedger, step: KnowledgeStep
+    ) -> RunResult:
+        settings = self.settings
+        if settings.mode == "off":
+            step.action = "off"
+            return self._run(node, messages, self.agents)
+        if settings.mode == "tool":
+            return self._checked(node, messages, self.agents, ledger, step)
+        step.query, step.context = _query(messages)
+        retrieval = self.base.retrieve(step.query, context=step.context, limit=settings.limit)
+        step.retrieval = retrieval
+        ledger.add(retrieval.sources)
+        if not retrieval.found and self.gate is not None and node in settings.answer_only_agents:
+            verdict, score = self.gate.classify(step.query, best_knowledge_score=retrieval.best_score)
+            step.verdict, step.gate_score = verdict.value, score
+            if verdict is GateVerdict.OFF_TOPIC:
+                step.action = "off_topic"
+                text = settings.off_topic_message or OFF_TOPIC_MESSAGE[_language(step.query)]
+                return _fixed(node, Reply(text.format(company=settings.company or "us"), billable=False))
+            if verdict is GateVerdict.IN_SCOPE:
+                if settings.when_unknown == "handoff":
+                    step.action = "unknown_handoff"
+                    return _fixed(node, HumanHandoff(reason="Nothing in the knowledge answers the question."))
+                step.action = "unknown"
+                text = settings.unknown_message or UNKNOWN_MESSAGE[_language(step.query)]
+                return _fixed(node, Reply(text, billable=False))
+        block = sources_block(ledger.sources, company=settings.company)
+        return self._checked(node, messages, self._with_block(block), ledger, step)
+
+    def _checked(
+        self,
+        node: str,
+        messages: list[dict[str, Any]],
+        agents: dict[str, Agent],
+        ledger: SourceLedger,
+        step: KnowledgeStep,
+    ) -> RunResult:
+        """Run the agent; a reply with specifics no evidence supports is written again once, naming them, and
+        goes to people if it still has them."""
+        result = self._run(node, messages, agents)
+        if not self.settings.grounding_check or not isinstance(result.outcome, Reply):
+            return result
+        missing = self._unsupported(result, messages, ledger)
+        if not missing:
+            return result
+        step.unsupported.append(missing)
+        note = (
+            "\n\n## Correction\nYour previous answer stated "
+            + ", ".join(repr(m) for m in missing)
+            + ", which no source says. Answer again using only facts written in the sources. If they do not "
+            "contain the answer, say you do not know and offer to connect a person."
+        )
+        retry = _merge(
+            result, self._run(node, messages, {k: self._noted(a, note) for k, a in agents.items()})
+        )
+        if not isinstance(retry.outcome, Reply):
+            return retry
+        missing = self._unsupported(retry, messages, ledger)
+        if not missing:
+            return retry
+        step.unsupported.append(missing)
+        step.action = "grounding_handoff"
+        reason = f"The AI's reply stated {', '.join(missing)}, which no source supports (grounding check)."
+        return dataclasses.replace(retry, outcome=HumanHandoff(reason=reason))
+
+    # -- helpers --------------------------------------------------------------------------------------------------
+
+    def _run(self, node: str, messages: list[dict[str, Any]], agents: dict[str, Agent]) -> RunResult:
+        return self.runner.run(agents=agents, start_key=node, messages=messages, context=self.context)
+
+    def _with_block(self, block: str) -> dict[str, Agent]:
+        # Every agent sees the same sources: a handoff inside the run must not lose them.
+        return {k: self._noted(a, "\n\n" + block) for k, a in self.agents.items()}
+
+    @staticmethod
+    def _noted(agent: Agent, text: str) -> Agent:
+        return dataclasses.replace(agent, instructions=agent.instructions + text)
+
+    def _unsupported(
+        self, result: RunResult, messages: list[dict[str, Any]], ledger: SourceLedger
+    ) -> list[str]:
+        assert isinstance(result.outcome, Reply)
+        texts: list[str] = [str(m.get("content") or "") for m in messages]
+        texts += [a.instructions for a in self.agents.values()]
+        texts += [f"{s.title}\n{s.text}\n{s.url}" for s in ledger.sources]
+        texts += [str(e.data.get("result", "")) for e in result.events if e.type == "tool_call"]
+        return unsupported_facts(result.outcome.text, Evidence.of(texts))
+
+    def _with_citations(self, result: RunResult, step: KnowledgeStep) -> RunResult:
+        assert isinstance(result.outcome, Reply)
+        step.cited = cited_numbers(result.outcome.text, step.sources)
+        text = strip_markers(result.outcome.text)
+        if self.settings.cite_links:
+            links = list(
+                dict.fromkeys(step.sources[n - 1].url for n in step.cited if step.sources[n - 1].url)
+            )
+            if links:
+                text += "\n\n" + "\n".join(links)
+        return dataclasses.replace(result, outcome=dataclasses.replace(result.outcome, text=text))
+
+
+def knowledge_event(step: KnowledgeStep) -> RunEvent:
+    """The step as a run event (the debug log lists events)."""
+    retrieval = step.retrieval
+    return RunEvent(
+        "knowledge",
+        step.node,
+        name=step.action,
+        detail=step.query,
+        data={
+            "verdict": step.verdict,
+            "gate_score": round(step.gate_score, 3),
+            "best_score": round(retrieval.best_score, 3) if retrieval else None,
+            "sources": step.records(),
+            "unsupported": step.unsupported,
+        },
+    )
