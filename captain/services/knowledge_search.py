@@ -64,14 +64,17 @@ class _Loaded:
     index: VectorIndex
 
 
-_cache: OrderedDict[int, _Loaded] = OrderedDict()
+_cache: OrderedDict[tuple[int, int], _Loaded] = OrderedDict()
+"""(assistant id, account id) -> its loaded index."""
 _cache_lock = threading.Lock()
 
 
-def _version(assistant_id: int) -> tuple[object, ...]:
-    chunks = KnowledgeChunk.objects.filter(assistant_id=assistant_id).aggregate(n=Count("id"), last=Max("id"))
+def _version(assistant_id: int, account_id: int) -> tuple[object, ...]:
+    chunks = KnowledgeChunk.objects.filter(assistant_id=assistant_id, account_id=account_id).aggregate(
+        n=Count("id"), last=Max("id")
+    )
     faqs = FaqEntry.objects.filter(
-        assistant_id=assistant_id, status=FaqEntry.Status.APPROVED, enabled=True
+        assistant_id=assistant_id, account_id=account_id, status=FaqEntry.Status.APPROVED, enabled=True
     ).aggregate(n=Count("id"), last=Max("updated_at"), newest=Max("id"))
     return (chunks["n"], chunks["last"], faqs["n"], faqs["last"], faqs["newest"])
 
@@ -110,17 +113,18 @@ def _load(assistant_id: int, account_id: int, version: tuple[object, ...]) -> _L
 
 
 def _loaded(assistant_id: int, account_id: int) -> _Loaded:
-    version = _version(assistant_id)
+    key = (assistant_id, account_id)
+    version = _version(assistant_id, account_id)
     with _cache_lock:
-        hit = _cache.get(assistant_id)
+        hit = _cache.get(key)
         if hit is not None and hit.version == version:
-            _cache.move_to_end(assistant_id)
+            _cache.move_to_end(key)
             return hit
     # Built outside the lock: another assistant's queries need not wait for this load.
     fresh = _load(assistant_id, account_id, version)
     with _cache_lock:
-        _cache[assistant_id] = fresh
-        _cache.move_to_end(assistant_id)
+        _cache[key] = fresh
+        _cache.move_to_end(key)
         while len(_cache) > int(captain_setting("KNOWLEDGE_INDEX_CACHE_ASSISTANTS")):
             _cache.popitem(last=False)
     return fresh

@@ -62,8 +62,8 @@ def _number_values(token: str) -> set[str]:
     for part in parts:
         values.add(str(int(part)))
     # A 24-hour time in the evidence ("18:00") supports the same hour written the 12-hour way ("6 pm").
-    if ":" in token and parts[0] and 12 < int(parts[0]) <= 24:
-        values.add(str(int(parts[0]) - 12))
+    if ":" in token:
+        values |= {str(int(part) - 12) for part in parts if part and 12 < int(part) <= 24}
     # Thousands separators: "1,000" and "1,299.00" are one number.
     plain = re.sub(r",(?=\d{3}(?:\D|$))", "", token)
     if re.fullmatch(r"\d+(?:\.\d+)?", plain):
