@@ -60,6 +60,12 @@ class CaptainResponder:
             return
         job_mark_published(message_id=message_id)
 
+    def reply_sources(self, *, message_ids: list[int]) -> dict[int, list[dict[str, object]]]:
+        """The cited knowledge of each AI reply among `message_ids` (the conversation view shows it)."""
+        from .selectors import reply_cited_sources
+
+        return reply_cited_sources(message_ids=message_ids)
+
     def delivery_failed(self, message: Message) -> None:
         from .services.credits import credit_refund
 

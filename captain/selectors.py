@@ -18,6 +18,8 @@ from .models import (
     AssistantInbox,
     CreditLedgerEntry,
     FaqEntry,
+    KnowledgeChunk,
+    KnowledgeDocument,
     RoutingDecision,
     Run,
     Scenario,
@@ -66,6 +68,32 @@ def access_faq_entry(*, assistant: Assistant, faq_entry_id: int) -> FaqEntry:
     if entry is None:
         raise Http404("No such FAQ entry.")
     return entry
+
+
+def document_list(*, assistant: Assistant) -> QuerySet[KnowledgeDocument]:
+    """An assistant's knowledge documents, newest first, without their stored upload bytes."""
+    return (
+        KnowledgeDocument.objects.filter(assistant=assistant, account_id=assistant.account_id)
+        .defer("upload")
+        .order_by("-id")
+    )
+
+
+def access_document(*, assistant: Assistant, document_id: int) -> KnowledgeDocument:
+    """A document of an assistant already obtained through `access_assistant`; 404 otherwise."""
+    document = document_list(assistant=assistant).filter(pk=document_id).first()
+    if document is None:
+        raise Http404("No such document.")
+    return document
+
+
+def document_chunks(*, document: KnowledgeDocument) -> QuerySet[KnowledgeChunk]:
+    """The passages of a document (from `access_document`) in order, without their vectors."""
+    return (
+        KnowledgeChunk.objects.filter(document=document, account_id=document.account_id)
+        .defer("embedding", "search_text")
+        .order_by("ordinal")
+    )
 
 
 @dataclass(frozen=True)
@@ -201,3 +229,21 @@ def credits_by_message(*, message_ids: list[int]) -> dict[int, int]:
         .values_list("message_id", "net")
     )
     return dict(rows)
+
+
+def reply_cited_sources(*, message_ids: list[int]) -> dict[int, list[dict[str, object]]]:
+    """Reply message id -> the knowledge sources its run cited (title, url, kind), one query."""
+    if not message_ids:
+        return {}
+    out: dict[int, list[dict[str, object]]] = {}
+    for message_id, sources in Run.objects.filter(reply_message_id__in=message_ids).values_list(
+        "reply_message_id", "sources"
+    ):
+        cited = [
+            {"title": s.get("title", ""), "url": s.get("url", ""), "kind": s.get("kind", "")}
+            for s in sources or []
+            if s.get("cited")
+        ]
+        if cited:
+            out[message_id] = cited
+    return out

@@ -108,8 +108,8 @@ def _load(assistant_id: int, account_id: int, version: tuple[object, ...]) -> _L
         )
         chunk_vectors.append(vector_from_bytes(bytes(embedding)))
     matrix = np.vstack([faq_vectors, *[v[None, :] for v in chunk_vectors]]) if chunk_vectors else faq_vectors
-    index = VectorIndex(matrix.astype(np.float32), np.asarray(owners, dtype=np.int64), len(sources))
-    return _Loaded(version, sources, chunk_ids, faq_tokens, index)
+    vectors = VectorIndex(matrix.astype(np.float32), np.asarray(owners, dtype=np.int64), len(sources))
+    return _Loaded(version, sources, chunk_ids, faq_tokens, vectors)
 
 
 def _loaded(assistant_id: int, account_id: int) -> _Loaded:
@@ -216,7 +216,7 @@ class AssistantKnowledge:
         keyword_rank = rank_of(by_keyword)
         fused = reciprocal_rank_fusion([by_vector, by_keyword])
         kept: list[tuple[float, int]] = []
-        candidates = []
+        candidates: list[dict[str, object]] = []
         for passage, score in sorted(fused.items(), key=lambda item: -item[1]):
             source = loaded.sources[passage]
             cosine = float(vector_scores[passage])

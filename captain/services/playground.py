@@ -54,6 +54,8 @@ class PlaygroundTurn:
     output_tokens: int = 0
     duration_ms: int = 0
     agent_names: dict[str, str] = field(default_factory=dict)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """The knowledge put before the model, each marked `cited` when the reply used it."""
 
 
 def playground_agents(assistant: Assistant) -> dict[str, str]:
@@ -144,6 +146,7 @@ def playground_run(
         output_tokens=result.usage.output_tokens if result is not None else 0,
         duration_ms=int((time.monotonic() - started) * 1000),
         agent_names=names,
+        sources=list(result.sources) if result is not None else [],
     )
 
 

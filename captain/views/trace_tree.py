@@ -23,6 +23,7 @@ KIND_BY_NAME = {
     sc.SPAN_TOOL: "tool",
     sc.SPAN_HANDOFF: "handoff",
     sc.SPAN_ROUTER: "router",
+    sc.SPAN_KNOWLEDGE: "knowledge",
 }
 
 # Shown in a node's own fields; everything else goes to "other attributes".
@@ -221,10 +222,33 @@ def span_node(span: SpanRecord) -> SpanNode:
         node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
         if a.get(sc.GEN_AI_OUTPUT_MESSAGES) is not None:
             node.raw_output = _pretty(a[sc.GEN_AI_OUTPUT_MESSAGES])
-    node.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [])]
+    elif kind == "knowledge":
+        node.title = f"Knowledge ({a.get(sc.CAPTAIN_KNOWLEDGE_ACTION, '?')})"
+        facts = [
+            ("searched for", a.get(sc.CAPTAIN_KNOWLEDGE_QUERY)),
+            ("best score", a.get(sc.CAPTAIN_KNOWLEDGE_BEST_SCORE)),
+            ("when nothing was found, the gate said", a.get(sc.CAPTAIN_KNOWLEDGE_VERDICT)),
+            ("sources (number, ref, score, cited)", _sources_line(a.get(sc.CAPTAIN_KNOWLEDGE_SOURCES))),
+            ("not in any source (grounding check)", a.get(sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED)),
+            ("retrieval ms", a.get(sc.CAPTAIN_KNOWLEDGE_LATENCY_MS)),
+        ]
+    node.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [], "[]")]
     shown = {k for k in a if k in _CONSUMED}
     node.other = [(k, _fmt(v)) for k, v in sorted(a.items()) if k not in shown]
     return node
+
+
+def _sources_line(raw: Any) -> str | None:
+    try:
+        sources = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return str(raw)
+    if not sources:
+        return None
+    return "; ".join(
+        f"[{s.get('number')}] {s.get('ref')} {s.get('score')}{' cited' if s.get('cited') else ''}"
+        for s in sources
+    )
 
 
 def _pair(a: dict[str, Any], first: str, second: str) -> str | None:

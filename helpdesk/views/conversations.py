@@ -18,7 +18,8 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from helpdesk.models import Conversation, Membership
+from helpdesk.conf import ai_responder
+from helpdesk.models import Conversation, Membership, Message
 from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
 from helpdesk.services.conversations import (
@@ -84,6 +85,18 @@ def conversation_list(request: HttpRequest, membership: Membership, folder: str)
     return render(request, "dashboard/conversation_list.html", context)
 
 
+def with_cited_sources(messages: list[Message]) -> list[Message]:
+    """AI replies get `cited_sources`: the knowledge they used, as the AI responder recorded it (the helpdesk
+    knows nothing of knowledge; a responder without `reply_sources` shows none)."""
+    responder = ai_responder()
+    lookup = getattr(responder, "reply_sources", None)
+    ids = [m.pk for m in messages if m.sender_type == Message.SenderType.ASSISTANT]
+    found = lookup(message_ids=ids) if lookup and ids else {}
+    for message in messages:
+        message.cited_sources = found.get(message.pk, [])  # type: ignore[attr-defined]
+    return messages
+
+
 def debug_log_url(account_id: int, conversation_id: int) -> str | None:
     """The AI debug log of this conversation, when the AI app (captain) is installed; helpdesk only knows the
     URL name, never the app."""
@@ -99,6 +112,7 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     before = request.GET.get("before", "")
     thread = thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
+    with_cited_sources(thread.messages)
     last_id = thread.messages[-1].pk if thread.messages else 0
     context = frame_context(
         request,
@@ -128,7 +142,9 @@ def conversation_poll(request: HttpRequest, membership: Membership, conversation
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     after = request.GET.get("after", "0")
     since = request.GET.get("since", "0")
-    new = messages_after(conversation=conversation, after=int(after) if after.isdigit() else 0)
+    new = with_cited_sources(
+        list(messages_after(conversation=conversation, after=int(after) if after.isdigit() else 0))
+    )
     debug_url = debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None
     html = render_to_string(
         "dashboard/partials/messages.html", {"messages_list": new, "debug_url": debug_url}, request=request

@@ -42,6 +42,11 @@ def ai(team, redis_url, llm_settings):
         tools=["faq_lookup"],
     )
     FaqEntryFactory(assistant=link.assistant)
+    # These tests script the model's exact replies to arbitrary messages ("one", "two"): knowledge reaches the
+    # model only through its search tool here, so nothing answers before it. Injection, the gate and the
+    # grounding check have their own tests (tests/captain/answering, test_knowledge_citations.py).
+    link.assistant.knowledge_mode = "tool"
+    link.assistant.save()
     return {"assistant": link.assistant, "llm": llm_settings}
 
 

@@ -31,8 +31,8 @@ class Gate(Protocol):
         ...
 
 
-# Messages that need no company facts to answer, EN and ZH. Short on purpose: a message close to one of these is
-# small talk whatever else it says.
+# Messages that need no company facts to answer, EN and ZH: greetings, thanks, asking for a person, complaints.
+# Short on purpose: a message close to one of these is small talk whatever else it says.
 # fmt: off
 SMALLTALK_PROTOTYPES: tuple[str, ...] = (
     "hi", "hello", "hey there", "good morning", "good evening", "how are you",
@@ -40,7 +40,10 @@ SMALLTALK_PROTOTYPES: tuple[str, ...] = (
     "yes please", "no thanks", "that's all",
     "I want to talk to a human", "can I speak to a real person", "connect me to an agent",
     "你好", "您好", "早上好", "谢谢", "非常感谢", "好的", "再见", "没有了", "是的", "不用了",
-    "转人工", "我要找人工客服", "请帮我转接真人",
+    "转人工", "我要找人工客服", "请帮我转接真人", "在吗",
+    # Complaints and escalations: the model's handoff tool answers them, not "I do not know".
+    "I want to speak to a manager", "this is unacceptable", "I want to make a complaint", "I am very angry",
+    "我要投诉", "让你们经理来", "太过分了",
 )
 # fmt: on
 
@@ -52,7 +55,7 @@ class TopicGate:
     encode: Encode
     scope_texts: Sequence[str]
     """What the assistant is for: its description, product name, scenario descriptions."""
-    smalltalk_threshold: float = 0.72
+    smalltalk_threshold: float = 0.55
     scope_threshold: float = 0.30
     """In scope when the best knowledge score or the closest scope text reaches this."""
     prototypes: Sequence[str] = field(default=SMALLTALK_PROTOTYPES)
