@@ -40,6 +40,13 @@ class AssistantFields(TypedDict, total=False):
     temperature: float
     max_turns: int
     """At most CAPTAIN["MAX_TURNS_CAP"]."""
+    knowledge_mode: str
+    """inject (default), tool or off: how the knowledge reaches the model (docs/knowledge.md)."""
+    when_unknown: str
+    """offer or handoff: what happens when nothing in the knowledge answers a question about the company."""
+    unknown_message: str
+    off_topic_message: str
+    cite_links: bool
 
 
 ASSISTANT_FIELDS: tuple[str, ...] = tuple(AssistantFields.__annotations__)

@@ -60,6 +60,8 @@ def new_assistant_data(account, *, instructions="", scenarios=(), faq=()) -> dic
         "resolution_message": "Bye.",
         "temperature": "0.2",
         "max_turns": "6",
+        "knowledge_mode": "inject",
+        "when_unknown": "offer",
         "scenarios-TOTAL_FORMS": str(len(scenarios)),
         "scenarios-INITIAL_FORMS": "0",
         "faq_entries-TOTAL_FORMS": str(len(faq)),
