@@ -65,6 +65,29 @@ DEFAULTS: dict[str, Any] = {
     "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
     # The deterministic check of a reply's numbers, links and e-mails against the sources (on by default).
     "KNOWLEDGE_GROUNDING_CHECK": True,
+    # Largest document an admin may upload (captain.knowledge.extract refuses bigger ones with the sizes).
+    "KNOWLEDGE_MAX_FILE_BYTES": 20 * 1024 * 1024,
+    # FAQ drafts (captain/services/faq_drafts.py). Model calls per document at most, chunks per call and pairs
+    # asked per chunk: 20 x 3 chunks covers a 60-chunk document; the rest of a longer one is not drafted from.
+    "FAQ_DRAFTS_MAX_CALLS_PER_DOCUMENT": 20,
+    "FAQ_DRAFTS_CHUNKS_PER_CALL": 3,
+    "FAQ_DRAFTS_PAIRS_PER_CHUNK": 2,
+    "FAQ_DRAFTS_MAX_TOKENS": 800,
+    # Cosine similarity of question+answer at which a draft repeats an entry; None: the measured default
+    # (captain.services.faq_draft_pairs.DUPLICATE_SIMILARITY, 0.72).
+    "FAQ_DRAFTS_DUPLICATE_SIMILARITY": None,
+    # The conversation sweep: conversations resolved within this many hours, at most this many per sweep.
+    "FAQ_DRAFTS_CONVERSATION_LOOKBACK_HOURS": 24,
+    "FAQ_DRAFTS_CONVERSATION_BATCH": 20,
+    # Knowledge documents (captain.services.knowledge): an upload over this size is refused (kept as a failed
+    # document saying so, its bytes not stored); sitemaps and crawls fetch at most this many pages, crawls follow
+    # links at most this deep, and a scheduled re-sync is at most this many hours apart.
+    "KNOWLEDGE_MAX_UPLOAD_BYTES": 20 * 1024 * 1024,
+    "KNOWLEDGE_MAX_PAGES": 200,
+    "KNOWLEDGE_MAX_DEPTH": 3,
+    "KNOWLEDGE_MAX_SYNC_INTERVAL_HOURS": 24 * 90,
+    # A document that chunks into more passages than this fails (split it): one upload cannot flood an index.
+    "KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT": 5000,
 }
 
 # Time budgets nest (RELIABILITY.md): worst-case run < Celery soft limit < hard limit < broker visibility

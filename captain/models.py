@@ -576,14 +576,17 @@ class KnowledgeDocument(models.Model):
     content_sha256 = models.CharField(max_length=64, blank=True)
     """Of the extracted text: a re-sync whose text did not change keeps its chunks."""
     max_pages = models.PositiveIntegerField(default=50, help_text="Sitemap and crawl: pages fetched at most.")
-    max_depth = models.PositiveSmallIntegerField(default=2, help_text="Crawl: links followed from the start page.")
+    max_depth = models.PositiveSmallIntegerField(
+        default=2, help_text="Crawl: links followed from the start page."
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done while processing.")
     pages = models.PositiveIntegerField(default=0)
     chunk_count = models.PositiveIntegerField(default=0)
     sync_interval_hours = models.PositiveIntegerField(
-        default=0, help_text="Fetch the URL again this often (0: only on demand). Uploads are never re-fetched."
+        default=0,
+        help_text="Fetch the URL again this often (0: only on demand). Uploads are never re-fetched.",
     )
     synced_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import debug_log, playground, usage
+from .views import debug_log, faq_review, knowledge, playground, usage
 
 app_name = "captain-dashboard"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     ),
     path(f"{ACCOUNT}playground/", playground.playground_page, name="playground"),
     path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
+    path(f"{ACCOUNT}faq/", faq_review.faq_review_page, name="faq-review"),
+    path(f"{ACCOUNT}knowledge/", knowledge.knowledge_page, name="knowledge"),
 ]

@@ -297,6 +297,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "captain.tasks.pending_messages_sweep",
         "schedule": env_float("CAPTAIN_SWEEP_INTERVAL_SECONDS", 15.0),
     },
+    # Knowledge documents whose re-sync interval (hours) has passed.
+    "captain-knowledge-resync-due": {"task": "captain.tasks.knowledge_resync_due", "schedule": 3600.0},
+    # FAQ drafts from conversations resolved lately with a person's answer (bounded batch per sweep).
+    "captain-faq-drafts-conversations": {
+        "task": "captain.tasks.faq_drafts_conversations_sweep",
+        "schedule": 900.0,
+    },
 }
 
 # The apps' settings namespaces hold only what this deployment changes: every default lives in the app's conf

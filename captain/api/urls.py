@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import assistants, credits, faq, model_endpoints, routing, runs, scenarios
+from . import assistants, credits, faq, knowledge, model_endpoints, routing, runs, scenarios
 
 app_name = "captain-api"
 
@@ -20,6 +20,35 @@ urlpatterns = [
     ),
     path(f"{ASSISTANT}faq/", faq.FaqEntryCollectionApi.as_view(), name="faq-list"),
     path(f"{ASSISTANT}faq/<int:faq_entry_id>/", faq.FaqEntryDetailApi.as_view(), name="faq-detail"),
+    path(f"{ASSISTANT}faq/<int:faq_entry_id>/approve/", faq.FaqEntryApproveApi.as_view(), name="faq-approve"),
+    path(f"{ASSISTANT}faq/<int:faq_entry_id>/reject/", faq.FaqEntryRejectApi.as_view(), name="faq-reject"),
+    path(f"{ASSISTANT}faq/review/", faq.FaqReviewApi.as_view(), name="faq-review"),
+    path(
+        f"{ASSISTANT}documents/<int:document_id>/faq-drafts/",
+        faq.DocumentFaqDraftsApi.as_view(),
+        name="document-faq-drafts",
+    ),
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/faq-drafts/",
+        faq.ConversationFaqDraftsApi.as_view(),
+        name="conversation-faq-drafts",
+    ),
+    path(f"{ASSISTANT}documents/", knowledge.DocumentCollectionApi.as_view(), name="document-list"),
+    path(
+        f"{ASSISTANT}documents/<int:document_id>/",
+        knowledge.DocumentDetailApi.as_view(),
+        name="document-detail",
+    ),
+    path(
+        f"{ASSISTANT}documents/<int:document_id>/resync/",
+        knowledge.DocumentResyncApi.as_view(),
+        name="document-resync",
+    ),
+    path(
+        f"{ASSISTANT}documents/<int:document_id>/chunks/",
+        knowledge.DocumentChunksApi.as_view(),
+        name="document-chunks",
+    ),
     path(f"{ASSISTANT}routing/", routing.RoutingGraphApi.as_view(), name="assistant-routing"),
     path(
         f"{ACCOUNT}conversations/<int:conversation_id>/routing-decisions/",

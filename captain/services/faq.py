@@ -1,22 +1,37 @@
-"""Writes of an assistant's FAQ entries (what the `faq_lookup` tool searches).
+"""Writes of an assistant's FAQ entries (what knowledge retrieval and the `faq_lookup` tool search).
 
 `FaqEntryFields` is the one list of editable FAQ fields (API serializers and admin forms use `FAQ_ENTRY_FIELDS`).
+`status` is deliberately not in it: an entry moves between pending, approved and rejected only through the
+review functions below, so no form or serializer can approve a draft by writing a field, and every approval
+records when it happened (`reviewed_at`).
+
+Entries typed by people (admin, API, demo seed) are approved when saved; drafts the model writes
+(captain.services.faq_drafts) are saved pending through `faq_draft_create`. Editing an entry never changes its
+status: an approved entry stays approved, a pending draft stays pending until someone approves it.
 An entry belongs to its assistant's account: the account is copied here, never taken from the caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypedDict, Unpack
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypedDict, Unpack
 
-from ..models import Assistant, FaqEntry
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from helpdesk.models import Conversation
+
+from ..models import Assistant, FaqEntry, KnowledgeDocument
+
+ReviewAction = Literal["approve", "reject"]
+REVIEW_ACTIONS: dict[str, str] = {"approve": FaqEntry.Status.APPROVED, "reject": FaqEntry.Status.REJECTED}
 
 
 class FaqEntryFields(TypedDict, total=False):
     question: str
     answer: str
     enabled: bool
-    """Disabled entries stay stored but are never found by `faq_lookup`."""
+    """Disabled entries stay stored but are never retrieved."""
 
 
 FAQ_ENTRY_FIELDS: tuple[str, ...] = tuple(FaqEntryFields.__annotations__)
@@ -29,19 +44,101 @@ def _only_faq_fields(fields: Mapping[str, Any]) -> None:
 
 
 def faq_entry_create(*, assistant: Assistant, **fields: Unpack[FaqEntryFields]) -> FaqEntry:
+    """An entry written by a person: approved (and reviewed) as it is saved."""
     _only_faq_fields(fields)
-    return FaqEntry.objects.create(assistant=assistant, account_id=assistant.account_id, **fields)
+    return FaqEntry.objects.create(
+        assistant=assistant,
+        account_id=assistant.account_id,
+        status=FaqEntry.Status.APPROVED,
+        source=FaqEntry.Source.MANUAL,
+        reviewed_at=timezone.now(),
+        **fields,
+    )
+
+
+def faq_draft_create(
+    *,
+    assistant: Assistant,
+    question: str,
+    answer: str,
+    source_document: KnowledgeDocument | None = None,
+    source_conversation: Conversation | None = None,
+) -> FaqEntry:
+    """A pair the model drafted: pending until someone approves it. Exactly one source is given, of the
+    assistant's own account (checked here too, so a caller's mix-up cannot link another tenant's row)."""
+    if (source_document is None) == (source_conversation is None):
+        raise ValueError("A draft has exactly one source: a document or a conversation.")
+    source_account = (source_document or source_conversation).account_id  # type: ignore[union-attr]
+    if source_account != assistant.account_id:
+        raise ValueError("The draft's source belongs to another account.")
+    return FaqEntry.objects.create(
+        assistant=assistant,
+        account_id=assistant.account_id,
+        question=question,
+        answer=answer,
+        status=FaqEntry.Status.PENDING,
+        source=FaqEntry.Source.DOCUMENT if source_document else FaqEntry.Source.CONVERSATION,
+        source_document=source_document,
+        source_conversation=source_conversation,
+    )
 
 
 def faq_entry_update(*, entry: FaqEntry, **fields: Unpack[FaqEntryFields]) -> FaqEntry:
-    """Write the given fields; the others keep their value."""
+    """Write the given fields; the others keep their value, the status included."""
     _only_faq_fields(fields)
     for name, value in fields.items():
         setattr(entry, name, value)
     if fields:
-        entry.save(update_fields=list(fields))
+        # updated_at: retrieval notices an edited entry by it (its index version), so it is always written.
+        entry.save(update_fields=[*fields, "updated_at"])
     return entry
 
 
 def faq_entry_delete(*, entry: FaqEntry) -> None:
     entry.delete()
+
+
+def _edited(value: str | None, current: str, name: str, limit: int) -> str:
+    if value is None:
+        return current
+    value = value.strip()
+    if not value:
+        raise ValidationError({name: [f"The {name} cannot be empty."]})
+    if len(value) > limit:
+        raise ValidationError({name: [f"The {name} is longer than {limit} characters."]})
+    return value
+
+
+def faq_entry_approve(*, entry: FaqEntry, question: str | None = None, answer: str | None = None) -> FaqEntry:
+    """Approve the entry, with the reviewer's edits of its question and answer when given (one step, so an
+    edited draft is never live with the model's wording). Raises ValidationError for an empty edit."""
+    entry.question = _edited(question, entry.question, "question", 2000)
+    entry.answer = _edited(answer, entry.answer, "answer", 10_000)
+    entry.status = FaqEntry.Status.APPROVED
+    entry.reviewed_at = timezone.now()
+    entry.save(update_fields=["question", "answer", "status", "reviewed_at", "updated_at"])
+    return entry
+
+
+def faq_entry_reject(*, entry: FaqEntry) -> FaqEntry:
+    """Reject the entry: kept (so the same draft is not proposed again) but never retrieved."""
+    entry.status = FaqEntry.Status.REJECTED
+    entry.reviewed_at = timezone.now()
+    entry.save(update_fields=["status", "reviewed_at", "updated_at"])
+    return entry
+
+
+def faq_entries_review(*, assistant: Assistant, ids: Iterable[int], action: str) -> int:
+    """Approve or reject many entries of `assistant` at once; returns how many changed status. Ids of other
+    assistants or accounts are ignored (they match no row of this assistant). Raises ValueError for an action
+    other than "approve" or "reject"."""
+    status = REVIEW_ACTIONS.get(action)
+    if status is None:
+        raise ValueError(f"Unknown review action {action!r}: use one of {', '.join(REVIEW_ACTIONS)}.")
+    now = timezone.now()
+    # update() skips auto_now, and retrieval's index version reads updated_at: set both explicitly.
+    return (
+        FaqEntry.objects.filter(assistant=assistant, account_id=assistant.account_id, pk__in=list(ids))
+        .exclude(status=status)
+        .update(status=status, reviewed_at=now, updated_at=now)
+    )

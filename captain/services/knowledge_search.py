@@ -30,7 +30,7 @@ from ..conf import captain_setting
 from ..models import Assistant, FaqEntry, KnowledgeChunk
 from ..retrieval import get_encoder
 from ..retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
-from ..retrieval.passages import VECTOR_DIM, vector_from_bytes
+from ..retrieval.passages import VECTOR_DIM, vectors_from_bytes
 from ..runtime.knowledge import Retrieval, Source, tokens
 
 KEYWORD_CANDIDATES = 30
@@ -44,8 +44,8 @@ class RetrievalThresholds:
     """Relevance thresholds on the vector score (cosine), measured with `captain_bench_knowledge --retrieval`."""
 
     faq: float = 0.45
-    chunk: float = 0.35
-    keyword_backed: float = 0.25
+    chunk: float = 0.30
+    keyword_backed: float = 0.35
     """A top-3 keyword hit is kept from this vector score up."""
 
     @classmethod
@@ -101,13 +101,14 @@ def _load(assistant_id: int, account_id: int, version: tuple[object, ...]) -> _L
     chunk_vectors: list[np.ndarray] = []
     for chunk_id, title, heading, text, url, embedding in rows.iterator(chunk_size=2000):
         chunk_ids[chunk_id] = len(sources)
-        owners.append(len(sources))
+        views = vectors_from_bytes(bytes(embedding))
+        owners += [len(sources)] * len(views)
         label = " > ".join(part for part in (title, heading) if part)
         sources.append(
             Source(kind="document", ref=f"chunk:{chunk_id}", title=label, text=text, url=url or "")
         )
-        chunk_vectors.append(vector_from_bytes(bytes(embedding)))
-    matrix = np.vstack([faq_vectors, *[v[None, :] for v in chunk_vectors]]) if chunk_vectors else faq_vectors
+        chunk_vectors.append(views)
+    matrix = np.vstack([faq_vectors, *chunk_vectors]) if chunk_vectors else faq_vectors
     vectors = VectorIndex(matrix.astype(np.float32), np.asarray(owners, dtype=np.int64), len(sources))
     return _Loaded(version, sources, chunk_ids, faq_tokens, vectors)
 
@@ -214,10 +215,11 @@ class AssistantKnowledge:
         faq_hits = _faq_keyword_ranking(loaded, words)
         by_keyword = [*faq_hits[:3], *[loaded.chunk_ids[c] for c in chunk_hits if c in loaded.chunk_ids]]
         keyword_rank = rank_of(by_keyword)
-        fused = reciprocal_rank_fusion([by_vector, by_keyword])
-        kept: list[tuple[float, int]] = []
+        # The vector side counts twice: across languages and paraphrases it is the one that knows.
+        fused = reciprocal_rank_fusion([by_vector, by_vector, by_keyword])
+        kept: list[int] = []
         candidates: list[dict[str, object]] = []
-        for passage, score in sorted(fused.items(), key=lambda item: -item[1]):
+        for passage, _score in sorted(fused.items(), key=lambda item: -item[1]):
             source = loaded.sources[passage]
             cosine = float(vector_scores[passage])
             threshold = self.thresholds.faq if source.kind == "faq" else self.thresholds.chunk
@@ -226,8 +228,10 @@ class AssistantKnowledge:
             if len(candidates) < 8:
                 candidates.append({"ref": source.ref, "score": round(cosine, 3), "kept": keep})
             if keep:
-                kept.append((score, passage))
-        sources = tuple(_with_score(loaded.sources[p], float(vector_scores[p])) for _, p in kept[:limit])
+                kept.append(passage)
+        sources = tuple(
+            _with_score(loaded.sources[p], float(vector_scores[p])) for p in _mix(loaded, kept, limit)
+        )
         return Retrieval(
             query=query,
             sources=sources,
@@ -235,6 +239,22 @@ class AssistantKnowledge:
             latency_ms=(time.monotonic() - started) * 1000,
             candidates=tuple(candidates),
         )
+
+
+FAQ_SHARE = 2
+"""At most this many of the sources are FAQ entries: a close FAQ entry is short and scores high, and would
+otherwise crowd out the document passage that holds the detail a question asks about."""
+
+
+def _mix(loaded: _Loaded, kept: list[int], limit: int) -> list[int]:
+    """The first `limit` kept passages, in fused order, with at most FAQ_SHARE FAQ entries (more only when
+    there are not enough passages)."""
+    faqs = [p for p in kept if loaded.sources[p].kind == "faq"]
+    chunks = [p for p in kept if loaded.sources[p].kind != "faq"]
+    take = faqs[:FAQ_SHARE] + chunks[: limit - min(FAQ_SHARE, len(faqs))]
+    take += [p for p in faqs[FAQ_SHARE:] if len(take) < limit]
+    order = {p: i for i, p in enumerate(kept)}
+    return sorted(take, key=order.__getitem__)[:limit]
 
 
 def _with_score(source: Source, score: float) -> Source:

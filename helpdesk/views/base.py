@@ -26,6 +26,8 @@ SESSION_ACCOUNT_KEY = "dashboard_account_id"
 ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("captain-dashboard:playground", "Playground"),
     ("captain-dashboard:usage", "Usage"),
+    ("captain-dashboard:faq-review", "FAQ review"),
+    ("captain-dashboard:knowledge", "Knowledge"),
 )
 
 

@@ -27,6 +27,10 @@ def test_schema_is_valid_and_covers_the_api():
     assert "/api/v1/accounts/{account_id}/conversations/{conversation_id}/messages/" in paths
     assert "/api/v1/captain/accounts/{account_id}/assistants/{assistant_id}/scenarios/{scenario_id}/" in paths
     assert "/api/v1/captain/accounts/{account_id}/conversations/{conversation_id}/runs/" in paths
+    assert (
+        "/api/v1/captain/accounts/{account_id}/assistants/{assistant_id}/documents/{document_id}/resync/"
+        in paths
+    )
 
 
 @pytest.mark.django_db

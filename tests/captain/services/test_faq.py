@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.api.faq import FaqEntryInputSerializer, FaqEntryOutputSerializer
+from captain.api.faq import REVIEW_FIELDS, FaqEntryInputSerializer, FaqEntryOutputSerializer
 from captain.forms import FaqEntryAdminForm
 from captain.models import FaqEntry
 from captain.services.faq import FAQ_ENTRY_FIELDS, faq_entry_create, faq_entry_delete, faq_entry_update
@@ -44,5 +44,5 @@ def test_delete():
 
 def test_the_api_and_the_admin_edit_the_services_field_list():
     assert list(FaqEntryInputSerializer().fields) == list(FAQ_ENTRY_FIELDS)
-    assert FaqEntryOutputSerializer.Meta.fields == ["id", *FAQ_ENTRY_FIELDS, "created_at"]
+    assert FaqEntryOutputSerializer.Meta.fields == ["id", *FAQ_ENTRY_FIELDS, *REVIEW_FIELDS, "created_at"]
     assert FaqEntryAdminForm.Meta.fields == ["assistant", *FAQ_ENTRY_FIELDS]

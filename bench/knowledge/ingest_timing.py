@@ -1,0 +1,61 @@
+"""How long a 100-page PDF takes to extract and chunk (the part of "ready" before embedding).
+
+The PDF is made here with fpdf2 (a dev dependency): 100 pages of manual text, about 2,300 characters a page.
+Prints the seconds for extraction (pypdf, per page) and chunking, median of three runs.
+
+    .venv/bin/python -m bench.knowledge.ingest_timing [pages]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+import django
+
+
+def manual_pdf(pages: int) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=False)
+    pdf.set_title("Northwind S2 service manual")
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=10)
+        steps = " ".join(
+            f"Step {number}.{step}: check the brake cable and tighten the nut by a quarter turn if the lever "
+            f"travels more than {step + 10} mm."
+            for step in range(1, 10)
+        )
+        pdf.multi_cell(0, 5, f"Chapter {number}: maintenance\n\n{steps}\n\n{steps}")
+    return bytes(pdf.output())
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from captain.knowledge.chunking import chunk_page
+    from captain.knowledge.extract import extract_document
+
+    pages = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    data = manual_pdf(pages)
+    extract_times, chunk_times = [], []
+    for _ in range(3):
+        started = time.perf_counter()
+        page = extract_document(data, file_name="manual.pdf")
+        extracted = time.perf_counter()
+        chunks = chunk_page(page)
+        extract_times.append(extracted - started)
+        chunk_times.append(time.perf_counter() - extracted)
+    chars = page.text_chars
+    extract_s, chunk_s = statistics.median(extract_times), statistics.median(chunk_times)
+    print(f"{pages}-page PDF, {len(data) / 1024:.0f} KB, {chars} characters of text -> {len(chunks)} chunks")
+    print(f"extract {extract_s:.2f} s ({extract_s / pages * 1000:.1f} ms/page), chunk {chunk_s:.3f} s, "
+          f"total {extract_s + chunk_s:.2f} s (median of 3)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

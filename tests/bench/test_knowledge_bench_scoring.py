@@ -1,0 +1,41 @@
+"""How the knowledge benchmark scores a reply: the figures are only as honest as these rules."""
+
+from __future__ import annotations
+
+from bench.knowledge.dataset import Question
+from bench.knowledge.scoring import declines, facts_present, invented_specifics
+from captain.runtime.knowledge import Evidence
+
+
+def q(kind: str, facts=(), forbidden=(), text: str = "?") -> Question:
+    return Question(
+        id="x", lang="en", kind=kind, question=text, facts=[list(f) for f in facts], forbidden=list(forbidden)
+    )
+
+
+def test_every_fact_group_must_be_present_in_one_of_its_spellings():
+    question = q("faq", facts=[["49.90", "49,90"], ["€", "EUR", "euro"]])
+    assert facts_present("It is 49.90 EUR a month.", question)
+    assert facts_present("每月 49,90 €", question)
+    assert not facts_present("It is 49.90 a month.", question)  # the currency is missing
+    assert facts_present("押金为299元", q("document", facts=[["299 元", "299元"]]))  # spaces ignored for CJK
+
+
+def test_an_invented_specific_on_an_unanswerable_question_is_counted():
+    corpus = Evidence.of(["The Monthly plan costs €49.90.", "Write to help@volta.example."])
+    question = q("unanswerable", forbidden=["scooter rental"], text="Do you rent scooters for 2 people?")
+    assert invented_specifics("Sorry, I don't know.", question, corpus) == []
+    assert (
+        invented_specifics("Yes, for 2 people it is €49.90.", question, corpus) == []
+    )  # from the corpus / question
+    assert invented_specifics("Yes, scooter rental costs $15 per hour.", question, corpus) == [
+        "15",
+        "$",
+        "scooter rental",
+    ]
+
+
+def test_a_decline_is_recognised_in_both_languages():
+    assert declines("I'm sorry, I don't have information about that. Would you like me to connect you?")
+    assert declines("抱歉，我只能回答与Volta相关的问题。")
+    assert not declines("France won the 2018 World Cup.")
