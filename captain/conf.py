@@ -65,8 +65,6 @@ DEFAULTS: dict[str, Any] = {
     "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
     # The deterministic check of a reply's numbers, links and e-mails against the sources (on by default).
     "KNOWLEDGE_GROUNDING_CHECK": True,
-    # Largest document an admin may upload (captain.knowledge.extract refuses bigger ones with the sizes).
-    "KNOWLEDGE_MAX_FILE_BYTES": 20 * 1024 * 1024,
     # FAQ drafts (captain/services/faq_drafts.py). Model calls per document at most, chunks per call and pairs
     # asked per chunk: 20 x 3 chunks covers a 60-chunk document; the rest of a longer one is not drafted from.
     "FAQ_DRAFTS_MAX_CALLS_PER_DOCUMENT": 20,

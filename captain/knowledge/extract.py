@@ -76,7 +76,7 @@ def extract_document(
     text, or HTML with no visible text. `on_progress(done, total)` is called per PDF page."""
     if not data:
         raise IngestError("the file is empty (0 bytes)")
-    limit = int(captain_setting("KNOWLEDGE_MAX_FILE_BYTES"))
+    limit = int(captain_setting("KNOWLEDGE_MAX_UPLOAD_BYTES"))
     if len(data) > limit:
         raise IngestError(f"the file is {human_size(len(data))}; the limit is {human_size(limit)}")
     kind = detect_format(data, file_name=file_name, content_type=content_type)

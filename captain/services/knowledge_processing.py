@@ -8,7 +8,8 @@ Rules it keeps:
   document stays "processing" for ever and no traceback text reaches a tenant.
 - Idempotent under redelivery (`acks_late`): only a QUEUED or PROCESSING document is processed; one that is
   READY or FAILED, or was deleted meanwhile, is left as it is. A document re-queued while this run works (a
-  re-sync) stops this run at its next progress save: the new task does the work.
+  re-sync) stops this run at its next progress save if the new task has not claimed it yet; if both run, each
+  replaces the chunks whole under a row lock, so the last to commit wins and nothing is mixed.
 - The same text again (same SHA-256 over the chunks) keeps the chunks and their vectors: only the status and
   `synced_at` change.
 """

@@ -157,7 +157,7 @@ def test_a_file_of_only_whitespace_has_no_text(data, name):
 
 
 def test_file_over_the_limit_is_refused_with_both_sizes(settings):
-    settings.CAPTAIN = {**getattr(settings, "CAPTAIN", {}), "KNOWLEDGE_MAX_FILE_BYTES": 20 * 1024 * 1024}
+    settings.CAPTAIN = {**getattr(settings, "CAPTAIN", {}), "KNOWLEDGE_MAX_UPLOAD_BYTES": 20 * 1024 * 1024}
     with pytest.raises(IngestError, match="the file is 52 MB; the limit is 20 MB"):
         extract_document(b"a" * (52 * 1024 * 1024), file_name="big.txt")
 
@@ -196,3 +196,19 @@ def test_a_100_page_pdf_is_extracted_page_by_page_and_chunked():
     assert (
         sum(chunk.text.count("Step ") for chunk in chunks) == 100 * 16
     )  # every step sentence, none cut in half
+
+
+def test_html_inline_markup_joins_words_and_nested_lists_are_not_repeated():
+    html = (
+        b"<html><body><article><h1>Reset</h1><p>Follow these <b>important</b> steps to re<b>set</b> it.<br>Then wait."
+        b"</p><ul><li>Hold the power button<ul><li>for ten seconds</li></ul></li><li>Release it</li></ul>"
+        b"</article></body></html>"
+    )
+    page = extract_document(html, file_name="reset.html")
+    assert page.sections == (
+        Section(
+            ("Reset",),
+            "Follow these important steps to reset it. Then wait.\n\n"
+            "- Hold the power button for ten seconds\n- Release it",
+        ),
+    )

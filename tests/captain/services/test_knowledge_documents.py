@@ -225,6 +225,28 @@ def test_a_web_page_is_fetched_and_its_chunks_keep_the_url(assistant):
     assert {c.url for c in document.chunks.all()} == {site.url("/help/shipping")}
 
 
+def test_a_crawl_stops_at_its_page_limit_and_says_so(assistant):
+    def page(n: int) -> Page:
+        links = "".join(f'<a href="/p{i}">page {i}</a> ' for i in range(1, 7))
+        text = f"Page {n} explains topic number {n} of our rental service in enough words to be kept."
+        return Page(
+            f"<html><head><title>P{n}</title></head><body><main><h1>Topic {n}</h1><p>{text}</p>"
+            f"<nav>{links}</nav></main></body></html>".encode()
+        )
+
+    with StaticSite({"/": page(0), **{f"/p{i}": page(i) for i in range(1, 7)}}) as site:
+        document = processed(
+            document_create_url(
+                assistant=assistant, kind="crawl", url=site.url("/"), max_pages=3, max_depth=1
+            )
+        )
+
+    assert document.status == Status.READY, document.status_reason
+    assert document.pages == 3
+    assert len({c.url for c in document.chunks.all()}) == 3
+    assert document.status_reason.startswith("Stopped early:"), document.status_reason
+
+
 def test_a_redirect_to_a_private_address_fails_the_document(assistant):
     with StaticSite({"/moved": Page(b"", status=302, location="http://10.0.0.1/admin")}) as site:
         document = processed(document_create_url(assistant=assistant, kind="url", url=site.url("/moved")))
