@@ -65,6 +65,9 @@ DEFAULTS: dict[str, Any] = {
     "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
     # The deterministic check of a reply's numbers, links and e-mails against the sources (on by default).
     "KNOWLEDGE_GROUNDING_CHECK": True,
+    # An approved FAQ entry at least this close to the customer's message (and 0.10 ahead of the next entry, in
+    # the customer's language) is sent as written, without a model call (docs/knowledge.md). None: never.
+    "KNOWLEDGE_FAQ_ANSWER_SCORE": 0.65,
     # FAQ drafts (captain/services/faq_drafts.py). Model calls per document at most, chunks per call and pairs
     # asked per chunk: 20 x 3 chunks covers a 60-chunk document; the rest of a longer one is not drafted from.
     "FAQ_DRAFTS_MAX_CALLS_PER_DOCUMENT": 20,

@@ -123,6 +123,7 @@ def knowledge_settings_for(assistant: Assistant, team: Team) -> KnowledgeSetting
         off_topic_message=assistant.off_topic_message.strip(),
         cite_links=assistant.cite_links,
         grounding_check=bool(captain_setting("KNOWLEDGE_GROUNDING_CHECK")),
+        faq_answer_score=captain_setting("KNOWLEDGE_FAQ_ANSWER_SCORE"),
         company=assistant.product_name or assistant.name,
         answer_only_agents=frozenset(
             key for key, agent in team.agents.items() if {t.name for t in agent.tools} <= _ANSWER_ONLY_TOOLS

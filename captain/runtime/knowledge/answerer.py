@@ -47,6 +47,10 @@ class KnowledgeSettings:
     """Agents the gate may answer for when nothing is found: those with no tools that act (a specialist that
     looks up an order needs no knowledge to do it)."""
     limit: int = 4
+    faq_answer_score: float | None = 0.65
+    """An approved FAQ entry this close to the message (cosine), in the customer's language and ahead of the next
+    FAQ entry by `faq_answer_margin`, is the reply as written: no model call. None: always ask the model."""
+    faq_answer_margin: float = 0.10
 
 
 class SourceLedger:
@@ -78,7 +82,7 @@ class KnowledgeStep:
     verdict: str = ""
     gate_score: float = 0.0
     action: str = "answered"
-    """answered | unknown | unknown_handoff | off_topic | grounding_handoff | off"""
+    """answered | faq_answer | unknown | unknown_handoff | off_topic | grounding_handoff | off"""
     sources: list[Source] = field(default_factory=list)
     cited: list[int] = field(default_factory=list)
     unsupported: list[list[str]] = field(default_factory=list)
@@ -143,7 +147,7 @@ class KnowledgeAnswerer:
         finally:
             self.context.extra.pop(LEDGER_KEY, None)
         step.sources = list(ledger.sources)
-        if isinstance(result.outcome, Reply) and step.sources:
+        if isinstance(result.outcome, Reply) and step.sources and step.action != "faq_answer":
             result = self._with_citations(result, step)
         result.sources = step.records()
         step.latency_ms = (time.monotonic() - started) * 1000
@@ -168,6 +172,11 @@ class KnowledgeAnswerer:
         retrieval = self.base.retrieve(step.query, context=step.context, limit=settings.limit)
         step.retrieval = retrieval
         ledger.add(retrieval.sources)
+        direct = self._faq_answer(retrieval, step.query)
+        if direct is not None:
+            step.action = "faq_answer"
+            step.cited = [n for n, _ in ledger.add([direct])]
+            return _fixed(node, Reply(direct.text))
         if not retrieval.found and self.gate is not None and node in settings.answer_only_agents:
             verdict, score = self.gate.classify(step.query, best_knowledge_score=retrieval.best_score)
             step.verdict, step.gate_score = verdict.value, score
@@ -222,6 +231,24 @@ class KnowledgeAnswerer:
         return dataclasses.replace(retry, outcome=HumanHandoff(reason=reason))
 
     # -- helpers --------------------------------------------------------------------------------------------------
+
+    def _faq_answer(self, retrieval: Retrieval, query: str) -> Source | None:
+        """The approved answer to give as written, if one FAQ entry clearly is the question asked.
+
+        A small model paraphrasing an approved answer can only lose or bend its facts; an answer people approved
+        is the best reply there is when the question is clearly the same (measured: docs/knowledge.md)."""
+        threshold = self.settings.faq_answer_score
+        if threshold is None:
+            return None
+        faqs = sorted((s for s in retrieval.sources if s.kind == "faq"), key=lambda s: -s.score)
+        if not faqs or faqs[0].score < threshold:
+            return None
+        if len(faqs) > 1 and faqs[0].score - faqs[1].score < self.settings.faq_answer_margin:
+            return None
+        best = faqs[0]
+        if _language(best.title + best.text) != _language(query):
+            return None  # the customer gets an answer in their own language: the model translates
+        return best
 
     def _run(self, node: str, messages: list[dict[str, Any]], agents: dict[str, Agent]) -> RunResult:
         return self.runner.run(agents=agents, start_key=node, messages=messages, context=self.context)

@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture
-def shop(redis_url, llm_settings):
+def shop(redis_url, llm_settings, settings):
+    # The model's side of answering from sources; an FAQ entry sent as written has its own test below.
+    settings.CAPTAIN = {**settings.CAPTAIN, "KNOWLEDGE_FAQ_ANSWER_SCORE": None}
     link = AssistantInboxFactory(
         assistant__product_name="Volta Bikes",
         assistant__description="Support for Volta Bikes, an e-bike rental and subscription service.",
@@ -180,3 +182,19 @@ def test_pending_and_disabled_entries_are_never_put_before_the_model(shop, llm_s
         run_for_message(message_id=message.id)
     prompts = " ".join(system_prompt(r) for r in llm_settings.requests)
     assert "€399" not in prompts and "€19" not in prompts
+
+
+def test_a_clearly_matching_approved_answer_is_sent_as_written_and_charged(shop, llm_settings, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "KNOWLEDGE_FAQ_ANSWER_SCORE": 0.65}
+    message = ask(shop, "how much does the monthly plan cost?")
+    assert run_for_message(message_id=message.id) == "reply"
+    assert llm_settings.requests == []
+    assert replies(message) == ["The Monthly plan costs €49.90 per month and includes 2 batteries."]
+    run = Run.objects.get()
+    assert run.credit_used is True  # an answer, unlike "I don't know"
+    assert [s["cited"] for s in run.sources if s["kind"] == "faq"] == [True]
+    # Asked in Chinese, the English answer is not pasted: the model answers in the customer's language.
+    zh = ask(shop, "月度套餐多少钱？")
+    llm_settings.push(text("月度套餐每月 €49.90，含 2 块电池。"))
+    assert run_for_message(message_id=zh.id) == "reply"
+    assert len(llm_settings.requests) == 1
