@@ -52,6 +52,7 @@ class RunOutputSerializer(serializers.ModelSerializer):
             "input_tokens",
             "output_tokens",
             "credit_used",
+            "sources",
             "trace_id",
             "duration_ms",
             "trigger_message",

@@ -30,7 +30,13 @@ def test_admin_sees_runs_with_their_spans(conversation):
     admin = MembershipFactory(account=conversation.account, role=Membership.Role.ADMIN)
     older = RunFactory(conversation=conversation, trace_id="a" * 32)
     newer = RunFactory(
-        conversation=conversation, outcome="human_handoff", detail="asked for a person", trace_id=""
+        conversation=conversation,
+        outcome="human_handoff",
+        detail="asked for a person",
+        trace_id="",
+        sources=[
+            {"number": 1, "kind": "faq", "ref": "faq:3", "title": "Refunds?", "score": 0.7, "cited": False}
+        ],
     )
     root = SpanRecordFactory(trace_id="a" * 32, name="captain.run", attributes={"captain.agent": "assistant"})
     child = SpanRecordFactory(trace_id="a" * 32, name="captain.llm", parent_span_id=root.span_id)
@@ -48,6 +54,7 @@ def test_admin_sees_runs_with_their_spans(conversation):
         "asked for a person",
         [],
     )
+    assert runs[0]["sources"][0]["ref"] == "faq:3" and runs[1]["sources"] == []  # what the AI was given
     spans = runs[1]["spans"]
     assert [(s["name"], s["parent_span_id"]) for s in spans] == [
         ("captain.run", ""),

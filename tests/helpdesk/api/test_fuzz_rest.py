@@ -130,7 +130,13 @@ ENDPOINTS = {
     "assistant-create": Endpoint("POST", "captain/accounts/{account}/assistants/", _assistant),
     "assistant-put": Endpoint("PUT", ASSISTANT, _assistant),
     "assistant-patch": Endpoint(
-        "PATCH", ASSISTANT, lambda ids: [{"name": "Captain 2"}, {"temperature": 1.0, "guardrails": []}]
+        "PATCH",
+        ASSISTANT,
+        lambda ids: [
+            {"name": "Captain 2"},
+            {"temperature": 1.0, "guardrails": []},
+            {"knowledge_mode": "tool", "when_unknown": "handoff", "cite_links": True},
+        ],
     ),
     "scenario-create": Endpoint("POST", ASSISTANT + "scenarios/", _scenario),
     "scenario-put": Endpoint(
@@ -143,6 +149,12 @@ ENDPOINTS = {
     "faq-put": Endpoint("PUT", ASSISTANT + "faq/{faq}/", _faq),
     "faq-patch": Endpoint("PATCH", ASSISTANT + "faq/{faq}/", lambda ids: [{"enabled": False}]),
     "routing-put": Endpoint("PUT", ASSISTANT + "routing/", _routing),
+    "faq-approve": Endpoint(
+        "POST", ASSISTANT + "faq/{faq}/approve/", lambda ids: [{"question": "Refunds?", "answer": "5 days."}]
+    ),
+    "faq-review": Endpoint(
+        "POST", ASSISTANT + "faq/review/", lambda ids: [{"ids": [ids.faq], "action": "reject"}]
+    ),
 }
 
 
