@@ -236,7 +236,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One name for the routing modes (fields `mode` and `default_mode`): otherwise drf-spectacular warns
     # (W001) and `manage.py check --deploy --fail-level WARNING` fails.
-    "ENUM_NAME_OVERRIDES": {"RoutingModeEnum": "captain.models.RoutingMode"},
+    "ENUM_NAME_OVERRIDES": {
+        "RoutingModeEnum": "captain.models.RoutingMode",
+        # Several models have a `status`: each gets its own enum name in the schema (conversations keep theirs).
+        "StatusEnum": "helpdesk.models.Conversation.Status",
+        "FaqEntryStatusEnum": "captain.models.FaqEntry.Status",
+        "KnowledgeDocumentStatusEnum": "captain.models.KnowledgeDocument.Status",
+    },
 }
 
 # ---- Redis and Celery --------------------------------------------------------------------------------------------
