@@ -86,7 +86,7 @@ class Command(BaseCommand):
             raise CommandError(f"unknown strategies: {', '.join(unknown)}")
         report: dict[str, Any] = {"sets": {}}
         needs_model = not opts["retrieval"]
-        with contextlib_model(opts, needs_model) as (base_url, model):
+        with _BenchModel(opts, needs_model) as (base_url, model):
             report["model"] = model
             from tests.support.servers import start_redis
 
@@ -167,7 +167,7 @@ class Command(BaseCommand):
         return out
 
 
-class contextlib_model:
+class _BenchModel:
     """The model endpoint: the one given, or the bundled model started here and stopped at the end."""
 
     def __init__(self, opts: dict[str, Any], needed: bool) -> None:
