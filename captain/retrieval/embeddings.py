@@ -17,7 +17,6 @@ import ctypes
 import glob
 import math
 import os
-import re
 import sys
 import threading
 from collections import Counter, OrderedDict
@@ -29,6 +28,9 @@ from typing import Protocol
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
+
+# One tokenizer for keyword matching everywhere: the lexical fallback, full-text search, citations.
+from ..runtime.knowledge.tokens import tokens
 
 __all__ = [
     "ENCODER_THRESHOLD",
@@ -169,34 +171,6 @@ class TextEncoder:
         return vectors[1:] @ vectors[0]
 
 
-_WORD_RE = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
-# CJK Unified Ideographs (+ ext. A), Hiragana, Katakana, Hangul syllables.
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]+")
-# Tiny stop list: only words frequent enough to dominate overlap on short support questions.
-# fmt: off
-_STOP = frozenset((
-    "a", "an", "and", "are", "at", "be", "by", "can", "do", "does", "for", "from", "has", "have",
-    "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "that", "the", "there", "this",
-    "to", "what", "when", "where", "which", "who", "why", "with", "you", "your",
-))
-# fmt: on
-
-
-def _tokens(text: str) -> list[str]:
-    """Lower-cased words (crude plural stripping) plus CJK character bigrams (unigram if alone)."""
-    text = text.lower()
-    out: list[str] = []
-    for run in _CJK_RE.findall(text):
-        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
-    for word in _WORD_RE.findall(_CJK_RE.sub(" ", text)):
-        if word in _STOP:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.append(word)
-    return out
-
-
 class LexicalScorer:
     """Pure-Python TF-IDF cosine (IDF over the given documents): the no-encoder fallback."""
 
@@ -204,7 +178,7 @@ class LexicalScorer:
     default_threshold = LEXICAL_THRESHOLD
 
     def scores(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        docs = [Counter(_tokens(d)) for d in documents]
+        docs = [Counter(tokens(d)) for d in documents]
         n = len(docs)
         df: Counter[str] = Counter()
         for d in docs:
@@ -217,7 +191,7 @@ class LexicalScorer:
             # Sub-linear tf so a repeated word in a long answer does not dominate.
             return {t: (1.0 + math.log(c)) * idf(t) for t, c in tf.items()}
 
-        q = weights(Counter(_tokens(query)))
+        q = weights(Counter(tokens(query)))
         q_norm = math.sqrt(sum(v * v for v in q.values()))
         result = np.zeros(n, dtype=np.float32)
         if q_norm == 0.0:

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .embeddings import _tokens, get_encoder
+from ..runtime.knowledge.tokens import tokens
+from .embeddings import get_encoder
 
 VECTOR_DIM = 512
 VECTOR_DTYPE = np.float32
@@ -17,7 +18,7 @@ VECTOR_DTYPE = np.float32
 
 def search_tokens(text: str) -> str:
     """The keyword text of `text`: its tokens joined by spaces (both full-text engines split on spaces)."""
-    return " ".join(_tokens(text))
+    return " ".join(tokens(text))
 
 
 def passage_text(heading: str, text: str) -> str:

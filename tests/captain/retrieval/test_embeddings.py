@@ -17,6 +17,7 @@ from captain.retrieval.embeddings import (
     get_scorer,
     rank,
 )
+from captain.runtime.knowledge.tokens import tokens
 
 from .faq_fixtures import FAQ, UNRELATED
 
@@ -126,7 +127,7 @@ def test_lexical_fallback_rejects_unrelated_queries() -> None:
 
 
 def test_lexical_tokens_use_cjk_bigrams() -> None:
-    assert embeddings._tokens("退款进度 Refunds") == ["退款", "款进", "进度", "refund"]
+    assert tokens("退款进度 Refunds") == ["退款", "款进", "进度", "refund"]
 
 
 def test_fallback_is_used_without_the_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
