@@ -482,6 +482,67 @@ class RoutingRule(models.Model):
         return f"{self.node}: {self.match} {self.value!r} -> {self.target}"
 
 
+class RoutingExample(models.Model):
+    """A customer-style message for one routing node that the product proposed rather than the builder typed.
+
+    - Drafted: the assistant's model writes them from the scenario's title, description and instruction in the
+      account's languages. They are in use at once while the node has no builder-written examples
+      (`RoutingNode.examples`), and stop being used as soon as the builder writes some.
+    - Correction: a message that was routed to the wrong node, captured when people re-route the conversation,
+      a specialist hands the message back, or an agent takes over right after a routing decision. Pending until
+      an administrator accepts it; accepted ones are used next to the builder's examples.
+    """
+
+    class Source(models.TextChoices):
+        DRAFTED = "drafted", "Drafted by the model"
+        CORRECTION = "correction", "Learned from a correction"
+
+    class Status(models.TextChoices):
+        SUGGESTED = "suggested", "Suggested (in use until the builder writes examples)"
+        PENDING = "pending", "Pending review"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    class Signal(models.TextChoices):
+        REROUTE = "reroute", "Re-routed by a person"
+        HAND_BACK = "hand_back", "Handed back by a specialist"
+        TAKEOVER = "takeover", "Taken over after a routing decision"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="routing_examples")
+    key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH, help_text="The node this message belongs to.")
+    text = models.CharField(max_length=500)
+    source = models.CharField(max_length=12, choices=Source.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, db_index=True)
+    signal = models.CharField(
+        max_length=12, choices=Signal.choices, blank=True, help_text="What revealed a correction."
+    )
+    routed_to = models.CharField(
+        max_length=MAX_SCENARIO_KEY_LENGTH, blank=True, help_text="Where the router had sent the message."
+    )
+    drafted_from = models.CharField(
+        max_length=64, blank=True, help_text="Hash of the scenario texts a draft was written from."
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assistant", "key", "text"], name="routing_example_unique_text_per_node"
+            )
+        ]
+        indexes = [models.Index(fields=["assistant", "status"], name="routing_example_status")]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.text[:60]}"
+
+
 class RoutingDecision(models.Model):
     """One routing decision taken for a customer message (mirrors the `captain.router` span)."""
 

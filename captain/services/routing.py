@@ -28,6 +28,7 @@ from ..models import (
 )
 from ..runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
 from .model_endpoints import model_choice_errors
+from .routing_examples import examples_in_use
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +175,15 @@ def _spec_from_db(assistant: Assistant) -> GraphSpec:
     )
 
 
-def _graph(assistant: Assistant, spec: GraphSpec, *, strict: bool = True) -> Graph:
+def _graph(
+    assistant: Assistant,
+    spec: GraphSpec,
+    *,
+    strict: bool = True,
+    learned: dict[str, list[str]] | None = None,
+) -> Graph:
+    """`learned`: node key -> every example in use (builder's, drafted, accepted corrections), replacing the
+    builder's list alone; None in validation, which only checks what the builder wrote."""
     config = spec.config
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
     nodes = [Node(key=TRIAGE_KEY, title=assistant.name, description=assistant.description)]
@@ -195,6 +204,9 @@ def _graph(assistant: Assistant, spec: GraphSpec, *, strict: bool = True) -> Gra
         node.examples = [str(e) for e in (row.get("examples") or []) if str(e).strip()]
         if row.get("is_global"):
             global_keys.append(node.key)
+    for key, texts in (learned or {}).items():
+        if key in by_key:
+            by_key[key].examples = list(texts)
     rules = sorted(spec.rules, key=lambda r: r.get("position", 0))
     for rule in rules:
         node = by_key.get(rule.get("node", ""))
@@ -229,12 +241,13 @@ def routing_graph(assistant: Assistant) -> Graph | None:
     spec = _spec_from_db(assistant)
     if not spec.config:
         return None
+    learned = examples_in_use(assistant)
     try:
-        return _graph(assistant, spec, strict=False)
+        return _graph(assistant, spec, strict=False, learned=learned)
     except GraphError as exc:
         # The graph was valid when saved; a scenario edited since must not stop customers from being answered.
         logger.warning("routing graph of assistant %s is invalid (%s); using the star", assistant.pk, exc)
-        return _graph(assistant, GraphSpec(config=spec.config), strict=False)
+        return _graph(assistant, GraphSpec(config=spec.config), strict=False, learned=learned)
 
 
 def star_graph(assistant: Assistant) -> Graph:

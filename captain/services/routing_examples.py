@@ -1,0 +1,53 @@
+"""Example messages the product proposes for routing nodes: which ones the router uses, and their review.
+
+The builder's own examples (`RoutingNode.examples`) always win: drafted suggestions are used only for a node
+the builder has written none for. Corrections are used once an administrator accepted them, next to whatever
+else the node has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import Assistant, RoutingExample, RoutingNode
+
+Status = RoutingExample.Status
+Source = RoutingExample.Source
+
+
+def examples_in_use(assistant: Assistant) -> dict[str, list[str]]:
+    """Node key -> the example messages the router compares customers' messages with, builder's first."""
+    builder = {
+        key: [str(e) for e in examples if str(e).strip()]
+        for key, examples in RoutingNode.objects.filter(assistant=assistant).values_list("key", "examples")
+    }
+    result: dict[str, list[str]] = {key: list(texts) for key, texts in builder.items() if texts}
+    rows = RoutingExample.objects.filter(
+        assistant=assistant, status__in=[Status.SUGGESTED, Status.ACCEPTED]
+    ).values_list("key", "text", "source", "status")
+    for key, text, source, status in rows:
+        drafted_unused = source == Source.DRAFTED and status == Status.SUGGESTED and builder.get(key)
+        if drafted_unused:
+            continue
+        texts = result.setdefault(key, [])
+        if text not in texts:
+            texts.append(text)
+    return result
+
+
+def review_examples(*, assistant: Assistant, ids: Iterable[int], accept: bool, key: str | None = None) -> int:
+    """Accept or reject the assistant's proposed examples `ids` (others' ids are ignored). `key` moves them to
+    another node as they are accepted (a correction whose right node the reviewer chose). Returns how many
+    changed."""
+    with transaction.atomic():
+        rows = RoutingExample.objects.select_for_update().filter(assistant=assistant, id__in=list(ids))
+        fields: dict[str, object] = {
+            "status": Status.ACCEPTED if accept else Status.REJECTED,
+            "reviewed_at": timezone.now(),
+        }
+        if key and accept:
+            fields["key"] = key
+        return rows.update(**fields)
