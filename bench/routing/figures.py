@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from captain.runtime.routing import Decision
+from captain.runtime.routing import HUMAN, Decision
 
 from .dataset import ROOT
+from .variants import SHAPES, shapes_of
 
 GROWTH_LATE_TURN = 20
 
@@ -117,6 +118,13 @@ class StrategyResult:
                 d.out_of_candidates for t in self.forced.turns for d in t.decisions
             ),
             "refused_outputs": sum(d.refused for t in main.turns for d in t.decisions),
+            # People are the costly destination: control never comes back. Counted on the free-running pass.
+            "wrong_to_people": sum(t.got == HUMAN and t.expect != HUMAN for t in self.free.turns),
+            "wrong_to_people_pct": round(
+                100 * sum(t.got == HUMAN and t.expect != HUMAN for t in self.free.turns) / max(turns, 1), 2
+            ),
+            "people_requests_reached": sum(t.got == HUMAN and t.expect == HUMAN for t in self.free.turns),
+            "people_requests": sum(t.expect == HUMAN for t in self.free.turns),
             "turns": turns,
             "seconds": round(self.seconds, 1),
         }
@@ -201,4 +209,39 @@ def format_table(results: list[StrategyResult], baseline: dict[str, float]) -> s
         f"{'never-switch':<14}{baseline['accuracy'] * 100:8.1f}%{baseline['accuracy_teacher_forced'] * 100:7.1f}%"
         f"{0:11.2f}{0:>4d}{'-':>8}{'-':>8}{'-':>8}{'-':>6}{0:>7d}{0:>8d}{0:>9d}{0:>8d}"
     )
+    return "\n".join(lines)
+
+
+def shape_accuracy(passed: PassResult, conversations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Accuracy of a pass per graph shape (a conversation counts for every shape it has)."""
+    shapes = {c.get("id", str(n)): shapes_of(c) for n, c in enumerate(conversations, start=1)}
+    out: dict[str, dict[str, Any]] = {}
+    for shape in SHAPES:
+        turns = [t for t in passed.turns if shape in shapes.get(t.conversation, set())]
+        if turns:
+            out[shape] = {
+                "accuracy": round(sum(t.correct for t in turns) / len(turns), 4),
+                "turns": len(turns),
+                "conversations": len({t.conversation for t in turns}),
+            }
+    return out
+
+
+def format_shapes(results: list[StrategyResult], conversations: list[dict[str, Any]]) -> str:
+    """Free-running accuracy per strategy and graph shape, and wrong jumps to people."""
+    header = f"{'strategy':<18}" + "".join(f"{s:>14}" for s in SHAPES) + f"{'to people':>11}{'people':>8}"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        if not r.free.turns:
+            continue
+        acc = shape_accuracy(r.free, conversations)
+        f = r.figures()
+        cells = "".join(
+            f"{acc[s]['accuracy'] * 100:7.1f}% ({acc[s]['turns']:>3})" if s in acc else f"{'-':>14}"
+            for s in SHAPES
+        )
+        lines.append(
+            f"{r.name:<18}{cells}{f['wrong_to_people_pct']:>10.1f}%"
+            f"{f['people_requests_reached']:>4d}/{f['people_requests']:<3d}"
+        )
     return "\n".join(lines)

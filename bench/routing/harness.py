@@ -36,8 +36,9 @@ from captain.runtime.types import Reply, RunError, RunResult, Usage
 from .coze import COZE_POLICY, CozeStrategy
 from .dataset import ROOT, graph_from_dataset
 from .figures import PassResult, StrategyResult, TurnRecord
+from .nearest import NearestStrategy
 
-STRATEGIES = ("ours", "ours-pair", "ours-nomodel", "coze")
+STRATEGIES = ("ours", "ours-pair", "ours-nomodel", "coze", "baseline-nearest")
 
 
 @dataclass
@@ -99,6 +100,10 @@ def build_strategy(
         )
     if name == "coze":
         return CozeStrategy(routers=router_for), COZE_POLICY
+    if name == "baseline-nearest":
+        if encoder is None:
+            raise ValueError("baseline-nearest needs the encoder")
+        return NearestStrategy(encoder), Policy(model_calls=0)
     raise ValueError(f"unknown strategy {name!r} (one of {', '.join(STRATEGIES)})")
 
 

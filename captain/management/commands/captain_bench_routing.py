@@ -23,10 +23,18 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from bench.routing.corrections import replay
 from bench.routing.dataset import load_dataset
-from bench.routing.figures import decision_lines, format_table, never_switch
-from bench.routing.harness import STRATEGIES, run_benchmark
+from bench.routing.figures import (
+    decision_lines,
+    format_shapes,
+    format_table,
+    never_switch,
+    shape_accuracy,
+)
+from bench.routing.harness import STRATEGIES, build_strategy, run_benchmark, run_pass
 from bench.routing.tool_decider import make_tool_decider
+from bench.routing.variants import VARIANTS, has_examples, variant_conversations
 from captain.runtime import ModelSettings, OpenAIChatModel
 from captain.runtime.routing import RouterEndpoint
 
@@ -68,6 +76,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--timeout", type=float, default=120.0, help="Seconds per router call.")
         parser.add_argument("--quiet", action="store_true", help="No per-conversation progress.")
+        parser.add_argument(
+            "--variants",
+            default="as-written,stripped",
+            help=f"Comma-separated dataset variants: {', '.join(VARIANTS)} (stripped: no example phrases).",
+        )
+        parser.add_argument(
+            "--corrections",
+            default="",
+            help="Also replay accepted corrections on this variant (e.g. stripped); empty: off.",
+        )
 
     def handle(self, *args, **opts) -> None:
         path = Path(opts["dataset"])
@@ -146,22 +164,34 @@ class Command(BaseCommand):
             else ""
         )
         started = time.monotonic()
-        results = run_benchmark(
-            conversations,
-            strategies,
-            encoder=encoder,
-            router_for=router_for,
-            tool_decider=tool_decider,
-            reply_for=reply_for,
-            passes=passes,
-            progress=None if opts["quiet"] else sys.stderr,
-        )
-        baseline = never_switch(conversations)
-        self.stdout.write(format_table(results, baseline))
+        data: dict = {}
+        all_results = []
+        for variant in self._variants(opts, conversations):
+            convs = variant_conversations(variant, conversations)
+            self.stdout.write(f"\n== {path.name} / {variant} ==")
+            results = run_benchmark(
+                convs,
+                strategies,
+                encoder=encoder,
+                router_for=router_for,
+                tool_decider=tool_decider,
+                reply_for=reply_for,
+                passes=passes,
+                progress=None if opts["quiet"] else sys.stderr,
+            )
+            baseline = never_switch(convs)
+            self.stdout.write(format_table(results, baseline))
+            self.stdout.write("free-running accuracy per graph shape (turns), wrong jumps to people:")
+            self.stdout.write(format_shapes(results, convs))
+            data[variant] = {
+                r.name: {**r.figures(), "shapes": shape_accuracy(r.free, convs)} for r in results
+            }
+            data[variant]["never_switch"] = baseline
+            all_results += [(variant, r) for r in results]
+        if opts["corrections"]:
+            data["corrections"] = self._corrections(opts, conversations, encoder, router_for, tool_decider)
         self.stdout.write(f"total {time.monotonic() - started:.0f}s")
         if opts["json_path"]:
-            data = {r.name: r.figures() for r in results}
-            data["never_switch"] = baseline
             data["_meta"] = {
                 "dataset": str(path),
                 "conversations": len(conversations),
@@ -177,6 +207,47 @@ class Command(BaseCommand):
         if opts["decisions_path"]:
             Path(opts["decisions_path"]).parent.mkdir(parents=True, exist_ok=True)
             with Path(opts["decisions_path"]).open("w", encoding="utf-8") as fh:
-                for line in decision_lines(results):
-                    fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                for variant, r in all_results:
+                    for line in decision_lines([r]):
+                        fh.write(json.dumps({"variant": variant, **line}, ensure_ascii=False) + "\n")
             self.stdout.write(f"decisions written to {opts['decisions_path']}")
+
+    def _variants(self, opts, conversations) -> list[str]:
+        variants = [v.strip() for v in opts["variants"].split(",") if v.strip()]
+        unknown = [v for v in variants if v not in VARIANTS]
+        if unknown:
+            raise CommandError(f"unknown variants {unknown}; choose from {', '.join(VARIANTS)}")
+        if "stripped" in variants and "as-written" in variants and not has_examples(conversations):
+            self.stdout.write("no example phrases in this dataset: as-written is the stripped variant")
+            variants.remove("stripped")
+        return variants
+
+    def _corrections(self, opts, conversations, encoder, router_for, tool_decider) -> dict:
+        """The replay of accepted corrections (bench.routing.corrections) with the product's strategy."""
+        variant = opts["corrections"]
+        convs = variant_conversations(variant, conversations)
+        strategy, policy = build_strategy(
+            "ours", encoder=encoder, router_for=router_for, tool_decider=tool_decider
+        )
+
+        def run(cs, st, po, forced):
+            return run_pass(cs, st, po, forced=forced)
+
+        points = replay(convs, strategy, policy, run)
+        self.stdout.write(f"\ncorrections replay ({variant}, strategy ours): second halves, free-running")
+        if not points:
+            self.stdout.write("  no assistant has two conversations: nothing to replay")
+        for p in points:
+            gain = (p.accuracy - points[0].accuracy) * 100
+            gain_tf = (p.accuracy_teacher_forced - points[0].accuracy_teacher_forced) * 100
+            self.stdout.write(
+                f"  {p.corrections:>4d} corrections accepted: free {p.accuracy * 100:5.1f}% ({gain:+.1f}), "
+                f"teacher-forced {p.accuracy_teacher_forced * 100:5.1f}% ({gain_tf:+.1f}) of {p.turns} turns"
+            )
+        return {
+            "variant": variant,
+            "points": [
+                {"corrections": p.corrections, "accuracy": round(p.accuracy, 4), "turns": p.turns}
+                for p in points
+            ],
+        }

@@ -12,10 +12,12 @@ that cannot be parsed, means stay, and is recorded.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .calibration import CALIBRATOR
 from .decision import Decision
+from .people import asks_for_people
 from .request import DecisionRequest, RouterFactory, stay
 from .router_mode import decide_by_router
 from .rules import match_rules
@@ -66,11 +68,28 @@ class OursStrategy:
             top = sorted(candidates, key=lambda k: -shortlist_scores[k])[: self.shortlist]
             candidates = [k for k in candidates if k in top]
         router = self.routers(request.graph.router_of(request.node)) if self.routers else None
-        return decide_by_router(request, view, mode, router, candidates=candidates, scores=shortlist_scores)
+        decision = decide_by_router(
+            request, view, mode, router, candidates=candidates, scores=shortlist_scores
+        )
+        if decision.target in view.terminal and self.encoder is not None:
+            # A router model is asked to pick, so it picks; a small one picks people for an ordinary question,
+            # and control never comes back. People only when the customer asks for a person.
+            t = self.thresholds
+            people = asks_for_people(self.encoder, request.message, floor=t.people_floor, gap=t.people_gap)
+            if not people.asks:
+                return replace(
+                    decision, target=request.node, reason=f"{decision.reason}; set aside: {people.reason}"
+                )
+        return decision
 
     def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
-        raw = scores(encoder, view, request.message, [view.node, *view.candidates, *view.reach])
-        judgement = judge(raw, view, request.phase, self.thresholds)
+        keys = [view.node, *view.candidates, *view.reach]
+        measured = CALIBRATOR.measure(encoder, view.documents, request.message, keys)
+        people = None
+        if view.terminal:
+            t = self.thresholds
+            people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
+        judgement = judge(view, request.phase, self.thresholds, measured, people)
 
         def decided(mode: str, target: str, reason: str, parsed: str | None, **asked: Any) -> Decision:
             return Decision(
