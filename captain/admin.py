@@ -1,4 +1,5 @@
-"""Django admin for captain: assistants with their scenarios and FAQ, inbox links, credits and run records.
+"""Django admin for captain: assistants with their scenarios, FAQ and proposed routing examples, inbox links, credits and
+run records.
 
 Tenant scoping comes from `helpdesk.admin.AccountScopedAdminMixin` (one rule for both apps): non-superuser
 staff reach only accounts where they are admins. Assistants, scenarios and FAQ entries are written through the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Model
@@ -38,12 +40,14 @@ from .models import (
     ReplyJob,
     RoutingConfig,
     RoutingEdge,
+    RoutingExample,
     RoutingNode,
     RoutingRule,
     Run,
     Scenario,
 )
 from .services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
+from .services.example_drafts import drafted_examples_adopt, routing_example_edit, routing_example_text_errors
 from .services.faq import (
     FAQ_ENTRY_FIELDS,
     faq_entries_review,
@@ -52,6 +56,7 @@ from .services.faq import (
     faq_entry_update,
 )
 from .services.knowledge import document_delete, document_resync
+from .services.routing_examples import review_examples
 from .services.scenarios import ScenarioFields, scenario_create, scenario_delete, scenario_update
 
 SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
@@ -126,13 +131,58 @@ class RoutingRuleInline(AccountScopedInlineMixin, admin.TabularInline):
     fields = ["node", "position", "match", "value", "target"]
 
 
+class RoutingExampleTextForm(forms.ModelForm):
+    """Only a proposed example's text is edited by people; the same check as the API's (captain.services.
+    example_drafts), so a duplicate on the node is a form error, not a failed save."""
+
+    class Meta:
+        model = RoutingExample
+        fields = ["text"]
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data["text"]
+        errors = routing_example_text_errors(example=self.instance, text=text)
+        if errors:
+            raise ValidationError(errors)
+        return " ".join(text.split())
+
+
+class DraftedExampleInline(AccountScopedInlineMixin, admin.TabularInline):
+    """The model's drafted example messages of every scenario's node (the router uses a node's suggestions while
+    the builder has written no examples for it). Editing a suggestion accepts it; accept, reject and adopt them
+    on the routing examples page."""
+
+    model = RoutingExample
+    form = RoutingExampleTextForm
+    extra = 0
+    can_delete = False
+    fields = ["key", "text", "status", "created_at"]
+    readonly_fields = ["key", "status", "created_at"]
+    verbose_name = "drafted routing example"
+    verbose_name_plural = "drafted routing examples (used for a node until the builder writes its examples)"
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return (
+            super().get_queryset(request).filter(source=RoutingExample.Source.DRAFTED).order_by("key", "id")
+        )
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False  # drafts come from the model; the builder's own examples go on the routing node
+
+
 @admin.register(Assistant)
 class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = AssistantAdminForm
     list_display = ["id", "name", "account", "product_name", "model", "created_at"]
     search_fields = ["name", "product_name"]
     inlines = [ScenarioInline, FaqEntryInline]
-    routing_inlines = [RoutingConfigInline, RoutingNodeInline, RoutingEdgeInline, RoutingRuleInline]
+    routing_inlines = [
+        RoutingConfigInline,
+        RoutingNodeInline,
+        RoutingEdgeInline,
+        RoutingRuleInline,
+        DraftedExampleInline,
+    ]
 
     def get_inlines(self, request: HttpRequest, obj: Assistant | None) -> list:
         # The graph refers to saved scenarios by key, so it is edited once the assistant exists.
@@ -167,6 +217,8 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 scenario_update(scenario=obj, **_values(obj, [n for n in SCENARIO_WRITABLE if n in changed]))
             elif isinstance(obj, FaqEntry):
                 faq_entry_update(entry=obj, **_values(obj, [n for n in FAQ_ENTRY_FIELDS if n in changed]))
+            elif isinstance(obj, RoutingExample):
+                routing_example_edit(example=obj, text=obj.text)
             else:
                 obj.save()
         for obj in formset.new_objects:
@@ -241,6 +293,96 @@ class FaqEntryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: FaqEntry) -> None:
         faq_entry_delete(entry=obj)
+
+
+def _by_assistant(queryset: Any) -> list[tuple[Assistant, list[int]]]:
+    """The selected rows' ids per assistant, so each service call scopes to one assistant (the queryset is
+    already scoped to the caller's accounts by AccountScopedAdminMixin)."""
+    ids: dict[int, list[int]] = {}
+    for row_id, assistant_id in queryset.values_list("id", "assistant_id"):
+        ids.setdefault(assistant_id, []).append(row_id)
+    return [(assistant, ids[assistant.pk]) for assistant in Assistant.objects.filter(pk__in=ids)]
+
+
+@admin.register(RoutingExample)
+class RoutingExampleAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Example messages proposed for routing nodes: drafted by the assistant's model, or learned from
+    corrections. Only the text is edited here (editing a drafted suggestion accepts it); the actions accept,
+    reject, or adopt drafted ones as the builder's own examples of their node."""
+
+    form = RoutingExampleTextForm
+    list_display = ["id", "assistant", "key", "text", "source", "status", "signal", "created_at"]
+    list_filter = ["source", "status", "signal"]
+    search_fields = ["text"]
+    list_select_related = ["assistant"]
+    actions = ["accept_selected", "reject_selected", "adopt_selected"]
+    fields = [
+        "assistant",
+        "key",
+        "text",
+        "source",
+        "status",
+        "signal",
+        "routed_to",
+        "drafted_from",
+        "conversation",
+        "message",
+        "created_at",
+        "reviewed_at",
+    ]
+    readonly_fields = [
+        "assistant",
+        "key",
+        "source",
+        "status",
+        "signal",
+        "routed_to",
+        "drafted_from",
+        "conversation",
+        "message",
+        "created_at",
+        "reviewed_at",
+    ]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False  # proposed by the model or by corrections; the builder's own go on the routing node
+
+    def _review(self, request: HttpRequest, queryset: Any, *, accept: bool) -> None:
+        changed = sum(
+            review_examples(assistant=assistant, ids=ids, accept=accept)
+            for assistant, ids in _by_assistant(queryset)
+        )
+        self.message_user(request, f"{changed} routing example(s) {'accepted' if accept else 'rejected'}.")
+
+    @admin.action(description="Accept selected examples", permissions=["change"])
+    def accept_selected(self, request: HttpRequest, queryset: Any) -> None:
+        self._review(request, queryset, accept=True)
+
+    @admin.action(description="Reject selected examples", permissions=["change"])
+    def reject_selected(self, request: HttpRequest, queryset: Any) -> None:
+        self._review(request, queryset, accept=False)
+
+    @admin.action(
+        description="Adopt selected drafted examples as the builder's examples", permissions=["change"]
+    )
+    def adopt_selected(self, request: HttpRequest, queryset: Any) -> None:
+        drafted = queryset.filter(source=RoutingExample.Source.DRAFTED)
+        skipped = queryset.count() - drafted.count()
+        adopted, refused = 0, []
+        for assistant, ids in _by_assistant(drafted):
+            result = drafted_examples_adopt(assistant=assistant, ids=ids)
+            adopted += result.adopted
+            refused += result.refused
+        message = f"{adopted} drafted example(s) added to their node's examples and accepted."
+        if skipped:
+            message += f" {skipped} correction(s) skipped: only drafted examples are adopted."
+        self.message_user(request, message)
+        for line in refused:
+            self.message_user(request, line, level=messages.WARNING)
+
+    def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
+        assert isinstance(obj, RoutingExample)  # no add form: only existing examples are saved here
+        routing_example_edit(example=obj, text=form.cleaned_data["text"])
 
 
 @admin.register(CreditBalance)

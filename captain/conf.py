@@ -58,6 +58,10 @@ DEFAULTS: dict[str, Any] = {
     # small call per turn (one A-or-B question); 2 lets it ask two yes/no questions, a little more accurate on
     # a 0.5B router model.
     "ROUTER_MODEL_CALLS_PER_MESSAGE": 1,
+    # A person taking a conversation over from the AI this soon after the router moved it to another node
+    # records the message as a routing correction for the node it left (captain.services.routing_corrections);
+    # later takeovers are about something else. 0: takeovers record nothing.
+    "CORRECTION_TAKEOVER_SECONDS": 300,
     # Knowledge (docs/knowledge.md). Relevance thresholds on the vector score, by kind: None uses the measured
     # defaults of captain.services.knowledge_search.RetrievalThresholds ({"faq": .., "chunk": .., ...} to override).
     "KNOWLEDGE_THRESHOLDS": None,
@@ -80,6 +84,15 @@ DEFAULTS: dict[str, Any] = {
     # The conversation sweep: conversations resolved within this many hours, at most this many per sweep.
     "FAQ_DRAFTS_CONVERSATION_LOOKBACK_HOURS": 24,
     "FAQ_DRAFTS_CONVERSATION_BATCH": 20,
+    # Routing example drafts (captain/services/example_drafts.py): the assistant's model writes customer-style
+    # messages for each scenario's routing node, used while the builder has written none. Off: nothing is
+    # drafted or queued (stored drafts stay in use). Accounts have no language setting: drafts are written in
+    # these languages (codes) plus the one the scenario itself is written in, this many per language; the
+    # hourly sweep queues at most ROUTING_EXAMPLE_DRAFTS_BATCH scenarios without drafts of their current texts.
+    "ROUTING_EXAMPLE_DRAFTS": True,
+    "ROUTING_EXAMPLE_LANGUAGES": ["en", "zh"],
+    "ROUTING_EXAMPLE_DRAFTS_PER_LANGUAGE": 6,
+    "ROUTING_EXAMPLE_DRAFTS_BATCH": 20,
     # Knowledge documents (captain.services.knowledge): an upload over this size is refused (kept as a failed
     # document saying so, its bytes not stored); sitemaps and crawls fetch at most this many pages, crawls follow
     # links at most this deep, and a scheduled re-sync is at most this many hours apart.

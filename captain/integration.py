@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict
 
-from helpdesk.models import Inbox, Message
+from django.db import transaction
+from django.urls import reverse
+
+from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.tracing import inject_context
 
 from .conf import captain_setting
@@ -65,6 +69,31 @@ class CaptainResponder:
         from .selectors import reply_cited_sources
 
         return reply_cited_sources(message_ids=message_ids)
+
+    def reroute_form(self, *, conversation: Conversation) -> dict[str, object] | None:
+        """What the conversation page offers for "This should have gone to ...": where to post, the nodes, and
+        the customer message the router decided about last. None when no assistant answers the inbox."""
+        from .services.routing_corrections import reroute_options
+
+        options = reroute_options(conversation=conversation)
+        if options is None:
+            return None
+        url = reverse(
+            "captain-dashboard:conversation-reroute", args=[conversation.account_id, conversation.pk]
+        )
+        return {"url": url, **asdict(options)}
+
+    def conversation_taken_over(self, *, conversation_id: int) -> None:
+        """A person took the conversation over from the AI (inside their transaction): right after the router
+        moved it, that is a sign the move was wrong, and the message is proposed as a routing correction."""
+        from .services.routing_corrections import correction_from_takeover
+
+        # In a savepoint, and never raising: learning must not cost the person their takeover.
+        try:
+            with transaction.atomic():
+                correction_from_takeover(conversation_id=conversation_id)
+        except Exception:
+            logger.exception("could not record the takeover correction of conversation %s", conversation_id)
 
     def delivery_failed(self, message: Message) -> None:
         from .services.credits import credit_refund

@@ -150,3 +150,20 @@ def faq_drafts_conversations_sweep() -> int:
     from .services.faq_drafts import faq_drafts_conversations_sweep as sweep
 
     return sweep()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
+    """Draft routing examples for a scenario's node (captain.services.example_drafts); no credits charged.
+    Idempotent: drafts of the scenario's current texts are not written twice unless `force`."""
+    from .services.example_drafts import example_drafts_run
+
+    return example_drafts_run(scenario_id=scenario_id, force=force)
+
+
+@shared_task(acks_late=True)
+def routing_example_drafts_sweep() -> int:
+    """Periodic (beat): queue drafting for enabled scenarios without drafts of their current texts."""
+    from .services.example_drafts import example_drafts_sweep
+
+    return example_drafts_sweep()

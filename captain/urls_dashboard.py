@@ -1,8 +1,9 @@
-"""Captain's dashboard pages (admins of the account only), mounted at the site root next to the dashboard."""
+"""Captain's dashboard pages (admins of the account only, but for the conversation page's re-route action), mounted
+at the site root next to the dashboard."""
 
 from django.urls import path
 
-from .views import debug_log, faq_review, knowledge, playground, usage
+from .views import debug_log, faq_review, knowledge, playground, routing_corrections, usage
 
 app_name = "captain-dashboard"
 
@@ -18,4 +19,15 @@ urlpatterns = [
     path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
     path(f"{ACCOUNT}faq/", faq_review.faq_review_page, name="faq-review"),
     path(f"{ACCOUNT}knowledge/", knowledge.knowledge_page, name="knowledge"),
+    path(
+        f"{ACCOUNT}routing-corrections/",
+        routing_corrections.routing_corrections_page,
+        name="routing-corrections",
+    ),
+    # The conversation page's "This should have gone to ..." form (any member of the account).
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/reroute/",
+        routing_corrections.conversation_reroute_action,
+        name="conversation-reroute",
+    ),
 ]

@@ -242,6 +242,7 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "helpdesk.models.Conversation.Status",
         "FaqEntryStatusEnum": "captain.models.FaqEntry.Status",
         "KnowledgeDocumentStatusEnum": "captain.models.KnowledgeDocument.Status",
+        "RoutingExampleStatusEnum": "captain.models.RoutingExample.Status",
     },
 }
 
@@ -309,6 +310,12 @@ CELERY_BEAT_SCHEDULE = {
     "captain-faq-drafts-conversations": {
         "task": "captain.tasks.faq_drafts_conversations_sweep",
         "schedule": 900.0,
+    },
+    # Routing example drafts for scenarios without drafts of their current texts (edits queue their own; this
+    # catches scenarios from before drafting existed and publishes that failed). Bounded batch per sweep.
+    "captain-routing-example-drafts": {
+        "task": "captain.tasks.routing_example_drafts_sweep",
+        "schedule": 3600.0,
     },
 }
 

@@ -8,14 +8,23 @@ from collections.abc import Mapping
 from typing import Any
 
 SHAPES = ("star", "chain", "global", "router")
-VARIANTS = ("as-written", "stripped")
+VARIANTS = ("as-written", "stripped", "drafted")
 
 
-def variant_conversations(variant: str, conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def variant_conversations(
+    variant: str,
+    conversations: list[dict[str, Any]],
+    drafts: Mapping[tuple[str, str], list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """`drafts`: the drafted examples (`bench.routing.drafted`) the `drafted` variant uses."""
     if variant == "as-written":
         return conversations
     if variant == "stripped":
         return with_examples(conversations, None)
+    if variant == "drafted":
+        if drafts is None:
+            raise ValueError("the drafted variant needs drafts")
+        return with_examples(conversations, drafts)
     raise ValueError(f"unknown variant {variant!r} (one of {', '.join(VARIANTS)})")
 
 

@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from . import assistants, credits, faq, knowledge, model_endpoints, routing, runs, scenarios
+from . import (
+    assistants,
+    credits,
+    faq,
+    knowledge,
+    model_endpoints,
+    reroute,
+    routing,
+    routing_examples,
+    runs,
+    scenarios,
+)
 
 app_name = "captain-api"
 
@@ -51,9 +62,39 @@ urlpatterns = [
     ),
     path(f"{ASSISTANT}routing/", routing.RoutingGraphApi.as_view(), name="assistant-routing"),
     path(
+        f"{ASSISTANT}routing-examples/",
+        routing_examples.RoutingExampleCollectionApi.as_view(),
+        name="routing-example-list",
+    ),
+    path(
+        f"{ASSISTANT}routing-examples/<int:example_id>/",
+        routing_examples.RoutingExampleDetailApi.as_view(),
+        name="routing-example-detail",
+    ),
+    path(
+        f"{ASSISTANT}routing-examples/<int:example_id>/accept/",
+        routing_examples.RoutingExampleAcceptApi.as_view(),
+        name="routing-example-accept",
+    ),
+    path(
+        f"{ASSISTANT}routing-examples/<int:example_id>/reject/",
+        routing_examples.RoutingExampleRejectApi.as_view(),
+        name="routing-example-reject",
+    ),
+    path(
+        f"{ASSISTANT}scenarios/<int:scenario_id>/draft-examples/",
+        routing_examples.ScenarioDraftExamplesApi.as_view(),
+        name="scenario-draft-examples",
+    ),
+    path(
         f"{ACCOUNT}conversations/<int:conversation_id>/routing-decisions/",
         routing.ConversationRoutingDecisionsApi.as_view(),
         name="conversation-routing-decisions",
+    ),
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/reroute/",
+        reroute.ConversationRerouteApi.as_view(),
+        name="conversation-reroute",
     ),
     path(f"{ACCOUNT}credits/", credits.CreditUsageApi.as_view(), name="credits"),
     path(

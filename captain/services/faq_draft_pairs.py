@@ -7,8 +7,6 @@ array, or break off mid-array: `parse_pairs` takes what can be read and skips th
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +15,10 @@ import numpy as np
 
 from ..retrieval import get_encoder
 from ..runtime.knowledge.grounding import Evidence, unsupported_facts
+from .drafting import json_values
 
 MAX_QUESTION_CHARS = 500
 MAX_ANSWER_CHARS = 2000
-_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_decoder = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
@@ -33,24 +30,6 @@ class Pair:
     def text(self) -> str:
         """What dedup compares: the question with its answer (see DUPLICATE_SIMILARITY)."""
         return f"{self.question}\n{self.answer}"
-
-
-def _values(text: str) -> list[Any]:
-    """Every JSON value that starts at a `[` or `{` of `text`, outermost first, skipping what does not parse."""
-    found: list[Any] = []
-    i = 0
-    while i < len(text):
-        if text[i] in "[{":
-            try:
-                value, end = _decoder.raw_decode(text, i)
-            except ValueError:
-                i += 1
-                continue
-            found.append(value)
-            i = end
-        else:
-            i += 1
-    return found
 
 
 def _pair(item: object) -> Pair | None:
@@ -71,16 +50,8 @@ def _pair(item: object) -> Pair | None:
 
 def parse_pairs(content: str | None) -> list[Pair]:
     """The question/answer pairs in a model's answer; [] when there are none. Never raises."""
-    if not content:
-        return []
-    fenced = _FENCE_RE.findall(content)
-    values: list[Any] = []
-    for part in [*fenced, content] if fenced else [content]:
-        values = _values(part)
-        if values:
-            break
     pairs: list[Pair] = []
-    for value in values:
+    for value in json_values(content):
         # A list of pairs, one pair, or a wrapper object {"pairs": [...]} / {"faqs": [...]}.
         wrapped = value.get("pairs", value.get("faqs")) if isinstance(value, dict) else None
         items: list[Any] = (

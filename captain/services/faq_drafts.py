@@ -29,11 +29,11 @@ from helpdesk.models import Conversation, Message
 
 from ..conf import captain_setting
 from ..models import Assistant, AssistantInbox, FaqEntry, KnowledgeChunk, KnowledgeDocument
-from ..runtime.model import ModelError, ModelSettings
+from ..runtime.model import ModelError
+from .drafting import DraftingModel
 from .faq import faq_draft_create
 from .faq_draft_pairs import DUPLICATE_SIMILARITY, Deduplicator, Pair, evidence_of, is_supported, parse_pairs
-from .model_endpoints import EndpointUnavailable, model_client_for
-from .team import team_model_for
+from .model_endpoints import EndpointUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -76,20 +76,9 @@ class DraftReport:
     """Chunks beyond FAQ_DRAFTS_MAX_CALLS_PER_DOCUMENT calls, not drafted from."""
 
 
-class _Drafter:
-    """The assistant's model, asked with the settings drafting uses."""
-
-    def __init__(self, assistant: Assistant) -> None:
-        team_model = team_model_for(assistant)  # raises EndpointUnavailable
-        self.client = model_client_for(team_model.endpoint)
-        self.model = team_model.model
-        self.settings = ModelSettings(
-            temperature=0.2, max_tokens=int(captain_setting("FAQ_DRAFTS_MAX_TOKENS"))
-        )
-
-    def ask(self, system: str, user: str) -> str | None:
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        return self.client.complete(model=self.model, messages=messages, settings=self.settings).content
+def _drafter(assistant: Assistant) -> DraftingModel:
+    """The assistant's model, asked with the settings FAQ drafting uses (raises EndpointUnavailable)."""
+    return DraftingModel(assistant, temperature=0.2, max_tokens=int(captain_setting("FAQ_DRAFTS_MAX_TOKENS")))
 
 
 def _deduplicator(assistant: Assistant) -> Deduplicator:
@@ -149,7 +138,7 @@ def faq_drafts_from_document(*, document_id: int) -> int:
     assistant = document.assistant
     report = DraftReport()
     try:
-        drafter = _Drafter(assistant)
+        drafter = _drafter(assistant)
         dedup = _deduplicator(assistant)
         pairs: list[Pair] = []
         per_call = int(captain_setting("FAQ_DRAFTS_PAIRS_PER_CHUNK"))
@@ -280,7 +269,7 @@ def faq_drafts_from_conversation(*, conversation_id: int) -> int:
         return 0
     report = DraftReport()
     try:
-        drafter = _Drafter(assistant)
+        drafter = _drafter(assistant)
         content = drafter.ask(CONVERSATION_PROMPT, transcript)
         report.calls = 1
         parsed = parse_pairs(content)[:1]

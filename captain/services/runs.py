@@ -34,6 +34,7 @@ from .locks import account_run_slot, conversation_lock
 from .model_endpoints import EndpointUnavailable
 from .outcomes import outcome_apply
 from .routing import routing_decisions_record
+from .routing_corrections import corrections_from_dispatch
 from .team import TeamModel, runner_for, team_model_for
 
 logger = logging.getLogger(__name__)
@@ -247,5 +248,11 @@ def _run_team(
         trace_id=trace_id if trace_id.strip("0") else "",
         decisions=turn.dispatch.decisions,
         record_content=record_content,
+    )
+    # A specialist that handed the message back shows where it belonged: proposed as a routing example.
+    corrections_from_dispatch(
+        conversation=conversation,
+        message_id=max(batch_ids) if batch_ids else None,
+        decisions=turn.dispatch.decisions,
     )
     return turn.result

@@ -3,6 +3,9 @@
 `ScenarioFields` is the one list of builder-editable scenario fields (the API serializers and the admin form use
 `SCENARIO_FIELDS`). A scenario's `key` names its handoff tool (`handoff_to_<key>`): optional on creation (derived
 from the title), unique per assistant, fixed afterwards. Rule violations raise `ValidationError({field: [...]})`.
+Creating a scenario, changing its title, description or instruction, or enabling it queues drafting of its
+routing examples after commit (captain.services.example_drafts): here rather than in a signal, so the side
+effect is visible where scenarios are written (API, admin and the demo commands all write through here).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from ..models import Assistant, Scenario, validate_scenario_key
 from .builder import FieldErrors, raise_field_errors, scenario_key_from_title, template_errors, tool_errors
+from .example_drafts import example_drafts_enqueue, scenario_texts_changed
 
 
 class ScenarioFields(TypedDict, total=False):
@@ -89,7 +93,10 @@ def scenario_create(
     raise_field_errors(errors)
     try:
         with transaction.atomic():
-            return Scenario.objects.create(assistant=assistant, key=key, **_deduplicated(fields))
+            scenario = Scenario.objects.create(assistant=assistant, key=key, **_deduplicated(fields))
+            # Inside the block: a create that rolls back queues nothing.
+            example_drafts_enqueue(scenario_id=scenario.pk)
+            return scenario
     except IntegrityError as exc:  # a concurrent create took the key between our check and our insert
         raise ValidationError({"key": [duplicate_key_message(key)]}) from exc
 
@@ -103,10 +110,13 @@ def scenario_update(
     if key is not None and key != scenario.key:
         errors["key"] = [f"The key is fixed at creation ('{scenario.key}') and cannot be changed."]
     raise_field_errors(errors)
+    redraft = scenario_texts_changed(scenario, dict(fields))
     for name, value in _deduplicated(fields).items():
         setattr(scenario, name, value)
     if fields:
         scenario.save(update_fields=list(fields))
+    if redraft:
+        example_drafts_enqueue(scenario_id=scenario.pk)
     return scenario
 
 

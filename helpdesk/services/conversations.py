@@ -9,7 +9,7 @@ from django.utils import timezone
 from helpdesk.models import Conversation, Label, Message
 
 from .activities import message_create_activity
-from .messages import message_create_note
+from .messages import ai_taken_over, message_create_note
 
 
 @transaction.atomic
@@ -68,6 +68,12 @@ def conversation_set_status(*, conversation: Conversation, status: str, actor: U
     message_create_activity(
         conversation=conversation, content=f"{actor} changed the status from {previous} to {status}."
     )
+    if (
+        previous == Conversation.Status.PENDING
+        and status == Conversation.Status.OPEN
+        and isinstance(actor, User)
+    ):
+        ai_taken_over(conversation=conversation)
     return conversation
 
 

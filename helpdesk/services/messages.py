@@ -185,10 +185,19 @@ def message_create_agent_reply(*, conversation: Conversation, user: User, conten
     if conversation.status == Conversation.Status.PENDING:
         conversation.status = Conversation.Status.OPEN
         message_create_activity(conversation=conversation, content=f"{user} took over from the AI.")
+        ai_taken_over(conversation=conversation)
     conversation.waiting_since = None
     _touch(conversation, "status", "waiting_since")
     delivery_enqueue(message=message)
     return message
+
+
+def ai_taken_over(*, conversation: Conversation) -> None:
+    """Tell the AI responder that a person took the conversation over from it (a reply or "take over" while the
+    AI was handling it), inside the caller's transaction. Optional: a responder without the hook is not told."""
+    hook = getattr(ai_responder(), "conversation_taken_over", None)
+    if hook is not None:
+        hook(conversation_id=conversation.pk)
 
 
 def message_create_ai_reply(

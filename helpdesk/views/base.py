@@ -27,6 +27,7 @@ ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("captain-dashboard:playground", "Playground"),
     ("captain-dashboard:usage", "Usage"),
     ("captain-dashboard:faq-review", "FAQ review"),
+    ("captain-dashboard:routing-corrections", "Routing corrections"),
     ("captain-dashboard:knowledge", "Knowledge"),
 )
 

@@ -106,6 +106,15 @@ def debug_log_url(account_id: int, conversation_id: int) -> str | None:
         return None
 
 
+def reroute_form(conversation: Conversation) -> dict[str, object] | None:
+    """The AI responder's "This should have gone to ..." form (where to post, the nodes, the message it routed
+    last) for a conversation the AI handles or people took from it; None without one."""
+    if conversation.status not in (Conversation.Status.PENDING, Conversation.Status.OPEN):
+        return None
+    build = getattr(ai_responder(), "reroute_form", None)
+    return build(conversation=conversation) if build else None
+
+
 @require_GET
 @account_view()
 def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
@@ -126,6 +135,7 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
         members=list(account_members(account_id=membership.account_id)),
         account_labels=account_labels(account_id=membership.account_id),
         priorities=Conversation.Priority.choices,
+        reroute=reroute_form(conversation),
         # The debug log holds prompts and model output: its links are for the account's administrators only.
         debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
         poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),

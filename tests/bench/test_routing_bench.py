@@ -149,8 +149,8 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
         ("coze", "forced"),
     }
     assert turns[0]["decisions"][0]["mode"] == "rule" and turns[0]["got"] == "setup"
-    assert data["ours"]["turns"] == 2 and data["ours"]["accuracy"] == 1.0
-    assert "coze" in data and "never_switch" in data
+    assert data["as-written"]["ours"]["turns"] == 2 and data["as-written"]["ours"]["accuracy"] == 1.0
+    assert "coze" in data["as-written"] and "never_switch" in data["as-written"]
 
 
 def test_tool_mode_in_the_benchmark_asks_the_nodes_own_model_with_handoff_tools():

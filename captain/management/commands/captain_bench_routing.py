@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from bench.routing.corrections import replay
 from bench.routing.dataset import load_dataset
+from bench.routing.drafted import draft_dataset
 from bench.routing.figures import (
     decision_lines,
     format_shapes,
@@ -80,6 +81,11 @@ class Command(BaseCommand):
             "--variants",
             default="as-written,stripped",
             help=f"Comma-separated dataset variants: {', '.join(VARIANTS)} (stripped: no example phrases).",
+        )
+        parser.add_argument(
+            "--drafts-cache",
+            default="",
+            help="JSON file of drafted examples (default var/routing_drafts/<dataset>.json); reused when present.",
         )
         parser.add_argument(
             "--corrections",
@@ -166,8 +172,12 @@ class Command(BaseCommand):
         started = time.monotonic()
         data: dict = {}
         all_results = []
-        for variant in self._variants(opts, conversations):
-            convs = variant_conversations(variant, conversations)
+        drafts = None
+        variants = self._variants(opts, conversations)
+        if "drafted" in variants or opts["corrections"] == "drafted":
+            drafts = self._drafts(client, model, conversations, opts, path)
+        for variant in variants:
+            convs = variant_conversations(variant, conversations, drafts)
             self.stdout.write(f"\n== {path.name} / {variant} ==")
             results = run_benchmark(
                 convs,
@@ -189,7 +199,13 @@ class Command(BaseCommand):
             data[variant]["never_switch"] = baseline
             all_results += [(variant, r) for r in results]
         if opts["corrections"]:
-            data["corrections"] = self._corrections(opts, conversations, encoder, router_for, tool_decider)
+            data["corrections"] = self._corrections(
+                opts,
+                variant_conversations(opts["corrections"], conversations, drafts),
+                encoder,
+                router_for,
+                tool_decider,
+            )
         self.stdout.write(f"total {time.monotonic() - started:.0f}s")
         if opts["json_path"]:
             data["_meta"] = {
@@ -212,6 +228,25 @@ class Command(BaseCommand):
                         fh.write(json.dumps({"variant": variant, **line}, ensure_ascii=False) + "\n")
             self.stdout.write(f"decisions written to {opts['decisions_path']}")
 
+    def _drafts(self, client, model, conversations, opts, path):
+        """Drafted examples for every scenario of the dataset (bench.routing.drafted), cached per dataset."""
+        cache = Path(
+            opts["drafts_cache"] or Path(settings.BASE_DIR) / "var" / "routing_drafts" / f"{path.stem}.json"
+        )
+        started = time.monotonic()
+
+        def ask(system: str, user: str, model_settings: ModelSettings) -> str | None:
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+            return client.complete(model=model, messages=messages, settings=model_settings).content
+
+        drafts = draft_dataset(conversations, ask, cache)
+        empty = sum(1 for texts in drafts.values() if not texts)
+        self.stdout.write(
+            f"drafted examples: {sum(len(t) for t in drafts.values())} for {len(drafts)} scenarios "
+            f"({empty} without any) in {time.monotonic() - started:.0f}s; cached in {cache}"
+        )
+        return drafts
+
     def _variants(self, opts, conversations) -> list[str]:
         variants = [v.strip() for v in opts["variants"].split(",") if v.strip()]
         unknown = [v for v in variants if v not in VARIANTS]
@@ -224,8 +259,7 @@ class Command(BaseCommand):
 
     def _corrections(self, opts, conversations, encoder, router_for, tool_decider) -> dict:
         """The replay of accepted corrections (bench.routing.corrections) with the product's strategy."""
-        variant = opts["corrections"]
-        convs = variant_conversations(variant, conversations)
+        variant, convs = opts["corrections"], conversations
         strategy, policy = build_strategy(
             "ours", encoder=encoder, router_for=router_for, tool_decider=tool_decider
         )

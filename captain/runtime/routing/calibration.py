@@ -60,24 +60,27 @@ class Calibrator:
 
     def __init__(self, probes: Sequence[str] = CONTENT_FREE, size: int = 8192) -> None:
         self.probes = tuple(probes)
-        self._texts: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        # Keyed by encoder as well: a text's prior belongs to the encoder that measured it (one per process in
+        # the product; tests and benchmarks may hold several).
+        self._texts: OrderedDict[tuple[int, str], tuple[float, float]] = OrderedDict()
         self._size = size
         self._lock = Lock()
 
     def priors(self, encoder: Encoder, texts: Sequence[str]) -> list[tuple[float, float]]:
+        owner = id(encoder)
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._texts]
+            missing = [t for t in dict.fromkeys(texts) if (owner, t) not in self._texts]
         if missing:
             vectors = encoder.encode([*self.probes, *missing])
             sims = vectors[: len(self.probes)] @ vectors[len(self.probes) :].T
             with self._lock:
                 for j, text in enumerate(missing):
-                    self._texts[text] = (float(sims[:, j].mean()), float(sims[:, j].std()))
+                    self._texts[(owner, text)] = (float(sims[:, j].mean()), float(sims[:, j].std()))
         with self._lock:
             found = []
             for text in texts:
-                found.append(self._texts[text])
-                self._texts.move_to_end(text)
+                found.append(self._texts[(owner, text)])
+                self._texts.move_to_end((owner, text))
             while len(self._texts) > self._size:
                 self._texts.popitem(last=False)
             return found

@@ -21,9 +21,9 @@ ASKS_FOR_PEOPLE: tuple[str, ...] = (
     "can I talk to someone from your staff?", "connect me to a human", "transfer me to an agent",
     "I don't want to talk to a bot", "get me a real person", "is there a human I can talk to?",
     "put me through to customer service staff", "I'd like to speak with a representative", "human please",
-    "agent please", "operator",
+    "agent please", "operator", "stop the bot, get me a human", "put me through to a real agent",
     "转人工", "我要找人工客服", "人工服务", "请帮我转接真人", "我不想跟机器人说话", "能让工作人员跟我说吗", "叫个真人来",
-    "我要和客服人员通话", "有没有人工", "找个活人", "转接人工客服",
+    "我要和客服人员通话", "有没有人工", "找个活人", "转接人工客服", "不要机器人，我要人工",
 )
 DOES_NOT: tuple[str, ...] = (
     "I want to change my plan", "I need help with my order", "I want to cancel", "I'd like a refund",

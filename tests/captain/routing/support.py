@@ -10,10 +10,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 
 from captain.runtime import ModelResponse, ModelSettings, Usage
 from captain.runtime.model import DEFAULT_SETTINGS
 from captain.runtime.routing import Graph, Node, RouterEndpoint, Rule, Turn
+from captain.runtime.routing import strategy as strategy_module
+from captain.runtime.routing.calibration import Calibrator
 
 
 def answer(
@@ -96,9 +99,20 @@ def yes_no(p_yes: float) -> ModelResponse:
 
 
 class KeywordEncoder:
-    """Fake sentence encoder: one dimension per keyword, a small constant one and a one-hot "identity" bucket
-    per text (so two texts without keywords are not identical); rows are L2-normalised. Texts sharing keywords
-    are similar (~0.5-0.7), unrelated texts score ~0.1."""
+    """Fake sentence encoder: one dimension per keyword (1.0 when the text contains it), a constant one, and a
+    "wording" part: a unit vector drawn from a generator seeded by the text's CRC, so the same text always gets
+    the same row and identical texts score 1.0. Rows are L2-normalised.
+
+    Texts sharing keywords are similar (~0.4-0.8). Texts sharing none scatter around a small baseline
+    (~0.05-0.3), as a real encoder's do: the calibration's content-free probes give every text a prior and a
+    spread, messages without keywords get evidence of at most about 3 noise units, and a message sharing a
+    keyword with one of a node's texts gets about 5-12."""
+
+    CONSTANT = 0.35
+    """Weight of the dimension every text shares: the baseline similarity of unrelated texts."""
+    WORDING = 0.7
+    """Weight of the per-text random direction: how far unrelated texts scatter around the baseline."""
+    WORDING_DIMS = 64
 
     def __init__(self, keywords: Sequence[str]) -> None:
         self.keywords = list(keywords)
@@ -107,12 +121,39 @@ class KeywordEncoder:
         rows = []
         for text in texts:
             lowered = text.lower()
-            vec = [1.0 if re.search(re.escape(k), lowered) else 0.0 for k in self.keywords] + [0.35]
-            identity = [0.0] * 64
-            identity[zlib.crc32(text.encode()) % 64] = 1.0
-            rows.append(vec + identity)
+            found = [1.0 if re.search(re.escape(k), lowered) else 0.0 for k in self.keywords]
+            wording = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(self.WORDING_DIMS)
+            wording *= self.WORDING / np.linalg.norm(wording)
+            rows.append(np.concatenate([found, [self.CONSTANT], wording]))
         arr = np.asarray(rows, dtype=np.float32)
         return arr / np.linalg.norm(arr, axis=1, keepdims=True)
+
+
+NEVER_CLEAR = 100.0
+"""An evidence margin no message reaches with `KeywordEncoder` (even a message identical to one of a node's texts
+gets less than 20): no switch is clear on the encoder alone, so every case that is not a plain stay is unclear,
+and without a model it stays (half the margin is out of reach too)."""
+
+
+class CountingEncoder:
+    """Wraps an encoder and records the texts of every call."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.encode(texts)
+
+
+def own_calibrator(monkeypatch: pytest.MonkeyPatch) -> Calibrator:
+    """Give the strategy a calibrator of the test's own. The product's one per process keeps priors by text
+    alone (one encoder per process), while tests score the same texts with several fake encoders and the real
+    one: shared priors would make a test's numbers depend on which tests ran before it."""
+    calibrator = Calibrator()
+    monkeypatch.setattr(strategy_module, "CALIBRATOR", calibrator)
+    return calibrator
 
 
 def shop_graph(**kwargs: Any) -> Graph:

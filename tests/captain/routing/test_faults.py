@@ -106,17 +106,18 @@ def test_router_prompt_size_stays_flat_as_the_conversation_grows(mode):
     assert coze_sizes[1] > 2.5 * coze_sizes[0]  # the replica sends the whole history
 
 
-def test_semantic_tiebreak_prompts_are_windowed_too():
-    from .support import KeywordEncoder, shop_graph, yes_no
+def test_semantic_tiebreak_prompts_are_windowed_too(monkeypatch):
+    from .support import NEVER_CLEAR, KeywordEncoder, own_calibrator, shop_graph, yes_no
 
+    own_calibrator(monkeypatch)
     graph = shop_graph()
     encoder = KeywordEncoder(["refund", "parcel", "invoice", "money"])
     sizes = []
     for rounds in (1, 30):
         router = ScriptedRouter(yes_no(0.6), yes_no(0.4))
-        # margin 0.99: nothing is clear enough to switch alone, the tie-break is asked
+        # nothing is clear enough to switch alone: the tie-break is asked
         strategy = OursStrategy(
-            encoder=encoder, routers=router.factory, thresholds=RoutingThresholds(margin=0.99)
+            encoder=encoder, routers=router.factory, thresholds=RoutingThresholds(margin=NEVER_CLEAR)
         )
         strategy.decide(
             DecisionRequest(graph, "refunds", "money for the parcel", history(rounds), "after_input")
@@ -166,9 +167,10 @@ def test_the_coze_policy_slides_on_the_same_input():
     assert [d.node for d in result.decisions] == ["assistant", "setup", "speak"]
 
 
-def test_a_hand_back_is_re_dispatched_once_and_never_straight_back():
-    from .support import KeywordEncoder, shop_graph
+def test_a_hand_back_is_re_dispatched_once_and_never_straight_back(monkeypatch):
+    from .support import KeywordEncoder, own_calibrator, shop_graph
 
+    own_calibrator(monkeypatch)
     graph = shop_graph()
     encoder = KeywordEncoder(["refund", "parcel", "invoice", "money", "delivery"])
     strategy = OursStrategy(encoder=encoder, routers=None)

@@ -44,15 +44,17 @@ def test_router_mode_answers_inside_the_enum(routers):
 
 
 @pytest.mark.parametrize(("budget", "calls", "read"), [(1, 1, "log P(A)="), (2, 2, "P(yes)=")])
-def test_semantic_tiebreak_reads_log_probabilities(routers, budget, calls, read):
+def test_semantic_tiebreak_reads_log_probabilities(routers, monkeypatch, budget, calls, read):
     """One call of budget: the A-or-B question; two: the two yes/no questions. Both read log-probabilities
     the real llama.cpp server returns."""
-    from .support import KeywordEncoder
+    from .support import NEVER_CLEAR, KeywordEncoder, own_calibrator
 
+    own_calibrator(monkeypatch)
     strategy = OursStrategy(
         encoder=KeywordEncoder(["refund", "parcel", "invoice"]),
         routers=routers,
-        thresholds=RoutingThresholds(margin=0.99),  # nothing is clear enough to switch on the encoder alone
+        # nothing is clear enough to switch on the encoder alone
+        thresholds=RoutingThresholds(margin=NEVER_CLEAR),
     )
     result = dispatch_message(
         shop_graph(),

@@ -1,0 +1,167 @@
+"""Learning from corrections in the dashboard.
+
+- The conversation page's "This should have gone to ..." form posts to `conversation_reroute` (any member of the
+  account, like the page's other actions): the last routed customer message becomes a correction and the
+  conversation moves to the chosen node (captain.services.routing_corrections.conversation_reroute).
+- The review page (administrators, like FAQ review): per assistant, the corrections waiting for review, each
+  with the message, where the router sent it, the node it is suggested for (a select to change it), what
+  revealed it and its conversation; accept or reject one by one or in bulk. Plain forms posted back with
+  CSRF, then a redirect; the writes are captain.services.routing_examples.review_examples.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages as flash
+from django.core.paginator import Paginator
+from django.db import IntegrityError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from helpdesk.models import Membership
+from helpdesk.selectors import access_conversation
+from helpdesk.views.base import account_view, frame_context
+
+from ..models import Assistant, RoutingExample
+from ..selectors import access_assistant, assistant_list
+from ..services.routing_corrections import (
+    HUMAN_KEY,
+    RerouteRefused,
+    assistant_for_conversation,
+    conversation_reroute,
+    correction_ids,
+    learnable_keys,
+    node_titles,
+    pending_corrections,
+)
+from ..services.routing_examples import review_examples
+
+PAGE_SIZE = 50
+MAX_BULK = 1000
+
+
+@require_POST
+@account_view()
+def conversation_reroute_action(
+    request: HttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
+    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    back = redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
+    try:
+        done = conversation_reroute(
+            conversation=conversation,
+            key=request.POST.get("key", ""),
+            user=request.user,  # type: ignore[arg-type]  # account_view signs people in first
+        )
+    except RerouteRefused as exc:
+        flash.error(request, f"Nothing changed: {exc}")
+        return back
+    assistant = assistant_for_conversation(conversation)
+    title = node_titles(assistant).get(done.key, done.key) if assistant else done.key
+    if done.key == HUMAN_KEY:
+        parts = ["Handed to the team." if done.moved else "People already handle this conversation."]
+    elif done.moved:
+        parts = [f"The AI continues at {title} with the customer's next message."]
+    else:
+        parts = [f"Noted for {title}; the conversation is {done.status}, so it stays as it is."]
+    if done.correction is not None and done.correction.status == RoutingExample.Status.PENDING:
+        parts.append("The message is proposed as a routing example for review.")
+    flash.success(request, " ".join(parts))
+    return back
+
+
+def _page_url(account_id: int, assistant_id: int | None) -> str:
+    query = urlencode({"assistant": assistant_id} if assistant_id else {})
+    url = reverse("captain-dashboard:routing-corrections", args=[account_id])
+    return f"{url}?{query}" if query else url
+
+
+def _ids(request: HttpRequest) -> list[int]:
+    return [int(v) for v in request.POST.getlist("ids") if v.isdigit()][:MAX_BULK]
+
+
+def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
+    wanted = request.POST.get("assistant", "")
+    assistant = access_assistant(
+        account_id=membership.account_id, assistant_id=int(wanted) if wanted.isdigit() else 0
+    )
+    back = redirect(_page_url(membership.account_id, assistant.pk))
+    op = request.POST.get("op", "")
+    if op == "bulk" and request.POST.get("action") in ("accept", "reject"):
+        accept = request.POST.get("action") == "accept"
+        ids = correction_ids(assistant=assistant, ids=_ids(request))
+        if not ids:
+            flash.error(request, "Nothing changed: select at least one correction.")
+            return back
+        changed = _review(request, assistant, ids, accept=accept, key=None)
+        if changed is not None:
+            flash.success(request, f"{changed} corrections {'accepted' if accept else 'rejected'}.")
+        return back
+    if op not in ("accept", "reject"):
+        flash.error(request, "Nothing changed: unknown action.")
+        return back
+    entry = request.POST.get("example", "")
+    ids = correction_ids(assistant=assistant, ids=[int(entry)] if entry.isdigit() else [])
+    if not ids:
+        flash.error(request, "Nothing changed: no such correction.")
+        return back
+    key = request.POST.get("key", "") or None
+    if op == "accept" and key is not None and key not in learnable_keys(assistant):
+        flash.error(request, f"Nothing changed: {key!r} is not one of the assistant's nodes.")
+        return back
+    accept = op == "accept"
+    if _review(request, assistant, ids, accept=accept, key=key) is not None:
+        if accept:
+            title = node_titles(assistant).get(key or "", key) if key else None
+            flash.success(request, f"Accepted{f' for {title}' if title else ''}: the router uses it now.")
+        else:
+            flash.success(request, "Rejected: this message will not be proposed for that node again.")
+    return back
+
+
+def _review(
+    request: HttpRequest, assistant: Assistant, ids: list[int], *, accept: bool, key: str | None
+) -> int | None:
+    try:
+        return review_examples(assistant=assistant, ids=ids, accept=accept, key=key)
+    except IntegrityError:
+        # One example per node and text: the chosen node already has this message (drafted, accepted or
+        # rejected before).
+        flash.error(request, "Nothing changed: that node already has this message as an example.")
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+@account_view(admin_only=True)
+def routing_corrections_page(request: HttpRequest, membership: Membership) -> HttpResponse:
+    if request.method == "POST":
+        return _post(request, membership)
+    account_id = membership.account_id
+    assistants = list(assistant_list(account_id=account_id))
+    wanted = request.GET.get("assistant", "")
+    assistant: Assistant | None = None
+    if wanted.isdigit():
+        assistant = access_assistant(account_id=account_id, assistant_id=int(wanted))
+    elif assistants:
+        assistant = assistants[0]
+    page, choices, titles = None, [], {}
+    if assistant is not None:
+        titles = node_titles(assistant)
+        choices = [(key, titles[key]) for key in learnable_keys(assistant)]
+        page = Paginator(pending_corrections(assistant=assistant), PAGE_SIZE).get_page(
+            request.GET.get("page")
+        )
+        for example in page.object_list:
+            example.routed_to_title = titles.get(example.routed_to, example.routed_to)
+    context = frame_context(
+        request,
+        membership,
+        assistants=assistants,
+        assistant=assistant,
+        page=page,
+        choices=choices,
+    )
+    return render(request, "captain/routing_corrections.html", context)
