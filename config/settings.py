@@ -380,6 +380,9 @@ CAPTAIN = {
             "BROKER_DOWN_BACKOFF_SECONDS": ("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", float),
             # docs/routing.md: router model calls the semantic router may spend per customer message.
             "ROUTER_MODEL_CALLS_PER_MESSAGE": ("CAPTAIN_ROUTER_MODEL_CALLS_PER_MESSAGE", int),
+            # docs/routing.md: drafted example phrases for scenarios, and the takeover window of corrections.
+            "ROUTING_EXAMPLE_DRAFTS": ("CAPTAIN_ROUTING_EXAMPLE_DRAFTS", env_flag),
+            "CORRECTION_TAKEOVER_SECONDS": ("CAPTAIN_CORRECTION_TAKEOVER_SECONDS", int),
         }
     ),
 }

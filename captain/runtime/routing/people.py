@@ -32,11 +32,11 @@ DOES_NOT: tuple[str, ...] = (
     "this is frustrating, my payment failed again", "how do I reach you by phone?",
     "what are your opening hours?", "I want to book an appointment", "thanks, that helps",
     "no, that's not what I meant", "can you ask the delivery driver?", "I spoke to your colleague yesterday",
-    "I booked it through a travel agency", "my agent told me it was covered",
+    "I booked it through a travel agency", "my agent told me it was covered", "a man", "it's for two people",
     "我想改一下套餐", "我要取消", "我想借钱", "我的客户号是12345", "请发到我的邮箱", "我需要收据", "帮我查一下账户",
     "你们的员工会说英语吗", "你是谁", "你是机器人吗", "太慢了，付款又失败了", "客服电话是多少", "营业时间是什么时候",
     "我想预约", "换一个", "好的谢谢", "不是这个意思", "能帮我问一下司机吗", "我昨天跟你们同事说过了",
-    "我是通过中介订的",
+    "我是通过中介订的", "男的", "女的", "就我一个人", "两个人",
 )
 # fmt: on
 
