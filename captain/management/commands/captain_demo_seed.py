@@ -47,6 +47,17 @@ SCENARIOS = [
         "faq_lookup. If nothing helps, hand over to a human with a summary.",
         "tools": ["faq_lookup", "set_priority", "add_private_note"],
     },
+    {
+        # No example phrases on purpose: routed on its title and description (and, once the worker has drafted
+        # them, on the drafted examples shown in the admin), as most builders configure scenarios.
+        "key": "invoices",
+        "title": "Invoices and business orders",
+        "description": "The customer needs an invoice or a VAT receipt, wants to change the billing details, or "
+        "buys for a company.",
+        "instruction": "Ask for the order number and, for a company, its name and VAT number. Invoices are sent by "
+        "e-mail within one working day.",
+        "tools": ["faq_lookup", "add_label"],
+    },
 ]
 
 # Phrases customers use, for the semantic router (docs/routing.md); English and Chinese.

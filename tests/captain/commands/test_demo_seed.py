@@ -44,8 +44,9 @@ def test_seeding_twice_creates_everything_once():
     call_command("captain_demo_seed")
     assistant = Assistant.objects.get()
     assert Inbox.objects.count() == 1 and Membership.objects.count() == 2
-    assert sorted(Scenario.objects.values_list("key", flat=True)) == ["refunds", "shipping", "tech_support"]
+    keys = sorted(Scenario.objects.values_list("key", flat=True))
+    assert keys == ["invoices", "refunds", "shipping", "tech_support"]
     assert FaqEntry.objects.count() == 8
-    assert set(build_team(assistant)) == {"assistant", "refunds", "shipping", "tech_support"}
+    assert set(build_team(assistant)) == {"assistant", "refunds", "shipping", "tech_support", "invoices"}
     graph = routing_graph(assistant)
     assert graph is not None
