@@ -44,10 +44,24 @@ def review_examples(*, assistant: Assistant, ids: Iterable[int], accept: bool, k
     changed."""
     with transaction.atomic():
         rows = RoutingExample.objects.select_for_update().filter(assistant=assistant, id__in=list(ids))
-        fields: dict[str, object] = {
-            "status": Status.ACCEPTED if accept else Status.REJECTED,
-            "reviewed_at": timezone.now(),
-        }
-        if key and accept:
-            fields["key"] = key
-        return rows.update(**fields)
+        status = Status.ACCEPTED if accept else Status.REJECTED
+        now = timezone.now()
+        if not (key and accept):
+            return rows.update(status=status, reviewed_at=now)
+        changed = 0
+        for row in rows:
+            twin = (
+                RoutingExample.objects.filter(assistant=assistant, key=key, text=row.text)
+                .exclude(pk=row.pk)
+                .first()
+            )
+            if twin is not None:
+                # The node already has this message: accept that one instead of a duplicate.
+                twin.status, twin.reviewed_at = status, now
+                twin.save(update_fields=["status", "reviewed_at"])
+                row.delete()
+            else:
+                row.key, row.status, row.reviewed_at = key, status, now
+                row.save(update_fields=["key", "status", "reviewed_at"])
+            changed += 1
+        return changed

@@ -16,7 +16,7 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from ..models import Assistant, Scenario, validate_scenario_key
+from ..models import Assistant, RoutingExample, Scenario, validate_scenario_key
 from .builder import FieldErrors, raise_field_errors, scenario_key_from_title, template_errors, tool_errors
 from .example_drafts import example_drafts_enqueue, scenario_texts_changed
 
@@ -120,6 +120,10 @@ def scenario_update(
     return scenario
 
 
+@transaction.atomic
 def scenario_delete(*, scenario: Scenario) -> None:
-    """Delete the scenario; routing rows naming its key are ignored at run time (services/routing.py)."""
+    """Delete the scenario and the example messages proposed for its node (drafted or learned: a new scenario
+    that reuses the key must not inherit them); other routing rows naming its key are ignored at run time
+    (services/routing.py)."""
+    RoutingExample.objects.filter(assistant_id=scenario.assistant_id, key=scenario.key).delete()
     scenario.delete()

@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.core.paginator import Paginator
-from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -96,9 +95,8 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         if not ids:
             flash.error(request, "Nothing changed: select at least one correction.")
             return back
-        changed = _review(request, assistant, ids, accept=accept, key=None)
-        if changed is not None:
-            flash.success(request, f"{changed} corrections {'accepted' if accept else 'rejected'}.")
+        changed = review_examples(assistant=assistant, ids=ids, accept=accept)
+        flash.success(request, f"{changed} corrections {'accepted' if accept else 'rejected'}.")
         return back
     if op not in ("accept", "reject"):
         flash.error(request, "Nothing changed: unknown action.")
@@ -113,25 +111,13 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         flash.error(request, f"Nothing changed: {key!r} is not one of the assistant's nodes.")
         return back
     accept = op == "accept"
-    if _review(request, assistant, ids, accept=accept, key=key) is not None:
-        if accept:
-            title = node_titles(assistant).get(key or "", key) if key else None
-            flash.success(request, f"Accepted{f' for {title}' if title else ''}: the router uses it now.")
-        else:
-            flash.success(request, "Rejected: this message will not be proposed for that node again.")
+    review_examples(assistant=assistant, ids=ids, accept=accept, key=key)
+    if accept:
+        title = node_titles(assistant).get(key or "", key) if key else None
+        flash.success(request, f"Accepted{f' for {title}' if title else ''}: the router uses it now.")
+    else:
+        flash.success(request, "Rejected: this message will not be proposed for that node again.")
     return back
-
-
-def _review(
-    request: HttpRequest, assistant: Assistant, ids: list[int], *, accept: bool, key: str | None
-) -> int | None:
-    try:
-        return review_examples(assistant=assistant, ids=ids, accept=accept, key=key)
-    except IntegrityError:
-        # One example per node and text: the chosen node already has this message (drafted, accepted or
-        # rejected before).
-        flash.error(request, "Nothing changed: that node already has this message as an example.")
-        return None
 
 
 @require_http_methods(["GET", "POST"])

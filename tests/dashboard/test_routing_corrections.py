@@ -249,17 +249,18 @@ def test_accept_with_another_node_moves_the_example(admin_client, team, pending)
     assert (rows[2].key, rows[2].status) == ("shipping", "accepted")
 
 
-def test_accepting_for_a_node_that_already_has_the_text_changes_nothing(admin_client, team, pending):
+def test_accepting_for_a_node_that_already_has_the_text_accepts_that_one(admin_client, team, pending):
+    """One example per node and text: the node's own copy is accepted, the correction is not duplicated."""
     assistant, _conversation, rows, drafted = pending
     rows[2].text = drafted.text
     rows[2].key = "shipping"
     rows[2].save()
 
-    response = post_review(admin_client, team, assistant, op="accept", example=rows[2].id, key="refunds")
+    post_review(admin_client, team, assistant, op="accept", example=rows[2].id, key=drafted.key)
 
-    assert "already has this message" in response.content.decode()
-    rows[2].refresh_from_db()
-    assert (rows[2].key, rows[2].status) == ("shipping", "pending")
+    drafted.refresh_from_db()
+    assert drafted.status == "accepted"
+    assert not RoutingExample.objects.filter(pk=rows[2].pk).exists()
 
 
 def test_accept_refuses_a_key_that_is_not_a_node(admin_client, team, pending):

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from captain.api.scenarios import ScenarioInputSerializer, ScenarioOutputSerializer
 from captain.forms import ScenarioAdminForm
-from captain.models import Scenario
+from captain.models import RoutingExample, Scenario
 from captain.services.scenarios import SCENARIO_FIELDS, scenario_create, scenario_delete, scenario_update
 from tests.factories import AssistantFactory, ScenarioFactory
 
@@ -86,6 +86,23 @@ def test_delete():
     scenario_delete(scenario=scenario)
 
     assert not Scenario.objects.exists()
+
+
+def test_delete_forgets_the_examples_proposed_for_the_node():
+    """A scenario created later with the same key must not inherit its drafts or accepted corrections."""
+    scenario = ScenarioFactory(key="refunds")
+    other = ScenarioFactory(assistant=scenario.assistant, key="shipping")
+    for key, text in [("refunds", "money back please"), ("shipping", "where is my parcel")]:
+        RoutingExample.objects.create(
+            account=scenario.assistant.account,
+            assistant=scenario.assistant,
+            key=key,
+            text=text,
+            source=RoutingExample.Source.CORRECTION,
+            status=RoutingExample.Status.ACCEPTED,
+        )
+    scenario_delete(scenario=scenario)
+    assert list(RoutingExample.objects.values_list("key", flat=True)) == [other.key]
 
 
 def test_the_api_and_the_admin_edit_the_services_field_list():
