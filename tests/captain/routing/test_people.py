@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from captain.runtime.routing import HUMAN, DecisionRequest, OursStrategy, RoutingThresholds
-from captain.runtime.routing.people import asks_for_people
+from captain.runtime.routing.people import asks_for_people, clauses
 
 from .support import KeywordEncoder, ScriptedRouter, own_calibrator, shop_graph
 
@@ -70,6 +70,24 @@ def decide(mode: str, message: str, encoder=KEYWORDS):
     decision = strategy.decide(DecisionRequest(graph, "refunds", message, [], "after_input"))
     assert len(router.calls) == 1 and decision.parsed == HUMAN  # the model did pick people
     return decision
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "The fee is far too high and nobody explains it. Transfer me to a human agent.",
+        "我已经等了三天了，物流一直不更新，请帮我转人工",
+    ],
+)
+def test_a_request_for_a_person_inside_a_longer_message_asks(encoder, message):
+    """The whole message is diluted by its other words; its clearest clause counts."""
+    check = asks_for_people(encoder, message, floor=0.5, gap=0.15)
+    assert check.asks, check.reason
+
+
+def test_clauses_split_at_en_and_zh_punctuation():
+    assert clauses("Hi. My box is late, get me a person!") == ["Hi", "My box is late", "get me a person"]
+    assert clauses("好的。能转人工吗？") == ["好的", "能转人工吗"]
 
 
 @pytest.mark.parametrize("mode", ["router", "custom"])
