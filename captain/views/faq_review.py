@@ -20,12 +20,11 @@ from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view, frame_context
 
-from ..models import Assistant, FaqEntry, KnowledgeDocument
+from ..models import FaqEntry, KnowledgeDocument
 from ..selectors import (
     access_assistant,
     access_document,
     access_faq_entry,
-    assistant_list,
     document_list,
     faq_entry_list,
 )
@@ -35,6 +34,7 @@ from ..services.faq_drafts import (
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,
 )
+from .assistant_choice import chosen_assistant
 
 PAGE_SIZE = 50
 TABS = [
@@ -167,13 +167,7 @@ def faq_review_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if request.method == "POST":
         return _post(request, membership)
     account_id = membership.account_id
-    assistants = list(assistant_list(account_id=account_id))
-    wanted = request.GET.get("assistant", "")
-    assistant: Assistant | None = None
-    if wanted.isdigit():
-        assistant = access_assistant(account_id=account_id, assistant_id=int(wanted))
-    elif assistants:
-        assistant = assistants[0]
+    assistants, assistant = chosen_assistant(request, account_id)
     status = request.GET.get("status", FaqEntry.Status.PENDING)
     status = status if status in FaqEntry.Status.values else FaqEntry.Status.PENDING
     tabs, page, documents = [], None, []

@@ -23,7 +23,7 @@ from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 
 from ..models import Assistant, KnowledgeDocument
-from ..selectors import access_assistant, access_document, assistant_list, document_chunks, document_list
+from ..selectors import access_assistant, access_document, document_chunks, document_list
 from ..services.knowledge import (
     URL_KINDS,
     document_create_upload,
@@ -32,6 +32,7 @@ from ..services.knowledge import (
     document_resync,
 )
 from ..upload_limits import cap_uploads
+from .assistant_choice import chosen_assistant
 
 PASSAGES_SHOWN = 200
 DOCUMENTS_SHOWN = 200
@@ -68,13 +69,7 @@ def _knowledge_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if request.method == "POST":
         return _post(request, membership)
     account_id = membership.account_id
-    assistants = list(assistant_list(account_id=account_id))
-    wanted = request.GET.get("assistant", "")
-    assistant: Assistant | None = None
-    if wanted.isdigit():
-        assistant = access_assistant(account_id=account_id, assistant_id=int(wanted))
-    elif assistants:
-        assistant = assistants[0]
+    assistants, assistant = chosen_assistant(request, account_id)
     documents = list(document_list(assistant=assistant)[:DOCUMENTS_SHOWN]) if assistant else []
     shown = _document_param(request, assistant, "document")
     confirm = _document_param(request, assistant, "confirm_delete")

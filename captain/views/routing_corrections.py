@@ -24,8 +24,8 @@ from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view, frame_context
 
-from ..models import Assistant, RoutingExample
-from ..selectors import access_assistant, assistant_list
+from ..models import RoutingExample
+from ..selectors import access_assistant
 from ..services.routing_corrections import (
     HUMAN_KEY,
     RerouteRefused,
@@ -37,6 +37,7 @@ from ..services.routing_corrections import (
     pending_corrections,
 )
 from ..services.routing_examples import review_examples
+from .assistant_choice import chosen_assistant
 
 PAGE_SIZE = 50
 MAX_BULK = 1000
@@ -126,13 +127,7 @@ def routing_corrections_page(request: HttpRequest, membership: Membership) -> Ht
     if request.method == "POST":
         return _post(request, membership)
     account_id = membership.account_id
-    assistants = list(assistant_list(account_id=account_id))
-    wanted = request.GET.get("assistant", "")
-    assistant: Assistant | None = None
-    if wanted.isdigit():
-        assistant = access_assistant(account_id=account_id, assistant_id=int(wanted))
-    elif assistants:
-        assistant = assistants[0]
+    assistants, assistant = chosen_assistant(request, account_id)
     page, choices, titles = None, [], {}
     if assistant is not None:
         titles = node_titles(assistant)
