@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from helpdesk.models import Account, Conversation, Inbox, Message
+from helpdesk.models import Account, Contact, Conversation, Inbox, Message
 
 from .runtime.types import HANDOFF_PREFIX, MAX_TOOL_NAME_LENGTH
 
@@ -88,6 +88,20 @@ class Assistant(models.Model):
     cite_links = models.BooleanField(
         default=False, help_text="Add the link of each cited source that has one to the customer's reply."
     )
+    share_contact_details = models.BooleanField(
+        default=True,
+        help_text="Give the model the contact's name, e-mail and custom attributes. Off: the model sees none of "
+        "them (and templates render them empty).",
+    )
+    suggestions_enabled = models.BooleanField(
+        default=False,
+        help_text="After each reply, offer the customer up to three follow-up questions as quick-reply buttons.",
+    )
+    suggestions_persona = models.TextField(
+        blank=True,
+        help_text="Who writes the follow-up questions and how (e.g. 'short questions a new customer would ask "
+        "next'). Empty: a built-in persona.",
+    )
     inboxes = models.ManyToManyField(Inbox, through="AssistantInbox", related_name="+", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -157,6 +171,16 @@ class Scenario(models.Model):
         default=list, blank=True, help_text="Names of built-in tools this scenario may call."
     )
     key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH, validators=[validate_scenario_key])
+    model_endpoint = models.CharField(
+        max_length=100, blank=True, help_text="Empty: the assistant's endpoint."
+    )
+    model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="A model this specialist answers with instead of the assistant's (one the endpoint offers). "
+        "Empty: the assistant's model.",
+    )
+    temperature = models.FloatField(null=True, blank=True, help_text="Empty: the assistant's temperature.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -345,6 +369,9 @@ class Run(models.Model):
     when the reply used it."""
     trace_id = models.CharField(max_length=32, blank=True, db_index=True)
     duration_ms = models.PositiveIntegerField(default=0)
+    reasoning = models.TextField(
+        blank=True, help_text="Why the model answered as it did (its structured reply); never sent to the customer."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -682,3 +709,137 @@ class KnowledgeChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+MEMORY_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def validate_memory_name(value: str) -> None:
+    if not MEMORY_NAME_RE.match(value):
+        raise ValidationError("Lowercase letters, digits and _, starting with a letter (at most 64).")
+
+
+class MemoryVariable(models.Model):
+    """Something the AI should remember about a customer or a conversation (order number, city, plan), declared
+    by the builder. The model writes values through the `remember` tool, agents in the conversation view, other
+    systems through the API, each only where the declaration allows it."""
+
+    class Scope(models.TextChoices):
+        CONTACT = "contact", "The contact (kept across conversations)"
+        CONVERSATION = "conversation", "This conversation only"
+
+    class Kind(models.TextChoices):
+        TEXT = "text", "Text"
+        NUMBER = "number", "Number"
+        BOOLEAN = "boolean", "Yes / no"
+        CHOICE = "choice", "One of a list"
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="memory_variables")
+    name = models.CharField(max_length=64, validators=[validate_memory_name])
+    description = models.CharField(
+        max_length=500, help_text="What the value is, in words the model understands (when to write it)."
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEXT)
+    choices = models.JSONField(default=list, blank=True, help_text="The allowed values of a choice variable.")
+    default = models.CharField(max_length=500, blank=True, help_text="Used while nothing is stored.")
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.CONTACT)
+    writable_by_ai = models.BooleanField(default=True, help_text="The model may write it with `remember`.")
+    writable_by_agents = models.BooleanField(default=True, help_text="Support agents may edit it.")
+    writable_by_api = models.BooleanField(default=True, help_text="The REST API may write it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assistant", "name"], name="memory_variable_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MemoryValue(models.Model):
+    """The stored value of one memory variable for one contact (contact scope) or conversation."""
+
+    class Writer(models.TextChoices):
+        AI = "ai", "The AI"
+        AGENT = "agent", "A support agent"
+        API = "api", "The API"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    variable = models.ForeignKey(MemoryVariable, on_delete=models.CASCADE, related_name="values")
+    contact = models.ForeignKey(Contact, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    value = models.JSONField()
+    written_by = models.CharField(max_length=8, choices=Writer.choices)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(contact__isnull=False, conversation__isnull=True)
+                | Q(contact__isnull=True, conversation__isnull=False),
+                name="memory_value_one_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["variable", "contact"],
+                condition=Q(contact__isnull=False),
+                name="memory_value_unique_contact",
+            ),
+            models.UniqueConstraint(
+                fields=["variable", "conversation"],
+                condition=Q(conversation__isnull=False),
+                name="memory_value_unique_conversation",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.variable_id}={self.value!r}"
+
+
+SHORTCUT_COMMAND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")  # Telegram's bot command rule, the strictest
+
+
+def validate_shortcut_command(value: str) -> None:
+    if not SHORTCUT_COMMAND_RE.match(value):
+        raise ValidationError("Lowercase letters, digits and _, starting with a letter (at most 32).")
+
+
+class Shortcut(models.Model):
+    """A quick command customers type (`/track 12345`): it either runs a tool with the given parameters before
+    the model answers (the result goes into the prompt) or sends a templated message without the model."""
+
+    class Action(models.TextChoices):
+        TOOL = "tool", "Run a tool first and answer with its result"
+        MESSAGE = "message", "Send a templated message"
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="shortcuts")
+    command = models.CharField(max_length=32, validators=[validate_shortcut_command])
+    description = models.CharField(max_length=256, help_text="Shown in the command menu and the playground.")
+    parameters = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='The form: [{"name": "order_id", "description": "Your order number", "required": true}].',
+    )
+    action = models.CharField(max_length=8, choices=Action.choices, default=Action.TOOL)
+    tool_name = models.CharField(max_length=64, blank=True)
+    tool_arguments = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='The tool\'s arguments, each a template over the parameters: {"query": "order {order_id}"}.',
+    )
+    message_template = models.TextField(blank=True, help_text="For a message shortcut: the text, e.g. 'Order {order_id}...'.")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["command"]
+        constraints = [
+            models.UniqueConstraint(fields=["assistant", "command"], name="shortcut_unique_command")
+        ]
+
+    def __str__(self) -> str:
+        return f"/{self.command}"

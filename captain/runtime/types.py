@@ -130,6 +130,11 @@ class Reply:
     text: str
     billable: bool = True
     """False for a fixed text no model wrote (nothing found, off topic): it costs no credit."""
+    reasoning: str = ""
+    """Why the model answered so (the `reasoning` of its structured reply): stored and shown in the debug log,
+    never sent to the customer."""
+    suggestions: tuple[str, ...] = ()
+    """Follow-up questions offered with the reply as the channel's quick replies."""
     kind: Literal["reply"] = "reply"
 
 

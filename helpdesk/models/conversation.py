@@ -48,6 +48,8 @@ class Conversation(models.Model):
     # Since when the customer has waited for an answer from people (set on escalation, cleared on reply).
     waiting_since = models.DateTimeField(null=True, blank=True)
     escalation_reason = models.TextField(blank=True)
+    # Typed values for the account's conversation attribute definitions (helpdesk.models.attributes), by key.
+    custom_attributes = models.JSONField(default=dict, blank=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

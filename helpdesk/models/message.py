@@ -31,6 +31,9 @@ class Message(models.Model):
     content = models.TextField(blank=True)
     # Links (url, content type, file name, caption) for attachments the channel reported.
     attachments = models.JSONField(default=list, blank=True)
+    # Outgoing only: follow-up questions offered with the message as the channel's quick-reply buttons; a tap
+    # comes back as an ordinary incoming message.
+    quick_replies = models.JSONField(default=list, blank=True)
     sender_type = models.CharField(max_length=16, choices=SenderType.choices)
     sender_contact = models.ForeignKey(
         Contact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
