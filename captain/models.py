@@ -120,6 +120,11 @@ class ModelEndpoint(models.Model):
     model_names = models.JSONField(
         default=list, blank=True, help_text="Model names assistants may use on it. Empty: any name."
     )
+    vision_models = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Which of its models can see images: customers' photos reach these as image parts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
