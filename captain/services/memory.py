@@ -169,6 +169,20 @@ def _default(variable: MemoryVariable) -> object | None:
         return variable.default  # a default saved before its kind changed still reads as the builder wrote it
 
 
+def _resolve(
+    variable: MemoryVariable, requested: Mapping[str, object], row: MemoryValue | None
+) -> tuple[object | None, Source]:
+    if variable.name in requested:
+        with contextlib.suppress(MemoryWriteRefused):
+            return coerce_value(variable, requested[variable.name]), "request"
+    if row is not None:
+        return row.value, "stored"
+    default = _default(variable)
+    if default is not None:
+        return default, "default"
+    return None, "unset"
+
+
 def memory_state(
     *,
     assistant: Assistant,
@@ -187,25 +201,15 @@ def memory_state(
         rows = MemoryValue.objects.filter(variable__in=variables, account_id=conversation.account_id).filter(
             Q(contact_id=conversation.contact_id) | Q(conversation_id=conversation.pk)
         )
-        for row in rows:
+        for found in rows:
             # A variable whose scope changed keeps its old rows; only the ones of its current scope count.
-            if (row.contact_id is not None) == (scopes[row.variable_id] == MemoryVariable.Scope.CONTACT):
-                stored[row.variable_id] = row
+            if (found.contact_id is not None) == (scopes[found.variable_id] == MemoryVariable.Scope.CONTACT):
+                stored[found.variable_id] = found
     requested = request_values or {}
     entries = []
     for variable in variables:
-        value: object | None = None
-        source: Source = "unset"
+        value, source = _resolve(variable, requested, stored.get(variable.pk))
         row = stored.get(variable.pk)
-        if variable.name in requested:
-            with contextlib.suppress(MemoryWriteRefused):
-                value, source = coerce_value(variable, requested[variable.name]), "request"
-        if source == "unset" and row is not None:
-            value, source = row.value, "stored"
-        if source == "unset":
-            default = _default(variable)
-            if default is not None:
-                value, source = default, "default"
         entries.append(
             MemoryEntry(
                 name=variable.name,
