@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.db import transaction
 from django.db.models import Q
@@ -57,7 +57,7 @@ class MemoryEntry:
         return self.source != "unset"
 
 
-def _owner(variable: MemoryVariable, conversation: Conversation) -> dict[str, object]:
+def _owner(variable: MemoryVariable, conversation: Conversation) -> dict[str, Any]:
     if variable.scope == MemoryVariable.Scope.CONTACT:
         return {"contact_id": conversation.contact_id}
     return {"conversation_id": conversation.pk}
