@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario
 from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
-from ..runtime import Agent, Handoff, handoff_tool_name
+from ..prompts.context import TurnFacts
+from ..runtime import Agent, Handoff, ModelClient, handoff_tool_name
 from ..runtime.routing import HUMAN, Graph
 from ..tools import build_tools
 
@@ -63,17 +64,46 @@ def _graph_handoffs(graph: Graph, key: str, scenarios: list[Scenario]) -> list[H
     ]
 
 
+@dataclass(frozen=True)
+class AgentModel:
+    """The model one specialist answers with when it differs from the assistant's (a per-scenario override)."""
+
+    model: str
+    temperature: float
+    client: ModelClient | None = None
+    """None: the run's model client (same endpoint as the assistant)."""
+    credits: int | None = None
+    """What a reply on this model costs, when it is not the assistant's model."""
+
+
+def system_prompt(persona: str, *, facts: TurnFacts | None, structured: bool) -> str:
+    """The order every agent's prompt follows: the fixed safety rules first (builder text comes later and cannot
+    override them), the persona with the builder's instructions, this turn's context, the reply format."""
+    parts = [render_file("safety.jinja"), persona]
+    if facts is not None:
+        parts.append(render_file("context.jinja", facts=facts))
+    if structured:
+        parts.append(render_file("reply_format.jinja"))
+    return "\n\n".join(part.strip("\n") for part in parts if part.strip())
+
+
 def build_team(
     assistant: Assistant,
     *,
     variables: PromptVariables | None = None,
     graph: Graph | None = None,
     model: str = "",
+    facts: TurnFacts | None = None,
+    structured: bool = False,
+    scenario_models: dict[str, AgentModel] | None = None,
 ) -> dict[str, Agent]:
     """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys.
     `graph`: restrict every agent's handoffs to its candidates in the routing graph (default: the star).
-    `model`: the model the run checked against the assistant's endpoint (default: the assistant's own field)."""
+    `model`: the model the run checked against the assistant's endpoint (default: the assistant's own field).
+    `facts`: this turn's context (date, channel, conversation, customer, memory); `structured`: agents answer
+    `{response, reasoning}`; `scenario_models`: per-scenario model overrides, already checked by the caller."""
     variables = variables or PromptVariables()
+    scenario_models = scenario_models or {}
     template_vars = variables.as_dict(assistant)
     model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
@@ -88,24 +118,28 @@ def build_team(
     triage = Agent(
         key=TRIAGE_KEY,
         name=assistant.name,
-        instructions=render_file(
-            "assistant.jinja",
-            assistant=assistant,
-            instructions=_render_builder_field(
-                assistant.instructions, template_vars, f"assistant '{assistant.name}' instructions"
+        instructions=system_prompt(
+            render_file(
+                "assistant.jinja",
+                assistant=assistant,
+                instructions=_render_builder_field(
+                    assistant.instructions, template_vars, f"assistant '{assistant.name}' instructions"
+                ),
+                scenarios=[
+                    {"tool_name": s.handoff_tool_name, "description": s.description}
+                    for s in scenarios
+                    if graph is None or s.key in graph.candidates(TRIAGE_KEY)
+                ],
+                guidelines=guidelines,
+                guardrails=guardrails,
+                knowledge_mode=assistant.knowledge_mode,
             ),
-            scenarios=[
-                {"tool_name": s.handoff_tool_name, "description": s.description}
-                for s in scenarios
-                if graph is None or s.key in graph.candidates(TRIAGE_KEY)
-            ],
-            guidelines=guidelines,
-            guardrails=guardrails,
-            contact_name=variables.contact_name,
-            knowledge_mode=assistant.knowledge_mode,
+            facts=facts,
+            structured=structured,
         ),
         model=model,
         temperature=assistant.temperature,
+        structured=structured,
         tools=build_tools(TRIAGE_TOOLS),
         handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios]
         if graph is None
@@ -115,24 +149,30 @@ def build_team(
     for scenario in scenarios:
         # The scenario's allowlist, plus the escalation every agent must always be able to make.
         tool_names = ["handoff_to_human", *[t for t in scenario.tools if t != "handoff_to_human"]]
+        override = scenario_models.get(scenario.key)
         team[scenario.key] = Agent(
             key=scenario.key,
             name=scenario.title,
-            instructions=render_file(
-                "scenario.jinja",
-                assistant=assistant,
-                scenario=scenario,
-                instruction=_render_builder_field(
-                    scenario.instruction, template_vars, f"scenario '{scenario.title}' instruction"
+            instructions=system_prompt(
+                render_file(
+                    "scenario.jinja",
+                    assistant=assistant,
+                    scenario=scenario,
+                    instruction=_render_builder_field(
+                        scenario.instruction, template_vars, f"scenario '{scenario.title}' instruction"
+                    ),
+                    has_faq=has_faq and "faq_lookup" in tool_names,
+                    back_tool=handoff_tool_name(TRIAGE_KEY),
+                    guidelines=guidelines,
+                    guardrails=guardrails,
                 ),
-                has_faq=has_faq and "faq_lookup" in tool_names,
-                back_tool=handoff_tool_name(TRIAGE_KEY),
-                guidelines=guidelines,
-                guardrails=guardrails,
-                contact_name=variables.contact_name,
+                facts=facts,
+                structured=structured,
             ),
-            model=model,
-            temperature=assistant.temperature,
+            model=override.model if override else model,
+            temperature=override.temperature if override else assistant.temperature,
+            model_client=override.client if override else None,
+            structured=structured,
             tools=build_tools(tool_names),
             handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)]
             if graph is None

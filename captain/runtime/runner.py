@@ -31,6 +31,7 @@ from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
 from . import semconv as sc
 from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
+from .structured import RESPONSE_FORMAT, parse_reply
 from .text_tools import recover_text_tool_calls
 from .types import (
     HANDOFF_PREFIX,
@@ -148,6 +149,7 @@ class Runner:
         tracer_provider: TracerProvider | None = None,
         loop_limit: int = 3,
         escalation_tool: str | None = "handoff_to_human",
+        schema_with_tools: bool = False,
     ) -> None:
         """
         `max_turns` bounds model calls per run; `deadline_seconds` bounds wall time (checked before each model
@@ -169,6 +171,7 @@ class Runner:
         # our team") may mean people rather than another agent, so the re-ask offers it beside the handoffs:
         # forcing a choice among specialists alone would send such a customer to the wrong one.
         self.escalation_tool = escalation_tool
+        self.schema_with_tools = schema_with_tools
         self._tracer = trace.get_tracer(sc.TRACER_NAME, tracer_provider=tracer_provider)
 
     # ---- the loop ------------------------------------------------------------------------------------------
@@ -253,6 +256,14 @@ class Runner:
 
     # ---- model calls ---------------------------------------------------------------------------------------
 
+    def _reply_format(self, agent: Agent, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The reply schema for the endpoint to enforce, when it can be: always on a call without tools; with
+        tools only when `schema_with_tools` (some servers cannot combine a grammar with tool calls: there the
+        instructions ask for the shape and the parser reads it)."""
+        if not agent.structured or (tools and not self.schema_with_tools):
+            return None
+        return RESPONSE_FORMAT
+
     def _reask_for_handoff(self, agent: Agent, said: NextStepFinalOutput, state: _RunState) -> NextStep:
         """The model said it would transfer the customer but called no tool (a false promise): ask once more
         with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
@@ -318,8 +329,13 @@ class Runner:
             if recording and self.record_content:
                 span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(messages))
             try:
-                settings = ModelSettings(temperature=agent.temperature, tool_choice=tool_choice)
-                response = self.model.complete(
+                settings = ModelSettings(
+                    temperature=agent.temperature,
+                    tool_choice=tool_choice,
+                    response_format=self._reply_format(agent, tools),
+                )
+                client: ModelClient = agent.model_client or self.model
+                response = client.complete(
                     model=agent.model, messages=messages, tools=tools, settings=settings
                 )
             except ModelError as exc:
@@ -399,6 +415,8 @@ class Runner:
                 return NextStepStop(
                     RunError("empty_reply", f"{agent.key} returned neither text nor a tool call")
                 )
+            if agent.structured:
+                return self._structured_reply(agent, text, state)
             return NextStepFinalOutput(Reply(text))
 
         # Every call gets a tool result message, whatever happens to it: the Chat Completions API rejects a
@@ -446,6 +464,24 @@ class Runner:
             self._accept_handoff(agent, target, call, reason, state)
             return NextStepHandoff(target)
         return NextStepRunAgain()
+
+    def _structured_reply(self, agent: Agent, text: str, state: _RunState) -> NextStep:
+        """The reply's `response` for the customer and its `reasoning` for the debug log; a reply in no readable
+        shape ends the run (people take over) rather than sending raw JSON to a customer."""
+        parsed = parse_reply(text)
+        self._emit(
+            state,
+            agent,
+            RunEvent(
+                "structured_reply",
+                agent.key,
+                detail=parsed.shape,
+                data={"shape": parsed.shape, "well_formed": parsed.well_formed},
+            ),
+        )
+        if parsed.shape == "broken":
+            return NextStepStop(RunError("malformed_reply", f"{agent.key} returned unreadable JSON"))
+        return NextStepFinalOutput(Reply(parsed.text, reasoning=parsed.reasoning))
 
     # ---- function tools ------------------------------------------------------------------------------------
 

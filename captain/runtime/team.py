@@ -222,7 +222,13 @@ class TeamRunner:
         elif answers.texts:
             # Charged when any of the replies came from a model (a fixed "not found" text alone is free).
             billable = any(isinstance(r.outcome, Reply) and r.outcome.billable for r in answers.results)
-            outcome, agent_key = Reply("\n\n".join(answers.texts), billable=billable), dispatched.node
+            reasoning = "\n\n".join(
+                r.outcome.reasoning
+                for r in answers.results
+                if isinstance(r.outcome, Reply) and r.outcome.reasoning
+            )
+            outcome = Reply("\n\n".join(answers.texts), billable=billable, reasoning=reasoning)
+            agent_key = dispatched.node
         else:
             outcome, agent_key = RunError("empty_reply", "no node answered"), dispatched.node
         sources = [record for result in answers.results for record in result.sources]

@@ -112,6 +112,10 @@ class Agent:
     """Function tools this agent owns (its allowlist)."""
     handoffs: list[Handoff] = field(default_factory=list)
     """Agents this agent may transfer to (its handoff allowlist)."""
+    structured: bool = False
+    """Answers as `{"response", "reasoning"}` (captain.runtime.structured); its instructions must say so."""
+    model_client: Any = None
+    """The ModelClient this agent's calls go to when it is not the run's (a specialist on another endpoint)."""
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -160,6 +164,7 @@ ErrorKind = Literal[
     "model_timeout",
     "max_turns",
     "empty_reply",
+    "malformed_reply",
     "loop_detected",
     "deadline",
     "attempts_exhausted",
@@ -196,6 +201,8 @@ class RunEvent:
         "transfer_promised",
         "route",
         "knowledge",
+        "structured_reply",
+        "memory",
     ]
     agent_key: str
     name: str = ""

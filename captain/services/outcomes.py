@@ -23,6 +23,7 @@ ERROR_REASONS = {
     "model_timeout": "The AI model timed out",
     "max_turns": "The AI did not finish within its turn limit.",
     "empty_reply": "The AI produced an empty reply.",
+    "malformed_reply": "The AI's reply could not be read (broken JSON); nothing was sent.",
     "loop_detected": "The AI repeated the same tool call.",
     "deadline": "The AI ran out of time.",
     "attempts_exhausted": "The AI failed on this message several times.",
@@ -109,6 +110,10 @@ def outcome_apply(
         if credit_used or not outcome.billable:
             conversation.ai_agent_key = agent_key
             conversation.save(update_fields=["ai_agent_key"])
+            if outcome.suggestions:
+                # Offered as the channel's quick replies; delivery reads them after this transaction commits.
+                reply_message.quick_replies = list(outcome.suggestions)
+                reply_message.save(update_fields=["quick_replies"])
         else:
             # The limit was reached by a concurrent run since we checked: hand over instead of replying free.
             transaction.savepoint_rollback(savepoint)
@@ -158,6 +163,7 @@ def outcome_apply(
         output_tokens=usage.output_tokens if usage else 0,
         credit_used=credit_used,
         sources=result.sources if result else [],
+        reasoning=outcome.reasoning if isinstance(outcome, Reply) else "",
         trace_id=trace_id,
         duration_ms=duration_ms,
     )

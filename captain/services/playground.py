@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ from ..runtime.team import TeamHooks, TurnInput
 from .model_endpoints import EndpointUnavailable
 from .outcomes import ERROR_REASONS, error_reason
 from .team import runner_for, team_model_for
+from .turn_context import turn_facts
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -86,8 +88,10 @@ def playground_run(
     history: list[dict[str, Any]],
     message: str,
     hooks: list[TeamHooks] | None = None,
+    memory_values: Mapping[str, object] | None = None,
 ) -> PlaygroundTurn:
-    """Answer `message` after `history` (user/assistant chat turns), starting at `start_key`.
+    """Answer `message` after `history` (user/assistant chat turns), starting at `start_key`. `memory_values`
+    are given with the request: they win over defaults, as a stored value would (nothing is stored here).
 
     Charges nothing: there is no reply message for a ledger row to pay for, and the run span says
     `captain.credit_used = false`.
@@ -116,6 +120,7 @@ def playground_run(
                 # The playground exists to show what the model saw and said: content is always recorded here.
                 record_content=True,
                 hooks=hooks or [],
+                facts=turn_facts(assistant=assistant, conversation=None, request_values=memory_values),
             )
             names = {key: agent.name for key, agent in runner.team.agents.items()}
             turn = TurnInput(history=history, batch=[message], current=start_key)

@@ -14,11 +14,12 @@ from django.utils import timezone
 from opentelemetry import trace
 
 from helpdesk.models import Conversation, Message
+from helpdesk.services.attachments import attachments_ready
 
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, ReplyJob
 from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, RunContext, RunError, RunResult
+from ..runtime import HumanHandoff, Outcome, RunContext, RunError, RunEvent, RunResult, Usage
 from ..runtime import semconv as sc
 from ..runtime.team import TurnInput
 from .credits import credit_release, credit_reserve
@@ -31,11 +32,14 @@ from .jobs import (
     jobs_pending_ids_query,
 )
 from .locks import account_run_slot, conversation_lock
-from .model_endpoints import EndpointUnavailable
+from .media_content import media_contents
+from .memory_step import StepResult, ai_writable, remember_step
+from .model_endpoints import EndpointUnavailable, model_client_for
 from .outcomes import outcome_apply
 from .routing import routing_decisions_record
 from .routing_corrections import corrections_from_dispatch
-from .team import TeamModel, runner_for, team_model_for
+from .team import TeamModel, runner_for, scenario_models, team_credits, team_model_for
+from .turn_context import turn_facts
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -60,9 +64,20 @@ def assistant_for_inbox(inbox_id: int) -> Assistant | None:
     return Assistant.objects.filter(assistant_inboxes__inbox_id=inbox_id).first()
 
 
-def chat_history(conversation: Conversation, *, batch_ids: Collection[int]) -> list[dict[str, Any]]:
+def chat_history(
+    conversation: Conversation, *, batch_ids: Collection[int], sees_images: bool | None = None
+) -> list[dict[str, Any]]:
     """The last public messages as chat turns (customer -> user, AI and people -> assistant), ending with the
-    customer messages of this run's batch; pending messages outside the batch are left to their own runs."""
+    customer messages of this run's batch; pending messages outside the batch are left to their own runs.
+
+    `sees_images`: whether the run's model can see images (`Endpoint.sees_images`). True or False first fetches
+    the batch's files still pending (`attachments_ready`, at most `MEDIA_WAIT_SECONDS`), then renders the
+    messages that carried files (captain.services.media_content): True gives this turn's images as
+    `image_url` parts (the message's content is then a content list), False a statement that the model cannot
+    see them; voice notes become their transcript or a statement either way. None keeps the stored text only.
+    """
+    if sees_images is not None:
+        attachments_ready(message_ids=batch_ids, timeout=float(captain_setting("MEDIA_WAIT_SECONDS")))
     limit = captain_setting("HISTORY_MESSAGES")
     rows = list(
         Message.objects.filter(conversation=conversation, private=False)
@@ -73,13 +88,22 @@ def chat_history(conversation: Conversation, *, batch_ids: Collection[int]) -> l
         .exclude(_pending_outside(batch_ids))
         # Provider order is the order we stored them in: one conversation's webhooks commit in arrival order.
         .order_by("-created_at", "-id")
-        .values_list("message_type", "content")[:limit]
+        .values_list("pk", "message_type", "content", "attachments")[:limit]
     )
     rows.reverse()
+    media: dict[int, Any] = {}
+    if sees_images is not None:
+        with_files = [
+            (pk, content)
+            for pk, kind, content, reported in rows
+            if kind == Message.Type.INCOMING and reported
+        ]
+        if with_files:
+            media = media_contents(with_files, sees_images=sees_images, batch_ids=batch_ids)
     history = [
-        {"role": "user" if kind == Message.Type.INCOMING else "assistant", "content": content}
-        for kind, content in rows
-        if content
+        {"role": "user" if kind == Message.Type.INCOMING else "assistant", "content": media.get(pk, content)}
+        for pk, kind, content, _reported in rows
+        if content or pk in media
     ]
     # A window that starts with our own reply confuses small models; start at a customer turn.
     while history and history[0]["role"] != "user":
@@ -172,7 +196,7 @@ def _run_batch_locked(
             except EndpointUnavailable as exc:
                 outcome = RunError(error="model_unavailable", detail=str(exc))
             else:
-                credits = team_model.endpoint.credits_for(team_model.model)
+                credits = team_credits(team_model, scenario_models(assistant, team_model))
                 span.set_attribute(sc.CAPTAIN_CREDIT_PRICE, credits)
                 # Held before the model is called, released by outcome_apply unless the AI replies.
                 if not credit_reserve(
@@ -225,12 +249,14 @@ def _run_team(
         extra={"assistant_id": assistant.id},
     )
     record_content = captain_setting("RECORD_CONTENT")
+    remembered = _remember(conversation, assistant, team_model, batch_ids, record_content=record_content)
     runner = runner_for(
         assistant,
         team_model=team_model,
         context=context,
         contact_name=conversation.contact.name,
         record_content=record_content,
+        facts=turn_facts(assistant=assistant, conversation=conversation),
     )
     agent_names.update({key: agent.name for key, agent in runner.team.agents.items()})
     turn = runner.run(
@@ -255,4 +281,52 @@ def _run_team(
         message_id=max(batch_ids) if batch_ids else None,
         decisions=turn.dispatch.decisions,
     )
+    if remembered is not None:
+        turn.result.usage.add(
+            Usage(requests=1, input_tokens=remembered.input_tokens, output_tokens=remembered.output_tokens)
+        )
+        turn.result.events.insert(
+            0, RunEvent("memory", "remember", detail="remember step", data=remembered.as_record())
+        )
     return turn.result
+
+
+def _remember(
+    conversation: Conversation,
+    assistant: Assistant,
+    team_model: TeamModel,
+    batch_ids: list[int],
+    *,
+    record_content: bool,
+) -> StepResult | None:
+    """The remember step on this run's customer messages, when the assistant declares variables the AI may
+    write; None when there is nothing to remember."""
+    if not ai_writable(assistant):
+        return None
+    texts = list(
+        Message.objects.filter(pk__in=batch_ids, message_type=Message.Type.INCOMING)
+        .order_by("created_at", "id")
+        .values_list("content", flat=True)
+    )
+    previous = (
+        Message.objects.filter(
+            conversation=conversation,
+            message_type=Message.Type.OUTGOING,
+            private=False,
+            id__lt=min(batch_ids),
+        )
+        .order_by("-created_at", "-id")
+        .values_list("content", flat=True)
+        .first()
+        if batch_ids
+        else None
+    )
+    return remember_step(
+        assistant=assistant,
+        conversation=conversation,
+        customer_texts=[t for t in texts if t],
+        previous_reply=previous or "",
+        client=model_client_for(team_model.endpoint),
+        model=team_model.model,
+        record_content=record_content,
+    )

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..agents import build_team
-from ..agents.builder import PromptVariables
+from ..agents.builder import AgentModel, PromptVariables
 from ..conf import captain_setting
 from ..models import Assistant, KnowledgeMode, Scenario
+from ..prompts.context import TurnFacts
 from ..runtime import RunContext, Runner
 from ..runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from ..runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
@@ -40,16 +41,69 @@ def team_model_for(assistant: Assistant) -> TeamModel:
     return TeamModel(endpoint, model)
 
 
-def team_for(assistant: Assistant, *, team_model: TeamModel, contact_name: str = "") -> Team:
+def scenario_models(assistant: Assistant, team_model: TeamModel) -> dict[str, AgentModel]:
+    """Specialists that answer with another model or temperature than the assistant's. A model is used only
+    when its endpoint offers it (the same check as the assistant's own); one that is gone falls back to the
+    assistant's model, with a warning, rather than failing the turn."""
+    overrides: dict[str, AgentModel] = {}
+    for scenario in Scenario.objects.filter(assistant=assistant, enabled=True):
+        if not (scenario.model or scenario.model_endpoint or scenario.temperature is not None):
+            continue
+        temperature = scenario.temperature if scenario.temperature is not None else assistant.temperature
+        if not (scenario.model or scenario.model_endpoint):
+            overrides[scenario.key] = AgentModel(model=team_model.model, temperature=temperature)
+            continue
+        try:
+            endpoint, model = endpoint_and_model(
+                account_id=assistant.account_id,
+                endpoint=scenario.model_endpoint or assistant.model_endpoint,
+                model=scenario.model,
+            )
+        except EndpointUnavailable as exc:
+            logger.warning(
+                "scenario %s: its model cannot be used (%s); using the assistant's", scenario.key, exc
+            )
+            overrides[scenario.key] = AgentModel(model=team_model.model, temperature=temperature)
+            continue
+        same_endpoint = (
+            endpoint.name == team_model.endpoint.name and endpoint.own_id == team_model.endpoint.own_id
+        )
+        client = None if same_endpoint else model_client_for(endpoint)
+        overrides[scenario.key] = AgentModel(
+            model=model, temperature=temperature, client=client, credits=endpoint.credits_for(model)
+        )
+    return overrides
+
+
+def team_credits(team_model: TeamModel, overrides: dict[str, AgentModel]) -> int:
+    """What one AI reply of this team costs: the dearest model any of its agents may answer with (held before
+    the run, when it is not yet known which agent will answer)."""
+    own = team_model.endpoint.credits_for(team_model.model)
+    return max([own, *[o.credits for o in overrides.values() if o.credits is not None]])
+
+
+def team_for(
+    assistant: Assistant,
+    *,
+    team_model: TeamModel,
+    contact_name: str = "",
+    facts: TurnFacts | None = None,
+    structured: bool = True,
+) -> Team:
     """The assistant's agents and graph. Without a routing configuration the team is the plain star: the
     agents are built exactly as always (triage <-> every specialist) and every node decides with its tools."""
-    variables = PromptVariables(contact_name=contact_name)
+    variables = PromptVariables(contact_name=contact_name if assistant.share_contact_details else "")
     graph = routing_graph(assistant)
+    options = {
+        "variables": variables,
+        "model": team_model.model,
+        "facts": facts,
+        "structured": structured,
+        "scenario_models": scenario_models(assistant, team_model),
+    }
     if graph is None:
-        agents = build_team(assistant, variables=variables, model=team_model.model)
-        return Team(agents=agents, graph=star_graph(assistant))
-    agents = build_team(assistant, variables=variables, graph=graph, model=team_model.model)
-    return Team(agents=agents, graph=graph)
+        return Team(agents=build_team(assistant, **options), graph=star_graph(assistant))  # type: ignore[arg-type]
+    return Team(agents=build_team(assistant, graph=graph, **options), graph=graph)  # type: ignore[arg-type]
 
 
 def runner_for(
@@ -60,10 +114,11 @@ def runner_for(
     contact_name: str = "",
     record_content: bool | None = None,
     hooks: Sequence[TeamHooks] = (),
+    facts: TurnFacts | None = None,
 ) -> TeamRunner:
     """The TeamRunner for one turn of `assistant`'s team. `record_content=None` follows RECORD_CONTENT;
-    `hooks` observe the turn as it runs (spans are always recorded)."""
-    team = team_for(assistant, team_model=team_model, contact_name=contact_name)
+    `hooks` observe the turn as it runs (spans are always recorded); `facts`: the turn's context block."""
+    team = team_for(assistant, team_model=team_model, contact_name=contact_name, facts=facts)
     if record_content is None:
         record_content = captain_setting("RECORD_CONTENT")
     tracing = TracingHooks(record_content=record_content)

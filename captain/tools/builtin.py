@@ -1,4 +1,4 @@
-"""The built-in tools: faq_lookup, handoff_to_human, resolve_conversation, add_label, set_priority,
+"""The built-in tools: faq_lookup, handoff_to_human, resolve_conversation, add_label, set_priority, remember,
 add_private_note."""
 
 from __future__ import annotations
@@ -86,6 +86,31 @@ def add_private_note(ctx: RunContext, args: dict[str, Any]) -> str:
     return "Note added for the support team."
 
 
+def remember(ctx: RunContext, args: dict[str, Any]) -> str:
+    """Store a declared memory variable for this customer or conversation; undeclared names and invalid values
+    are refused with a message the model can act on, and nothing is stored."""
+    from ..models import Assistant
+    from ..services.memory import MemoryWriteRefused, memory_write
+
+    assistant = Assistant.objects.filter(pk=ctx.extra["assistant_id"], account_id=ctx.account_id).first()
+    conversation = None if _dry_run(ctx) else _conversation(ctx)
+    if assistant is None:
+        return "Nothing was remembered: the assistant is gone."
+    if conversation is None:
+        return f"Would remember {args['name']} (playground: nothing is stored)."
+    try:
+        row = memory_write(
+            assistant=assistant,
+            conversation=conversation,
+            name=args["name"],
+            value=args["value"],
+            writer="ai",
+        )
+    except MemoryWriteRefused as exc:
+        return f"Nothing was remembered: {exc}"
+    return f"Remembered {args['name']} = {row.value}."
+
+
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
@@ -124,6 +149,18 @@ _SPECS: dict[str, tuple[str, dict[str, Any], Callable[[RunContext, dict[str, Any
         "Set the conversation's priority for the support team.",
         _schema({"priority": {"type": "string", "enum": _PRIORITIES}}, ["priority"]),
         set_priority,
+    ),
+    "remember": (
+        "Remember a value the customer told you (one of the memory variables listed in your context) so it is "
+        "known later in this and future conversations.",
+        _schema(
+            {
+                "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$"},
+                "value": {"type": "string", "minLength": 1, "maxLength": 500},
+            },
+            ["name", "value"],
+        ),
+        remember,
     ),
     "add_private_note": (
         "Write a private note for the support team. The customer never sees it.",

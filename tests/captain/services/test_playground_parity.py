@@ -3,6 +3,9 @@ message gives the same route, routing decisions and outcome in both."""
 
 from __future__ import annotations
 
+import copy
+import re
+
 import pytest
 
 from captain.models import ReplyJob, Run, SpanRecord
@@ -70,6 +73,21 @@ def router_spans(trace_id: str) -> list[tuple]:
     ]
 
 
+_TURN_CONTEXT = re.compile(r"\n\nContext of this turn .*?(?=\n\nReply format:|\Z)", re.DOTALL)
+
+
+def without_turn_context(requests: list[dict]) -> tuple[list[dict], list[str]]:
+    """The requests with each system prompt's turn context cut out, and the cut-out blocks. The context is the
+    one part that must differ: production knows the conversation (status, channel), the playground has none."""
+    stripped, blocks = copy.deepcopy(requests), []
+    for request in stripped:
+        for message in request["messages"]:
+            if message["role"] == "system" and isinstance(message["content"], str):
+                blocks += _TURN_CONTEXT.findall(message["content"])
+                message["content"] = _TURN_CONTEXT.sub("", message["content"])
+    return stripped, blocks
+
+
 @pytest.mark.parametrize("text", ["where is my parcel?", "I want a refund", "hello there"])
 def test_the_playground_routes_and_answers_exactly_as_production(team, text):
     link, model = team
@@ -91,5 +109,11 @@ def test_the_playground_routes_and_answers_exactly_as_production(team, text):
     assert turn.text == Message.objects.get(pk=run.reply_message_id).content
     assert router_spans(turn.trace_id) == router_spans(run.trace_id)
     assert router_spans(run.trace_id)  # the comparison is about real decisions, not two empty lists
-    # Every model request the playground made is the one production made (same prompts, same tools).
-    assert model.requests == production_requests
+    # Every model request the playground made is the one production made (same prompts, same tools), but for
+    # the turn context, which only production can fill with the conversation's state.
+    playground, playground_context = without_turn_context(model.requests)
+    production, production_context = without_turn_context(production_requests)
+    assert playground == production
+    assert production_context and playground_context
+    assert all("- Conversation: status pending" in block for block in production_context)
+    assert not any("- Conversation:" in block for block in playground_context)

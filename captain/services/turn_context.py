@@ -1,0 +1,95 @@
+"""The facts a turn's prompt carries besides the builder's text (captain.prompts.context.TurnFacts): the current
+date and time in the account's time zone, the channel and how long one message may be, the conversation's state
+and attributes, the customer's details and attributes (only when the assistant may share them), and the memory
+variables with the values this turn sees."""
+
+from __future__ import annotations
+
+import dataclasses
+import zoneinfo
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from django.utils import timezone
+
+from helpdesk.channels import telegram, whatsapp
+from helpdesk.models import Account, Conversation, Inbox
+
+from ..models import Assistant
+from ..prompts.context import MemoryLine, TurnFacts, one_line
+from .memory import memory_state
+
+# Characters one outgoing message holds on each channel (longer replies are split, which reads badly in a chat).
+# Slack's own cap is 40,000, but a text in a message block (quick-reply buttons) holds 3,000.
+REPLY_LIMITS: dict[str, int | None] = {
+    Inbox.ChannelType.TELEGRAM: telegram.TEXT_LIMIT,
+    Inbox.ChannelType.WHATSAPP: whatsapp.TEXT_LIMIT,
+    Inbox.ChannelType.SLACK: 3000,
+    Inbox.ChannelType.API: None,
+}
+
+
+def _zone(name: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(name or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return zoneinfo.ZoneInfo("UTC")  # a name saved before validation existed must not break a turn
+
+
+def _attributes(values: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(values, Mapping):
+        return ()
+    return tuple(
+        (str(key), one_line(value)) for key, value in sorted(values.items()) if value not in (None, "")
+    )
+
+
+def turn_facts(
+    *,
+    assistant: Assistant,
+    conversation: Conversation | None,
+    channel_type: str = Inbox.ChannelType.API,
+    request_values: Mapping[str, object] | None = None,
+    blocks: Sequence[str] = (),
+    now: datetime | None = None,
+) -> TurnFacts:
+    """The facts for one turn of `assistant` on `conversation` (None: a playground run, no customer yet)."""
+    account = Account.objects.only("time_zone").get(pk=assistant.account_id)
+    zone = _zone(account.time_zone)
+    memory = tuple(
+        MemoryLine(
+            name=entry.name,
+            description=entry.description,
+            value=one_line(entry.value) if entry.is_set else "",
+            writable=entry.writable_by_ai,
+            choices=entry.choices,
+        )
+        for entry in memory_state(
+            assistant=assistant, conversation=conversation, request_values=request_values
+        )
+    )
+    if conversation is not None:
+        channel_type = conversation.inbox.channel_type
+    facts = TurnFacts(
+        now=(now or timezone.now()).astimezone(zone),
+        time_zone=str(zone.key),
+        channel=Inbox.ChannelType(channel_type).label,
+        reply_limit=REPLY_LIMITS.get(channel_type),
+        memory=memory,
+        blocks=tuple(blocks),
+    )
+    if conversation is None:
+        return facts
+    contact = conversation.contact
+    share = assistant.share_contact_details
+    return dataclasses.replace(
+        facts,
+        conversation_status=conversation.status,
+        conversation_priority=conversation.priority,
+        labels=tuple(conversation.labels.order_by("name").values_list("name", flat=True)),
+        conversation_attributes=_attributes(conversation.custom_attributes),
+        share_contact=share,
+        contact_name=one_line(contact.name) if share else "",
+        contact_email=contact.email if share else "",
+        contact_attributes=_attributes(contact.custom_attributes) if share else (),
+    )
