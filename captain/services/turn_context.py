@@ -73,7 +73,8 @@ def turn_facts(
     facts = TurnFacts(
         now=(now or timezone.now()).astimezone(zone),
         time_zone=str(zone.key),
-        channel=Inbox.ChannelType(channel_type).label,
+        # "API (signed webhooks)" -> "API": the model needs the channel's name, not our admin's gloss.
+        channel=str(Inbox.ChannelType(channel_type).label).split(" (")[0],
         reply_limit=REPLY_LIMITS.get(channel_type),
         memory=memory,
         blocks=tuple(blocks),
