@@ -11,6 +11,7 @@ from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario
 from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
 from ..prompts.context import TurnFacts
+from ..prompts.variables import memory_context, memory_declared
 from ..runtime import Agent, Handoff, ModelClient, handoff_tool_name
 from ..runtime.routing import HUMAN, Graph
 from ..tools import build_tools
@@ -104,7 +105,23 @@ def build_team(
     `{response, reasoning}`; `scenario_models`: per-scenario model overrides, already checked by the caller."""
     variables = variables or PromptVariables()
     scenario_models = scenario_models or {}
-    template_vars = variables.as_dict(assistant)
+    remembered = {m.name: m.value for m in facts.memory} if facts is not None else {}
+    names = list(assistant.memory_variables.values_list("name", flat=True))
+    # Builder text may print `{{ memory.<name> }}`: declared for the static check and the render below.
+    with memory_declared(names):
+        template_vars = {**variables.as_dict(assistant), **memory_context(remembered)}
+        return _build(assistant, graph, model, facts, structured, scenario_models, template_vars)
+
+
+def _build(
+    assistant: Assistant,
+    graph: Graph | None,
+    model: str,
+    facts: TurnFacts | None,
+    structured: bool,
+    scenario_models: dict[str, AgentModel],
+    template_vars: dict[str, object],
+) -> dict[str, Agent]:
     model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
     # The search tool is offered when there is knowledge to search (and the assistant uses knowledge at all).

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .sandbox import PromptTemplateError, bounded, env
 from .static_check import check_builder_template
-from .variables import sample_contexts
+from .variables import memory_declared, sample_contexts
 
 
 def render_builder_text(source: str, **variables: Any) -> str:
@@ -26,11 +27,12 @@ def render_builder_text(source: str, **variables: Any) -> str:
         raise PromptTemplateError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def validate_builder_text(source: str) -> None:
+def validate_builder_text(source: str, *, memory_names: Iterable[str] = ()) -> None:
     """Raise PromptTemplateError unless `source` passes the static check and renders with sample variables.
 
     The static check covers every branch; the sample renders (a contact with and without a name) stay as a
     second net for anything only evaluation would show, such as the sandbox refusing an operation.
     """
-    for context in sample_contexts():
-        render_builder_text(source, **context)
+    with memory_declared(memory_names):
+        for context in sample_contexts():
+            render_builder_text(source, **context)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from jinja2 import TemplateError, nodes
 
 from .sandbox import PromptTemplateError, env
-from .variables import DECLARED_KINDS, available_variables, is_namespace
+from .variables import available_variables, declared_kinds, is_namespace
 
 # Builder text needs substitution and simple conditions, nothing more. Allowing only these node types rules out
 # loops, calls, assignments and arithmetic, so no template can run for minutes (nested loops produce no output,
@@ -169,14 +169,15 @@ def _variable_kind(node: nodes.Node) -> str:
     """The declared kind of a variable reference such as `contact.name` or `contact['name']`."""
     parts = _path(node)
     dotted = ".".join(parts)
-    if dotted in DECLARED_KINDS:
-        return DECLARED_KINDS[dotted]
+    declared = declared_kinds()
+    if dotted in declared:
+        return declared[dotted]
     available = f"available: {available_variables()}"
     for end in range(len(parts) - 1, 0, -1):
         value = ".".join(parts[:end])
-        if value in DECLARED_KINDS:
+        if value in declared:
             # e.g. contact.name.format: the sandbox would print a bound method's repr into the prompt.
-            kind, attr = DECLARED_KINDS[value], parts[end]
+            kind, attr = declared[value], parts[end]
             hint = f" (for the filter write {{{{ {value}|{attr} }}}})" if attr in _ALLOWED_FILTERS else ""
             raise PromptTemplateError(
                 f"unknown variable '{dotted}': {value} is a {kind} and has no attribute '{attr}'{hint}; {available}"

@@ -8,7 +8,9 @@ could not describe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,15 +40,39 @@ PROMPT_VARIABLES: tuple[PromptVariable, ...] = (
 
 DECLARED_KINDS: dict[str, Kind] = {variable.path: variable.kind for variable in PROMPT_VARIABLES}
 
+# The memory variables of the assistant whose text is being checked or rendered (`memory.<name>`, each a string:
+# empty while nothing is known). They differ per assistant, so they are declared for the duration of one check.
+_MEMORY: ContextVar[tuple[str, ...]] = ContextVar("prompt_memory_variables", default=())
+
+
+@contextmanager
+def memory_declared(names: Iterable[str]) -> Iterator[None]:
+    """Within the block, `memory.<name>` is a declared string variable for each name."""
+    token = _MEMORY.set(tuple(names))
+    try:
+        yield
+    finally:
+        _MEMORY.reset(token)
+
+
+def declared_kinds() -> dict[str, Kind]:
+    """The fixed variables plus the memory variables declared for the current check."""
+    return {**DECLARED_KINDS, **{f"memory.{name}": "string" for name in _MEMORY.get()}}
+
 
 def available_variables() -> str:
     """The declared paths as an error message or help text lists them."""
-    return ", ".join(variable.path for variable in PROMPT_VARIABLES)
+    return ", ".join(declared_kinds())
 
 
 def is_namespace(path: str) -> bool:
     """True for a declared path's prefix such as `contact`: a mapping, not a value a template may print."""
-    return any(declared.startswith(f"{path}.") for declared in DECLARED_KINDS)
+    return any(declared.startswith(f"{path}.") for declared in declared_kinds())
+
+
+def memory_context(values: Mapping[str, str]) -> dict[str, Any]:
+    """The `memory` namespace a builder template renders with: every declared name, "" when unknown."""
+    return {"memory": {name: values.get(name, "") for name in _MEMORY.get()}}
 
 
 def prompt_context(values: Mapping[str, object]) -> dict[str, Any]:
@@ -93,5 +119,6 @@ def sample_contexts() -> list[dict[str, Any]]:
     variable set, so both sides of `{% if contact.name %}` run at least once."""
     return [
         prompt_context({path: _SAMPLES[kind][which] for path, kind in DECLARED_KINDS.items()})
+        | memory_context({name: str(_SAMPLES["string"][which]) for name in _MEMORY.get()})
         for which in (0, 1)
     ]

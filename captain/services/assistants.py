@@ -17,7 +17,7 @@ from helpdesk.models import Inbox
 
 from ..conf import captain_setting
 from ..models import Assistant, AssistantInbox
-from .builder import FieldErrors, raise_field_errors, template_errors
+from .builder import FieldErrors, memory_names, raise_field_errors, template_errors
 from .model_endpoints import model_choice_errors
 from .routing import routing_enable_default
 
@@ -47,6 +47,10 @@ class AssistantFields(TypedDict, total=False):
     unknown_message: str
     off_topic_message: str
     cite_links: bool
+    share_contact_details: bool
+    """Whether the model sees the contact's name, e-mail and custom attributes."""
+    suggestions_enabled: bool
+    suggestions_persona: str
 
 
 ASSISTANT_FIELDS: tuple[str, ...] = tuple(AssistantFields.__annotations__)
@@ -66,7 +70,9 @@ def assistant_errors(
     Only the fields given are checked; the endpoint/model pair is checked together (the stored half fills in)."""
     errors: FieldErrors = {}
     if "instructions" in fields:
-        errors["instructions"] = template_errors(fields["instructions"] or "")
+        errors["instructions"] = template_errors(
+            fields["instructions"] or "", memory_names=memory_names(assistant) if assistant else ()
+        )
     if fields.get("max_turns") is not None:
         cap = captain_setting("MAX_TURNS_CAP")
         if fields["max_turns"] > cap:

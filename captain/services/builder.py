@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from django.core.exceptions import ValidationError
 
-from ..models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, validate_scenario_key
+from ..models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, MemoryVariable, validate_scenario_key
 from ..prompts import PromptTemplateError, validate_builder_text
 from ..tools import SCENARIO_TOOL_NAMES
 
@@ -33,12 +33,17 @@ def raise_field_errors(errors: Mapping[str, list[str]]) -> None:
         raise ValidationError(problems)
 
 
-def template_errors(text: str) -> list[str]:
+def memory_names(assistant: Assistant) -> list[str]:
+    """The assistant's memory variables, which its instructions may use as `{{ memory.<name> }}`."""
+    return list(MemoryVariable.objects.filter(assistant=assistant).values_list("name", flat=True))
+
+
+def template_errors(text: str, *, memory_names: Iterable[str] = ()) -> list[str]:
     """[] when `text` passes the static template check and renders with sample variables; else why not."""
     if len(text) > MAX_INSTRUCTION_CHARS:
         return [f"At most {MAX_INSTRUCTION_CHARS} characters."]
     try:
-        validate_builder_text(text)
+        validate_builder_text(text, memory_names=memory_names)
     except PromptTemplateError as exc:
         return [f"Template error: {exc}"]
     except Exception as exc:

@@ -17,8 +17,16 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from ..models import Assistant, RoutingExample, Scenario, validate_scenario_key
-from .builder import FieldErrors, raise_field_errors, scenario_key_from_title, template_errors, tool_errors
+from .builder import (
+    FieldErrors,
+    memory_names,
+    raise_field_errors,
+    scenario_key_from_title,
+    template_errors,
+    tool_errors,
+)
 from .example_drafts import example_drafts_enqueue, scenario_texts_changed
+from .model_endpoints import model_choice_errors
 
 
 class ScenarioFields(TypedDict, total=False):
@@ -32,6 +40,12 @@ class ScenarioFields(TypedDict, total=False):
     enabled: bool
     tools: list[str]
     """Names from `captain.tools.SCENARIO_TOOL_NAMES`; duplicates are dropped."""
+    model_endpoint: str
+    """Empty: the assistant's endpoint."""
+    model: str
+    """A model the endpoint offers, used by this specialist instead of the assistant's; empty: the assistant's."""
+    temperature: float | None
+    """None: the assistant's."""
 
 
 SCENARIO_FIELDS: tuple[str, ...] = (
@@ -52,13 +66,27 @@ def duplicate_key_message(key: str) -> str:
     return f"This assistant already has a scenario with key '{key}'."
 
 
-def scenario_errors(*, fields: Mapping[str, Any]) -> FieldErrors:
-    """Why these scenario fields cannot be stored ({} when they can); only the fields given are checked."""
+def scenario_errors(*, fields: Mapping[str, Any], assistant: Assistant | None = None) -> FieldErrors:
+    """Why these scenario fields cannot be stored ({} when they can); only the fields given are checked.
+    `assistant` (when known) lets the instruction use its memory variables and checks a model choice against the
+    endpoints its account may use."""
     errors: FieldErrors = {}
     if "instruction" in fields:
-        errors["instruction"] = template_errors(fields["instruction"] or "")
+        errors["instruction"] = template_errors(
+            fields["instruction"] or "", memory_names=memory_names(assistant) if assistant else ()
+        )
     if "tools" in fields:
         errors["tools"] = tool_errors(fields["tools"] or [])
+    temperature = fields.get("temperature")
+    if temperature is not None and not 0 <= temperature <= 2:
+        errors["temperature"] = ["Between 0 and 2, or empty for the assistant's."]
+    choice = {k: fields.get(k) or "" for k in ("model_endpoint", "model")}
+    if assistant is not None and any(choice.values()):
+        errors["model"] = model_choice_errors(
+            account_id=assistant.account_id,
+            endpoint=choice["model_endpoint"] or assistant.model_endpoint,
+            model=choice["model"],
+        )
     return {name: messages for name, messages in errors.items() if messages}
 
 
@@ -84,7 +112,7 @@ def scenario_create(
 ) -> Scenario:
     """A new scenario of `assistant`; without `key`, one derived from the title (unique for the assistant)."""
     _only_scenario_fields(fields)
-    errors = scenario_errors(fields=fields)
+    errors = scenario_errors(fields=fields, assistant=assistant)
     taken = set(Scenario.objects.filter(assistant=assistant).values_list("key", flat=True))
     if key is None:
         key = scenario_key_from_title(fields.get("title", ""), taken=taken, position=len(taken) + 1)
@@ -106,7 +134,7 @@ def scenario_update(
 ) -> Scenario:
     """Write the given fields. `key` may be passed only as the stored one: it is fixed at creation."""
     _only_scenario_fields(fields)
-    errors = scenario_errors(fields=fields)
+    errors = scenario_errors(fields=fields, assistant=scenario.assistant)
     if key is not None and key != scenario.key:
         errors["key"] = [f"The key is fixed at creation ('{scenario.key}') and cannot be changed."]
     raise_field_errors(errors)

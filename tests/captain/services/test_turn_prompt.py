@@ -308,3 +308,21 @@ def test_scenario_answers_with_its_own_model_and_temperature(setup, llm_settings
     assert triage["model"] != "big-model"
     # The reply is priced at the dearest model the team may answer with.
     assert CreditLedgerEntry.objects.get().amount == 3
+
+
+def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings):
+    from django.core.exceptions import ValidationError
+
+    from captain.services.assistants import assistant_update
+
+    assistant, conversation = setup
+    with pytest.raises(ValidationError, match="unknown variable 'memory.city'"):
+        assistant_update(assistant=assistant, instructions="Ship to {{ memory.city }}.")
+    declare(assistant, "city", description="Delivery city", default="Berlin")
+    assistant_update(
+        assistant=assistant,
+        instructions="Ship to {{ memory.city }}.{% if memory.city == 'Paris' %} Oui.{% endif %}",
+    )
+    llm_settings.push(text('{"remember": []}'), text("ok"))
+    run_for_message(message_id=ask(conversation, "hi").id)
+    assert "Ship to Berlin." in answer_prompts(llm_settings)[0]
