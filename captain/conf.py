@@ -102,6 +102,19 @@ DEFAULTS: dict[str, Any] = {
     "KNOWLEDGE_MAX_SYNC_INTERVAL_HOURS": 24 * 90,
     # A document that chunks into more passages than this fails (split it): one upload cannot flood an index.
     "KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT": 5000,
+    # Files customers send (captain.services.media_content). Before answering, a run waits at most this long for
+    # the batch's files still being fetched. A vision model (an endpoint's `vision` list) gets at most this many
+    # of the latest images, each at most this size (sent inline, base64: a third larger); older or larger ones
+    # are described to it in words.
+    "MEDIA_WAIT_SECONDS": 10.0,
+    "VISION_MAX_IMAGES": 4,
+    "VISION_MAX_IMAGE_BYTES": 4 * 1024 * 1024,
+    # Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint (reached through the
+    # outbound policy) when a URL is set; without one the model is told it cannot hear them.
+    "TRANSCRIPTION_BASE_URL": "",
+    "TRANSCRIPTION_API_KEY": "",
+    "TRANSCRIPTION_MODEL": "whisper-1",
+    "TRANSCRIPTION_TIMEOUT_SECONDS": 30.0,
 }
 
 # Time budgets nest (RELIABILITY.md): worst-case run < Celery soft limit < hard limit < broker visibility

@@ -89,8 +89,13 @@ class ScenarioAdminForm(forms.ModelForm):
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        checked = ("instruction", "tools", "model_endpoint", "model", "temperature")
+        assistant = cleaned.get("assistant") or (
+            self.instance.assistant if self.instance.assistant_id else None
+        )
         add_field_errors(
-            self, scenario_errors(fields={k: cleaned[k] for k in ("instruction", "tools") if k in cleaned})
+            self,
+            scenario_errors(fields={k: cleaned[k] for k in checked if k in cleaned}, assistant=assistant),
         )
         if not self.instance.pk and not cleaned.get("key") and cleaned.get("title"):
             taken = (

@@ -155,6 +155,9 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Files customers send (images, voice notes), kept through Django's storage API; served only through the
+# dashboard's authenticated attachment view, never as public media URLs.
+MEDIA_ROOT = VAR_DIR / "media"
 # The dashboard's own sign-in (agents are not staff, so the admin's login page would refuse them).
 LOGIN_URL = "/auth/login/"
 LOGIN_REDIRECT_URL = "/app/"
@@ -394,5 +397,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO ("HTTP Request: POST ..."): noise in the worker log and the demo's output.
     # django-axes announces itself at INFO in every process, every management command's output included.
-    "loggers": {"httpx": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        # The openai SDK logs each request under this name (its bundled HTTP client), not "httpx".
+        "httpx2": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},
+    },
 }

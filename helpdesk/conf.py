@@ -31,6 +31,11 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOUND_ALLOW_HTTP": False,
     # Largest answer read from a tenant's URL; a provider's JSON answer is a few hundred bytes.
     "OUTBOUND_MAX_RESPONSE_BYTES": 1_048_576,
+    # Files customers send (helpdesk.services.attachments): the largest one fetched and stored, the time one
+    # request to the provider may take, and how often a failed fetch is retried (with the delivery backoff).
+    "ATTACHMENT_MAX_BYTES": 10 * 1024 * 1024,
+    "ATTACHMENT_FETCH_TIMEOUT_SECONDS": 30.0,
+    "ATTACHMENT_FETCH_MAX_RETRIES": 5,
 }
 
 

@@ -3,12 +3,15 @@ message bodies."""
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
+from helpdesk.conf import helpdesk_setting
 from helpdesk.delivery.publish import deliveries_republish
+from helpdesk.delivery.send import backoff_seconds
 from helpdesk.delivery.worker import message_deliver
+from helpdesk.services.attachments import FETCH_TASK, attachment_fetch_by_id
 
-__all__ = ["message_deliver", "outbox_sweep"]
+__all__ = ["attachment_fetch", "message_deliver", "outbox_sweep"]
 
 
 @shared_task(acks_late=True)
@@ -16,3 +19,20 @@ def outbox_sweep() -> int:
     """Publish delivery tasks for outgoing messages that have none (`deliveries_republish`). Each stale row is
     claimed once per period, so concurrent sweeps never double-publish."""
     return deliveries_republish()
+
+
+@shared_task(name=FETCH_TASK, bind=True, acks_late=True, max_retries=None)
+def attachment_fetch(self: Task, attachment_id: int) -> str:
+    """Fetch one file a customer sent (`attachment_fetch_by_id`); a transient failure is retried with backoff,
+    at most `ATTACHMENT_FETCH_MAX_RETRIES` times (the row then stays failed, with the reason)."""
+    result = attachment_fetch_by_id(attachment_id=attachment_id)
+    if result is None:
+        return "gone"
+    if result.transient and self.request.retries < int(helpdesk_setting("ATTACHMENT_FETCH_MAX_RETRIES")):
+        countdown = backoff_seconds(
+            self.request.retries + 1,
+            base=float(helpdesk_setting("DELIVERY_BACKOFF_SECONDS")),
+            cap=float(helpdesk_setting("DELIVERY_BACKOFF_MAX_SECONDS")),
+        )
+        raise self.retry(countdown=countdown, kwargs={"attachment_id": attachment_id})
+    return result.status

@@ -327,7 +327,7 @@ class Runner:
         ) as span:
             recording = span.is_recording()
             if recording and self.record_content:
-                span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(messages))
+                span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(_without_image_data(messages)))
             try:
                 settings = ModelSettings(
                     temperature=agent.temperature,
@@ -757,6 +757,22 @@ def _assistant_message(response: ModelResponse) -> dict[str, Any]:
             for c in response.tool_calls
         ]
     return message
+
+
+def _without_image_data(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` with each inline image's data URL cut to its media type: a span holds what the model was
+    shown, not megabytes of base64."""
+
+    def part(p: Any) -> Any:
+        url = p.get("image_url", {}).get("url", "") if isinstance(p, dict) else ""
+        if isinstance(url, str) and url.startswith("data:"):
+            return {**p, "image_url": {**p["image_url"], "url": url.split(",", 1)[0] + ",(elided)"}}
+        return p
+
+    return [
+        {**m, "content": [part(p) for p in m["content"]]} if isinstance(m.get("content"), list) else m
+        for m in messages
+    ]
 
 
 def _json(value: Any) -> str:

@@ -32,7 +32,18 @@ from .routing import (
     dispatch_message,
 )
 from .runner import Runner
-from .types import Agent, HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
+from .types import (
+    Agent,
+    HumanHandoff,
+    Outcome,
+    Reply,
+    RunContext,
+    RunError,
+    RunEvent,
+    RunResult,
+    Usage,
+    content_text,
+)
 
 
 class TeamHooks:
@@ -76,7 +87,8 @@ class TurnInput:
     history: Sequence[dict[str, Any]]
     """Chat turns before this turn (user/assistant, oldest first, no system prompt). An assistant turn may name
     the node that wrote it (`agent`): router prompts attribute it; agents see role and content only."""
-    batch: Sequence[str]
+    batch: Sequence[str | list[dict[str, Any]]]
+    """The customer's new messages; one with images is a Chat Completions content list."""
     """The customer's new messages this turn answers (one, or a burst answered together), oldest first."""
     current: str
     """Node in charge when the turn starts (the agent that answered last; unknown keys mean the root)."""
@@ -94,7 +106,7 @@ class TurnInput:
     @property
     def message(self) -> str:
         """What the router reads: the batch as one text."""
-        return "\n".join(self.batch)
+        return "\n".join(content_text(c) for c in self.batch)
 
     def chat(self) -> list[dict[str, Any]]:
         """What the agents read: the history, then each new message as its own user turn."""
@@ -154,7 +166,7 @@ class TeamRunner:
     hooks: Sequence[TeamHooks] = ()
 
     def run(self, turn: TurnInput) -> TeamTurn:
-        history = [Turn(m["role"], m["content"], m.get("agent", "")) for m in turn.history]
+        history = [Turn(m["role"], content_text(m["content"]), m.get("agent", "")) for m in turn.history]
         current = turn.current if turn.current in self.team.graph.nodes else self.team.graph.root
         answers = _Answers()
         chat = turn.chat()

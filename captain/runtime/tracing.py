@@ -51,6 +51,16 @@ class TracingHooks(RunHooks, TeamHooks):
             pass
 
     def on_event(self, context: RunContext, agent: Agent, event: RunEvent) -> None:
+        if event.type == "structured_reply":
+            trace.get_current_span().add_event(
+                sc.EVENT_STRUCTURED_REPLY,
+                attributes={
+                    sc.GEN_AI_AGENT_ID: agent.key,
+                    sc.CAPTAIN_REPLY_SHAPE: str(event.data.get("shape", "")),
+                    sc.CAPTAIN_REPLY_WELL_FORMED: bool(event.data.get("well_formed")),
+                },
+            )
+            return
         if event.type != "transfer_promised":
             return
         attributes: dict[str, Any] = {

@@ -14,6 +14,20 @@ HANDOFF_PREFIX = "handoff_to_"
 MAX_TOOL_NAME_LENGTH = 64  # the OpenAI function-name limit; Chatwoot's handoff keys obey it too
 
 
+def content_text(content: Any) -> str:
+    """A chat message content's text: the string itself, or the text parts of a content list (a customer's
+    message with images), images left out."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return "" if content is None else str(content)
+
+
 def handoff_tool_name(agent_key: str) -> str:
     """The stable tool name a model calls to transfer control to the agent with this key."""
     return f"{HANDOFF_PREFIX}{agent_key}"

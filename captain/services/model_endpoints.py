@@ -44,6 +44,8 @@ class Endpoint:
     """The ModelEndpoint row of an account's own endpoint; None for the operator's."""
     default_credits: int = 1
     api_key: str = field(default="", repr=False)
+    vision_models: frozenset[str] = frozenset()
+    """Models on it that accept images (Chat Completions `image_url` parts): customers' photos reach them."""
 
     @property
     def is_own(self) -> bool:
@@ -61,6 +63,12 @@ class Endpoint:
 
     def model_or_default(self, model: str) -> str:
         return model or self.default_model or captain_setting("DEFAULT_MODEL")
+
+    def sees_images(self, model: str) -> bool:
+        """Whether `model` on this endpoint is declared able to see images (a `vision` list per operator
+        endpoint, `ModelEndpoint.vision_models` for an account's own); a model that is not declared gets a
+        statement that it cannot see them instead."""
+        return model in self.vision_models
 
 
 # ---- the operator's endpoints ---------------------------------------------------------------------------------
@@ -121,12 +129,16 @@ def operator_endpoints() -> dict[str, Endpoint]:
         if key_env and key_env not in os.environ:
             raise ValueError(f"{where}: the environment variable {key_env} (its api_key_env) is not set")
         key = spec.get("api_key") or os.environ.get(key_env, "")
+        vision = spec.get("vision") or []
+        if not isinstance(vision, list) or not all(isinstance(m, str) and m for m in vision):
+            raise ValueError(f"{where}: 'vision' must list the names of the models that can see images")
         endpoints[name] = Endpoint(
             name=name,
             base_url=spec["base_url"],
             model_credits=_parse_models(spec.get("models") or {}, where),
             default_credits=captain_setting("CREDITS_PER_REPLY"),
             api_key=key,
+            vision_models=frozenset(vision),
         )
     return endpoints
 
@@ -154,6 +166,7 @@ def _own_endpoint(row: ModelEndpoint) -> Endpoint:
         own_id=row.pk,
         default_credits=credits,
         api_key=key,
+        vision_models=frozenset(str(name) for name in row.vision_models or [] if name),
     )
 
 

@@ -261,7 +261,11 @@ def _run_team(
     agent_names.update({key: agent.name for key, agent in runner.team.agents.items()})
     turn = runner.run(
         TurnInput.from_chat(
-            chat_history(conversation, batch_ids=batch_ids),
+            chat_history(
+                conversation,
+                batch_ids=batch_ids,
+                sees_images=team_model.endpoint.sees_images(team_model.model),
+            ),
             current=conversation.ai_agent_key or TRIAGE_KEY,
         )
     )

@@ -45,11 +45,16 @@ def _with_attachment_links(messages: list[Message]) -> list[Message]:
 
 
 def thread_page(*, conversation: Conversation, before: int | None = None) -> ThreadPage:
-    """The latest THREAD_PAGE_SIZE messages (or those before `before`), in one query.
+    """The latest THREAD_PAGE_SIZE messages (or those before `before`), in one query (and one for their files).
 
     Ordered by id: ids follow insertion order, while rows written in one transaction can share `created_at`.
     """
-    messages = Message.objects.filter(conversation=conversation).select_related("sender_user", "delivery")
+    # One query for the page's stored files, however many messages carry some.
+    messages = (
+        Message.objects.filter(conversation=conversation)
+        .select_related("sender_user", "delivery")
+        .prefetch_related("files")
+    )
     if before:
         messages = messages.filter(pk__lt=before)
     rows = list(messages.order_by("-id")[: THREAD_PAGE_SIZE + 1])
@@ -67,6 +72,7 @@ def messages_after(*, conversation: Conversation, after: int) -> list[Message]:
         list(
             Message.objects.filter(conversation=conversation, pk__gt=after)
             .select_related("sender_user", "delivery")
+            .prefetch_related("files")
             .order_by("id")[:POLL_MAX_MESSAGES]
         )
     )

@@ -14,6 +14,7 @@ from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
 from .activities import message_create_activity
+from .attachments import attachments_create
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
             message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id),
             created=False,
         )
+    # The files it reports are fetched after commit; their rows commit with the message.
+    attachments_create(message=message, reported=inbound.attachments)
     if for_ai:
         # In this transaction: the AI's job (captain's table) commits with the message or not at all.
         responder.message_stored(message)

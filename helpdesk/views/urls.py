@@ -3,7 +3,7 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import accounts, conversations
+from . import accounts, attachments, attributes, conversations
 
 app_name = "dashboard"
 
@@ -25,4 +25,10 @@ urlpatterns = [
     path(f"{CONVERSATION}assignee/", conversations.conversation_assignee, name="conversation-assignee"),
     path(f"{CONVERSATION}labels/", conversations.conversation_label, name="conversation-label"),
     path(f"{CONVERSATION}priority/", conversations.conversation_priority, name="conversation-priority"),
+    path(
+        f"{CONVERSATION}attributes/<slug:target>/",
+        attributes.conversation_attributes,
+        name="conversation-attributes",
+    ),
+    path(f"{ACCOUNT}attachments/<int:attachment_id>/", attachments.attachment_file, name="attachment-file"),
 ]

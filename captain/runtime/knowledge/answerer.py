@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..runner import Runner
-from ..types import Agent, HumanHandoff, Reply, RunContext, RunEvent, RunResult, Usage
+from ..types import Agent, HumanHandoff, Reply, RunContext, RunEvent, RunResult, Usage, content_text
 from .citations import cited_numbers, strip_markers
 from .gate import Gate, GateVerdict
 from .grounding import Evidence, unsupported_facts
@@ -106,8 +106,10 @@ def _query(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
     start = end
     while start > 0 and messages[start - 1]["role"] == "user":
         start -= 1
-    query = "\n".join(str(m["content"]) for m in messages[start:end])
-    previous = next((str(m["content"]) for m in reversed(messages[:start]) if m["role"] == "user"), "")
+    query = "\n".join(content_text(m["content"]) for m in messages[start:end])
+    previous = next(
+        (content_text(m["content"]) for m in reversed(messages[:start]) if m["role"] == "user"), ""
+    )
     return query, previous
 
 
@@ -265,7 +267,8 @@ class KnowledgeAnswerer:
         self, result: RunResult, messages: list[dict[str, Any]], ledger: SourceLedger
     ) -> list[str]:
         assert isinstance(result.outcome, Reply)
-        texts: list[str] = [str(m.get("content") or "") for m in messages]
+        # Text only: an image's base64 digits must not "support" a number in the reply.
+        texts: list[str] = [content_text(m.get("content")) for m in messages]
         texts += [a.instructions for a in self.agents.values()]
         texts += [f"{s.title}\n{s.text}\n{s.url}" for s in ledger.sources]
         texts += [str(e.data.get("result", "")) for e in result.events if e.type == "tool_call"]

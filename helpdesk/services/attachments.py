@@ -1,0 +1,518 @@
+"""Files customers send through a channel (photos, voice notes ...): recorded at ingest, fetched afterwards.
+
+A channel's webhook reports only a reference (Telegram `file_id`, WhatsApp media id, Slack file id; see each
+channel module's `parse`). `attachments_create` records one `Attachment` row per reported file in the ingest
+transaction and queues `helpdesk.tasks.attachment_fetch` after commit; `attachment_fetch` downloads the file
+through the provider's API, checks it and keeps it in Django's default storage.
+
+What a download must pass, in order (anything else is `refused`, with the reason, and nothing is stored):
+- the declared type (from the webhook or the provider's metadata), when there is one, is an image or audio type
+  we accept (or says nothing: `application/octet-stream`);
+- the declared size is at most `HELPDESK["ATTACHMENT_MAX_BYTES"]`, and so are the bytes actually received
+  (counted while streaming by the outbound client, which stops reading past the limit);
+- the first bytes are one of the accepted formats (`sniff_content_type`): the declared type alone is the
+  sender's claim, and the dashboard serves the file with the type we found, never the one we were told.
+A network failure or a provider error worth retrying is `failed`; the task retries it with backoff.
+
+Every request goes through the outbound policy (helpdesk.outbound): `api_base_url` is tenant configuration and
+the download URLs come from the provider's answers. Errors are our own wording, never the URL (a Telegram file
+URL holds the bot token) nor text the remote server sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from celery import current_app
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from helpdesk.conf import helpdesk_setting
+from helpdesk.models import Attachment, Inbox, Message
+from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client
+
+logger = logging.getLogger(__name__)
+
+# What we store and serve: images a browser and a vision model can show, and voice notes / audio a browser
+# plays. The extension is only for the stored name.
+ACCEPTED_TYPES: dict[str, str] = {
+    "image/jpeg": ".jpg",
+    "image/png": ".png",
+    "image/webp": ".webp",
+    "image/gif": ".gif",
+    "audio/ogg": ".ogg",
+    "audio/mpeg": ".mp3",
+    "audio/mp4": ".m4a",
+    "audio/wav": ".wav",
+    "audio/webm": ".webm",
+}
+# Declared types that name an accepted format by another name (what providers and phones really send).
+DECLARED_ALIASES: dict[str, str] = {
+    "image/jpg": "image/jpeg",
+    "image/pjpeg": "image/jpeg",
+    "audio/opus": "audio/ogg",
+    "audio/mp3": "audio/mpeg",
+    "audio/x-m4a": "audio/mp4",
+    "audio/m4a": "audio/mp4",
+    "audio/x-wav": "audio/wav",
+    "audio/wave": "audio/wav",
+    "audio/vnd.wave": "audio/wav",
+}
+# Declared types that say nothing about the content: the bytes decide.
+UNDECLARED = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+
+CHANNELS_WITH_FILES = frozenset(
+    {Inbox.ChannelType.TELEGRAM, Inbox.ChannelType.WHATSAPP, Inbox.ChannelType.SLACK}
+)
+# The channel's name for a file's type -> our kind (Slack says only "file": its declared type decides).
+KIND_BY_REPORTED_TYPE: dict[str, str] = {
+    "photo": Attachment.Kind.IMAGE,
+    "image": Attachment.Kind.IMAGE,
+    "sticker": Attachment.Kind.IMAGE,
+    "voice": Attachment.Kind.AUDIO,
+    "audio": Attachment.Kind.AUDIO,
+    "video": Attachment.Kind.VIDEO,
+    "document": Attachment.Kind.FILE,
+    "file": Attachment.Kind.FILE,
+}
+FETCH_TASK = "helpdesk.tasks.attachment_fetch"
+"""The Celery task that fetches one attachment (helpdesk/tasks.py), by its registered name."""
+SNIFF_BYTES = 16
+REDIRECTS_FOLLOWED = 3
+# Provider ids end up in a URL path or query; anything else could change the request.
+_PROVIDER_ID = re.compile(r"[A-Za-z0-9_\-]{1,256}")
+_TELEGRAM_FILE_PATH = re.compile(r"[A-Za-z0-9_\-./]{1,512}")
+
+
+# ---- recording at ingest -------------------------------------------------------------------------------------
+
+
+def _kind(reported_type: str, content_type: str) -> str:
+    kind = KIND_BY_REPORTED_TYPE.get(reported_type, Attachment.Kind.FILE)
+    if kind == Attachment.Kind.FILE:
+        major = content_type.partition("/")[0]
+        kind = {
+            "image": Attachment.Kind.IMAGE,
+            "audio": Attachment.Kind.AUDIO,
+            "video": Attachment.Kind.VIDEO,
+        }.get(major, Attachment.Kind.FILE)
+    return kind
+
+
+def _size(value: Any) -> int:
+    """A provider's size field: an integer, or (WhatsApp) a string of digits; 0 when unknown."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        return int(value)
+    return 0
+
+
+def attachments_create(*, message: Message, reported: Sequence[Mapping[str, Any]]) -> list[Attachment]:
+    """One pending Attachment per file the channel reported for `message`, in the caller's transaction (the
+    ingest's), and the fetch task queued after commit. Channels without a provider API to fetch from (the API
+    channel sends links) record nothing."""
+    inbox = message.inbox
+    if inbox.channel_type not in CHANNELS_WITH_FILES:
+        return []
+    created: list[Attachment] = []
+    for item in reported:
+        if not isinstance(item, Mapping):
+            continue
+        reference = item.get("media_id") or item.get("file_id")
+        if not isinstance(reference, str) or not reference:
+            continue
+        content_type = str(item.get("content_type") or "")[:100]
+        created.append(
+            Attachment.objects.create(
+                account_id=message.account_id,
+                message=message,
+                kind=_kind(str(item.get("type") or ""), content_type.lower()),
+                provider_ref=reference[:1000],
+                content_type=content_type,
+                size=min(_size(item.get("file_size")), 2**31 - 1),
+                file_name=str(item.get("file_name") or "")[:255],
+            )
+        )
+    ids = [attachment.pk for attachment in created]
+    if ids:
+        transaction.on_commit(lambda: attachments_enqueue(attachment_ids=ids))
+    return created
+
+
+def attachments_enqueue(*, attachment_ids: Iterable[int]) -> None:
+    """Queue the fetch task for each attachment. A broker outage is logged, not raised: the webhook has been
+    answered, and the reply run fetches what is still pending before it answers (`attachments_ready`).
+
+    The task is sent by name: `helpdesk.tasks` imports this module, so importing the task here would close an
+    import loop. With `task_always_eager` (no broker) the fetch runs here, as the task would."""
+    app = current_app
+    for attachment_id in attachment_ids:
+        if app.conf.task_always_eager:
+            attachment_fetch_by_id(attachment_id=attachment_id)
+            continue
+        try:
+            app.send_task(FETCH_TASK, args=[attachment_id])
+        except Exception:  # kombu raises several types for a down broker
+            logger.exception("could not enqueue the fetch of attachment %s", attachment_id)
+
+
+# ---- checking the bytes --------------------------------------------------------------------------------------
+
+
+def _normalised_type(value: str) -> str:
+    base = value.split(";", 1)[0].strip().lower()
+    return DECLARED_ALIASES.get(base, base)
+
+
+def sniff_content_type(head: bytes, *, kind: str = "") -> str | None:
+    """The accepted type the first bytes of a file show, or None. Containers that hold audio or video alike
+    (MP4, WebM) count as audio only for a file reported as audio: a video is not a voice note."""
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head.startswith(b"OggS"):
+        return "audio/ogg"
+    if head.startswith(b"ID3"):
+        return "audio/mpeg"
+    # An MPEG audio frame: 11 sync bits, then a layer other than "reserved" (ADTS AAC has layer 00).
+    if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 and head[1] & 0x06:
+        return "audio/mpeg"
+    if head[4:8] == b"ftyp" and (head[8:11] == b"M4A" or kind == Attachment.Kind.AUDIO):
+        return "audio/mp4"
+    if head.startswith(b"\x1a\x45\xdf\xa3") and kind == Attachment.Kind.AUDIO:
+        return "audio/webm"
+    return None
+
+
+def _kind_of(content_type: str) -> str:
+    return Attachment.Kind.IMAGE if content_type.startswith("image/") else Attachment.Kind.AUDIO
+
+
+# ---- talking to the providers --------------------------------------------------------------------------------
+
+
+class Refused(Exception):
+    """The file is not accepted (type, size, policy); retrying will not change it. `str` is for people."""
+
+
+class Failed(Exception):
+    """The file could not be fetched now. `transient`: worth retrying later. `str` is for people."""
+
+    def __init__(self, message: str, *, transient: bool = True) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+@dataclass(frozen=True)
+class Download:
+    """Where the file's bytes are, as the provider's metadata answer says."""
+
+    url: str
+    headers: dict[str, str]
+    declared_type: str = ""
+    declared_size: int = 0
+
+
+def _timeout() -> float:
+    return float(helpdesk_setting("ATTACHMENT_FETCH_TIMEOUT_SECONDS"))
+
+
+def _max_bytes() -> int:
+    return int(helpdesk_setting("ATTACHMENT_MAX_BYTES"))
+
+
+def _provider_json(
+    client: httpx.Client, url: str, *, headers: Mapping[str, str], provider: str
+) -> tuple[int, dict[str, Any]]:
+    """GET a provider's JSON metadata answer: (status, body). Failed for a network error, a 429/5xx (both
+    transient) or an answer that is not a JSON object; the caller judges a 4xx JSON error body."""
+    try:
+        response = client.get(url, headers=dict(headers))
+        response.read()
+    except ResponseTooLarge as exc:
+        raise Failed(f"{provider} answered with more than a metadata answer", transient=False) from exc
+    except httpx.TimeoutException as exc:
+        raise Failed(f"timed out talking to {provider}") from exc
+    except httpx.HTTPError as exc:
+        # No exception text: it can quote the URL (with Telegram's bot token) or bytes the server sent.
+        raise Failed(f"network error talking to {provider} ({type(exc).__name__})") from exc
+    if response.status_code == 429 or response.status_code >= 500:
+        raise Failed(f"{provider} HTTP {response.status_code}")
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise Failed(f"{provider} HTTP {response.status_code}: not a {provider} answer", transient=False)
+    return response.status_code, body
+
+
+def _telegram(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
+    """getFile turns the file_id into a file_path; the file is then at /file/bot<token>/<file_path>."""
+    from helpdesk.channels.telegram import DEFAULT_API_BASE_URL
+
+    if not inbox.access_token:
+        raise Failed("the inbox has no Telegram bot token", transient=False)
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    status, body = _provider_json(
+        client,
+        f"{base}/bot{inbox.access_token}/getFile?file_id={quote(attachment.provider_ref, safe='')}",
+        headers={},
+        provider="Telegram",
+    )
+    result = body.get("result") if body.get("ok") is True else None
+    file_path = result.get("file_path") if isinstance(result, dict) else None
+    if not isinstance(file_path, str) or not _TELEGRAM_FILE_PATH.fullmatch(file_path) or ".." in file_path:
+        # Bot API refuses files over 20 MB with ok:false ("file is too big"); a missing path is the same.
+        description = str(body.get("description") or "").lower()
+        if "too big" in description:
+            raise Refused("Telegram does not hand out files this large to bots")
+        raise Failed(f"Telegram HTTP {status}: no download path for the file", transient=False)
+    return Download(
+        url=f"{base}/file/bot{inbox.access_token}/{file_path}",
+        headers={},
+        declared_size=_size(result.get("file_size")) if isinstance(result, dict) else 0,
+    )
+
+
+def _whatsapp(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
+    """GET /{version}/{media-id} (bearer) answers the media URL, its type and size; the URL needs the bearer too
+    and expires after a few minutes, so it is never stored."""
+    from helpdesk.channels.whatsapp import DEFAULT_API_BASE_URL, DEFAULT_API_VERSION
+
+    if not inbox.access_token:
+        raise Failed("the inbox has no WhatsApp access token", transient=False)
+    config = inbox.provider_config
+    base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    version = str(config.get("api_version") or DEFAULT_API_VERSION)
+    auth = {"Authorization": f"Bearer {inbox.access_token}"}
+    status, body = _provider_json(
+        client, f"{base}/{version}/{attachment.provider_ref}", headers=auth, provider="WhatsApp"
+    )
+    url = body.get("url") if status == 200 else None
+    if not isinstance(url, str) or not url:
+        raise Failed(f"WhatsApp HTTP {status}: no download URL for the media", transient=False)
+    return Download(
+        url=url,
+        headers=auth,
+        declared_type=str(body.get("mime_type") or ""),
+        declared_size=_size(body.get("file_size")),
+    )
+
+
+def _slack(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
+    """files.info (bot token) answers the file's url_private_download; that URL needs the bot token too."""
+    from helpdesk.channels.slack import DEFAULT_API_BASE_URL
+
+    if not inbox.access_token:
+        raise Failed("the inbox has no Slack bot token", transient=False)
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    auth = {"Authorization": f"Bearer {inbox.access_token}"}
+    status, body = _provider_json(
+        client,
+        f"{base}/api/files.info?file={quote(attachment.provider_ref, safe='')}",
+        headers=auth,
+        provider="Slack",
+    )
+    file = body.get("file") if status == 200 and body.get("ok") is True else None
+    if not isinstance(file, dict):
+        error = str(body.get("error") or "")
+        raise Failed(
+            f"Slack HTTP {status}: "
+            + (error if error in ("file_not_found", "file_deleted", "missing_scope") else "error"),
+            transient=error in ("ratelimited", "internal_error", "service_unavailable"),
+        )
+    url = file.get("url_private_download") or file.get("url_private")
+    if not isinstance(url, str) or not url:
+        raise Failed("Slack did not give a download URL for the file", transient=False)
+    return Download(
+        url=url,
+        headers=auth,
+        declared_type=str(file.get("mimetype") or ""),
+        declared_size=_size(file.get("size")),
+    )
+
+
+_SOURCES: dict[str, Callable[[httpx.Client, Inbox, Attachment], Download]] = {
+    Inbox.ChannelType.TELEGRAM: _telegram,
+    Inbox.ChannelType.WHATSAPP: _whatsapp,
+    Inbox.ChannelType.SLACK: _slack,
+}
+
+
+def _check_declared(declared_type: str, declared_size: int) -> None:
+    declared = _normalised_type(declared_type)
+    if declared not in UNDECLARED and declared not in ACCEPTED_TYPES:
+        raise Refused(f"files of type {declared[:60]} are not accepted")
+    if declared_size > _max_bytes():
+        raise Refused(f"the file is larger than {_max_bytes()} bytes")
+
+
+def _download(client: httpx.Client, source: Download, kind: str) -> tuple[Any, int, str]:
+    """Stream the file into a temporary file: (file, size, sniffed type). Redirects are followed by hand, each
+    hop through the same policy-checked client; the credentials stay with the host they were meant for."""
+    url, headers = source.url, dict(source.headers)
+    for _hop in range(REDIRECTS_FOLLOWED + 1):
+        try:
+            with client.stream("GET", url, headers=headers) as response:
+                if response.is_redirect and "Location" in response.headers:
+                    target = response.url.join(response.headers["Location"])
+                    if target.host != response.url.host:
+                        headers.pop("Authorization", None)
+                    url = str(target)
+                    continue
+                if response.status_code == 429 or response.status_code >= 500:
+                    raise Failed(f"the file download answered HTTP {response.status_code}")
+                if response.status_code != 200:
+                    raise Failed(f"the file download answered HTTP {response.status_code}", transient=False)
+                spool = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 (returned)
+                size, head = 0, b""
+                try:
+                    for chunk in response.iter_raw():
+                        if len(head) < SNIFF_BYTES:
+                            head += chunk[: SNIFF_BYTES - len(head)]
+                        size += len(chunk)
+                        spool.write(chunk)
+                except BaseException:
+                    spool.close()
+                    raise
+        except ResponseTooLarge as exc:
+            raise Refused(f"the file is larger than {_max_bytes()} bytes") from exc
+        except httpx.TimeoutException as exc:
+            raise Failed("timed out downloading the file") from exc
+        except httpx.HTTPError as exc:
+            raise Failed(f"network error downloading the file ({type(exc).__name__})") from exc
+        content_type = sniff_content_type(head, kind=kind)
+        if content_type is None:
+            spool.close()
+            raise Refused("the file's content is not an accepted image or audio format")
+        spool.seek(0)
+        return spool, size, content_type
+    raise Failed("the file download redirected too many times", transient=False)
+
+
+def _store(attachment: Attachment, spool: Any, size: int, content_type: str) -> bool:
+    """Save the bytes under a name nobody can guess, then mark the row stored unless another fetch got there
+    first (the task and a reply run can fetch the same file at once); the loser's copy is deleted."""
+    name = f"attachments/{attachment.account_id}/{secrets.token_urlsafe(24)}{ACCEPTED_TYPES[content_type]}"
+    saved = default_storage.save(name, File(spool, name=name))
+    updated = Attachment.objects.filter(
+        pk=attachment.pk, status__in=[Attachment.Status.PENDING, Attachment.Status.FAILED]
+    ).update(
+        status=Attachment.Status.STORED,
+        file=saved,
+        content_type=content_type,
+        kind=_kind_of(content_type),
+        size=size,
+        error="",
+    )
+    if not updated:
+        default_storage.delete(saved)
+        return False
+    attachment.status, attachment.content_type, attachment.size = Attachment.Status.STORED, content_type, size
+    attachment.kind, attachment.error = _kind_of(content_type), ""
+    attachment.file.name = saved
+    return True
+
+
+def _mark(attachment: Attachment, status: str, error: str) -> None:
+    # Never downgrades a file another fetch stored meanwhile.
+    Attachment.objects.filter(
+        pk=attachment.pk, status__in=[Attachment.Status.PENDING, Attachment.Status.FAILED]
+    ).update(status=status, error=error[:500])
+    attachment.refresh_from_db(fields=["status", "error"])
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    status: str
+    """The attachment's status afterwards: stored, refused or failed."""
+    transient: bool = False
+    """A failure worth retrying later (network, provider 429/5xx)."""
+
+
+def attachment_fetch(attachment: Attachment, *, timeout: float | None = None) -> FetchResult:
+    """Download, check and store one attachment (see the module docstring). Does nothing to a row that is
+    already stored or refused. `timeout` bounds each request (default `ATTACHMENT_FETCH_TIMEOUT_SECONDS`)."""
+    if attachment.status in (Attachment.Status.STORED, Attachment.Status.REFUSED):
+        return FetchResult(attachment.status)
+    inbox = attachment.message.inbox
+    source_of = _SOURCES.get(inbox.channel_type)
+    if source_of is None:
+        _mark(attachment, Attachment.Status.REFUSED, "this channel has no provider API to fetch files from")
+        return FetchResult(attachment.status)
+    if not _PROVIDER_ID.fullmatch(attachment.provider_ref):
+        _mark(attachment, Attachment.Status.REFUSED, "the provider's file id is not valid")
+        return FetchResult(attachment.status)
+    limit = _max_bytes()
+    try:
+        _check_declared(attachment.content_type, attachment.size)
+        with outbound_client(timeout=timeout or _timeout(), max_response_bytes=limit) as client:
+            source = source_of(client, inbox, attachment)
+            _check_declared(source.declared_type, source.declared_size)
+            spool, size, content_type = _download(client, source, attachment.kind)
+        with spool:
+            _store(attachment, spool, size, content_type)
+    except Refused as exc:
+        _mark(attachment, Attachment.Status.REFUSED, str(exc))
+    except OutboundRefused as exc:
+        # The policy's reasons never contain a URL's path or query.
+        _mark(attachment, Attachment.Status.REFUSED, f"refused by the outbound policy: {exc}")
+    except Failed as exc:
+        _mark(attachment, Attachment.Status.FAILED, str(exc))
+        return FetchResult(attachment.status, transient=exc.transient)
+    if attachment.status == Attachment.Status.REFUSED:
+        logger.info("attachment %s refused: %s", attachment.pk, attachment.error)
+    return FetchResult(attachment.status)
+
+
+def attachment_fetch_by_id(*, attachment_id: int) -> FetchResult | None:
+    """The task's entry point: None when the row is gone (its message was deleted)."""
+    attachment = Attachment.objects.select_related("message__inbox").filter(pk=attachment_id).first()
+    if attachment is None:
+        return None
+    return attachment_fetch(attachment)
+
+
+def attachments_ready(*, message_ids: Iterable[int], timeout: float) -> None:
+    """Fetch the still-pending attachments of these messages now, within `timeout` seconds in all, so a reply
+    run sees the files its customer just sent (the queued task may not have run yet). What does not fit in the
+    time stays pending for the task."""
+    deadline = time.monotonic() + timeout
+    pending = Attachment.objects.select_related("message__inbox").filter(
+        message_id__in=list(message_ids), status=Attachment.Status.PENDING
+    )
+    for attachment in pending:
+        left = deadline - time.monotonic()
+        if left <= 0.5:
+            break
+        attachment_fetch(attachment, timeout=min(left, _timeout()))
+
+
+def access_attachment(*, account_id: int, attachment_id: int) -> Attachment | None:
+    """A stored attachment of this account, or None (whether it exists elsewhere is not revealed)."""
+    return (
+        Attachment.objects.filter(pk=attachment_id, account_id=account_id, status=Attachment.Status.STORED)
+        .exclude(file="")
+        .first()
+    )

@@ -1,0 +1,45 @@
+"""Serving the files customers sent (photos, voice notes) to the people of the account, and nobody else.
+
+The files live in Django's default storage under names nobody can guess, and are never served as static media:
+this view is the only way to them. It answers 404 for another account's file exactly as for a missing one, and
+sends the type our own check found (`helpdesk.services.attachments.sniff_content_type`), never the sender's claim,
+with `nosniff` so a browser cannot decide otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from helpdesk.models import Membership
+from helpdesk.services.attachments import access_attachment
+
+from .base import account_view
+
+
+@require_GET
+@account_view()
+def attachment_file(request: HttpRequest, membership: Membership, attachment_id: int) -> HttpResponse:
+    attachment = access_attachment(account_id=membership.account_id, attachment_id=attachment_id)
+    if attachment is None:
+        raise Http404("No such file.")
+    try:
+        handle = attachment.file.open("rb")
+    except FileNotFoundError as exc:
+        raise Http404("The file is no longer stored.") from exc
+    extension = attachment.file.name.rpartition(".")[2]
+    response = FileResponse(
+        handle,
+        content_type=attachment.content_type,
+        # Images and audio are shown in the page; `filename` only names a download ("Save as").
+        as_attachment=False,
+        filename=f"{attachment.kind}-{attachment.pk}.{extension}",
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    # Should a file ever be opened as a document, it runs nothing and reaches nothing.
+    response["Content-Security-Policy"] = "default-src 'none'; media-src 'self'; img-src 'self'; sandbox"
+    response["Cache-Control"] = "private, max-age=3600"
+    # A streaming response (the file is not read into memory); Django serves both kinds alike.
+    return cast(HttpResponse, response)
