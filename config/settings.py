@@ -246,6 +246,9 @@ SPECTACULAR_SETTINGS = {
         "FaqEntryStatusEnum": "captain.models.FaqEntry.Status",
         "KnowledgeDocumentStatusEnum": "captain.models.KnowledgeDocument.Status",
         "RoutingExampleStatusEnum": "captain.models.RoutingExample.Status",
+        # Likewise `kind`: custom attribute definitions and memory variables.
+        "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",
+        "MemoryVariableKindEnum": "captain.models.MemoryVariable.Kind",
     },
 }
 

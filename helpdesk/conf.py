@@ -56,7 +56,8 @@ def ai_responder() -> Any:
     It offers `handles_inbox(inbox) -> bool`, `message_stored(message) -> None` (called inside the ingest
     transaction for a message it will answer, to record its job) and `message_received(message_id) -> None`
     (called after commit). Optional, looked up by name: `reply_sources`, `reroute_form(conversation=)` (the
-    conversation page's "should have gone to" form, or None) and `conversation_taken_over(conversation_id=)` (a
-    person took the conversation over from the AI; called inside their transaction).
+    conversation page's "should have gone to" form, or None), `memory_panel(conversation=)` (the conversation
+    page's AI memory panel, or None) and `conversation_taken_over(conversation_id=)` (a person took the
+    conversation over from the AI; called inside their transaction).
     """
     return _load_responder(helpdesk_setting("AI_RESPONDER"))

@@ -34,7 +34,10 @@ def raise_field_errors(errors: Mapping[str, list[str]]) -> None:
 
 
 def memory_names(assistant: Assistant) -> list[str]:
-    """The assistant's memory variables, which its instructions may use as `{{ memory.<name> }}`."""
+    """The assistant's memory variables, which its instructions may use as `{{ memory.<name> }}` (none while the
+    assistant is being created)."""
+    if assistant.pk is None:
+        return []
     return list(MemoryVariable.objects.filter(assistant=assistant).values_list("name", flat=True))
 
 

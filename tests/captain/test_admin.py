@@ -66,6 +66,10 @@ def new_assistant_data(account, *, instructions="", scenarios=(), faq=()) -> dic
         "scenarios-INITIAL_FORMS": "0",
         "faq_entries-TOTAL_FORMS": str(len(faq)),
         "faq_entries-INITIAL_FORMS": "0",
+        "memory_variables-TOTAL_FORMS": "0",
+        "memory_variables-INITIAL_FORMS": "0",
+        "shortcuts-TOTAL_FORMS": "0",
+        "shortcuts-INITIAL_FORMS": "0",
     }
     for i, row in enumerate(scenarios):
         data |= {f"scenarios-{i}-{k}": v for k, v in {"description": "d", "instruction": "i", **row}.items()}

@@ -18,9 +18,12 @@ from .conftest import count_queries
 
 pytestmark = pytest.mark.django_db
 
-MAX_CONVERSATION_QUERIES = 11
-# +1 since the AI replies' cited knowledge sources are shown under them (one query for all of them).
-MAX_POLL_QUERIES = 8
+# +2 for the attributes panel (the account's attribute definitions, the inbox's assistant), +1 for the page's
+# stored files (one prefetch for every message).
+MAX_CONVERSATION_QUERIES = 14
+# +1 since the AI replies' cited knowledge sources are shown under them (one query for all of them), +1 for the
+# new messages' stored files.
+MAX_POLL_QUERIES = 9
 XSS = "<img src=x onerror=alert(1)><script>window.__xss=1</script>"
 
 
