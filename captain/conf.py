@@ -107,6 +107,8 @@ DEFAULTS: dict[str, Any] = {
     # of the latest images, each at most this size (sent inline, base64: a third larger); older or larger ones
     # are described to it in words.
     "MEDIA_WAIT_SECONDS": 10.0,
+    # The default endpoint's models that can see images ("name,name"); a configured endpoint lists its own.
+    "VISION_MODELS": "",
     "VISION_MAX_IMAGES": 4,
     "VISION_MAX_IMAGE_BYTES": 4 * 1024 * 1024,
     # Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint (reached through the

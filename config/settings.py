@@ -347,6 +347,7 @@ HELPDESK = {
             "OUTBOUND_ALLOWED_HOSTS": ("HELPDESK_OUTBOUND_ALLOWED_HOSTS", env_list),
             "OUTBOUND_ALLOW_HTTP": ("HELPDESK_OUTBOUND_ALLOW_HTTP", env_flag),
             "OUTBOUND_MAX_RESPONSE_BYTES": ("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", int),
+            "ATTACHMENT_MAX_BYTES": ("HELPDESK_ATTACHMENT_MAX_BYTES", int),
         }
     ),
 }
@@ -365,6 +366,10 @@ CAPTAIN = {
             # captain.E002); empty means the one "default" endpoint. CAPTAIN_MODELS: "name=credits,...".
             "MODEL_ENDPOINTS": ("CAPTAIN_MODEL_ENDPOINTS", lambda value: value or None),
             "EXTRA_MODELS": ("CAPTAIN_MODELS", str),
+            "VISION_MODELS": ("CAPTAIN_VISION_MODELS", str),
+            "TRANSCRIPTION_BASE_URL": ("CAPTAIN_TRANSCRIPTION_BASE_URL", str),
+            "TRANSCRIPTION_API_KEY": ("CAPTAIN_TRANSCRIPTION_API_KEY", str),
+            "TRANSCRIPTION_MODEL": ("CAPTAIN_TRANSCRIPTION_MODEL", str),
             "OWN_ENDPOINTS_ALLOWED": ("CAPTAIN_OWN_ENDPOINTS_ALLOWED", env_flag),
             "OWN_ENDPOINT_CREDITS_PER_REPLY": ("CAPTAIN_OWN_ENDPOINT_CREDITS_PER_REPLY", int),
             # Comma-separated Fernet keys (the first encrypts; the others still decrypt, for rotation).
