@@ -375,7 +375,8 @@ class Run(models.Model):
     trace_id = models.CharField(max_length=32, blank=True, db_index=True)
     duration_ms = models.PositiveIntegerField(default=0)
     reasoning = models.TextField(
-        blank=True, help_text="Why the model answered as it did (its structured reply); never sent to the customer."
+        blank=True,
+        help_text="Why the model answered as it did (its structured reply); never sent to the customer.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -836,7 +837,9 @@ class Shortcut(models.Model):
         blank=True,
         help_text='The tool\'s arguments, each a template over the parameters: {"query": "order {order_id}"}.',
     )
-    message_template = models.TextField(blank=True, help_text="For a message shortcut: the text, e.g. 'Order {order_id}...'.")
+    message_template = models.TextField(
+        blank=True, help_text="For a message shortcut: the text, e.g. 'Order {order_id}...'."
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

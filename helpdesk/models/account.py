@@ -7,7 +7,9 @@ from django.db import models
 
 def validate_time_zone(value: str) -> None:
     if value not in zoneinfo.available_timezones():
-        raise ValidationError(f"'{value}' is not an IANA time zone name such as Europe/Berlin or Asia/Shanghai.")
+        raise ValidationError(
+            f"'{value}' is not an IANA time zone name such as Europe/Berlin or Asia/Shanghai."
+        )
 
 
 class Account(models.Model):

@@ -33,7 +33,9 @@ class Attachment(models.Model):
     file_name = models.CharField(max_length=255, blank=True)
     file = models.FileField(upload_to="attachments/%Y/%m/", blank=True)
     error = models.CharField(max_length=500, blank=True)
-    transcript = models.TextField(blank=True, help_text="What a voice note says, when transcription is set up.")
+    transcript = models.TextField(
+        blank=True, help_text="What a voice note says, when transcription is set up."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -28,7 +28,9 @@ class CustomAttributeDefinition(models.Model):
     applies_to = models.CharField(max_length=16, choices=AppliesTo.choices)
     key = models.CharField(
         max_length=64,
-        validators=[RegexValidator(ATTRIBUTE_KEY_RE, "Lowercase letters, digits and _, starting with a letter.")],
+        validators=[
+            RegexValidator(ATTRIBUTE_KEY_RE, "Lowercase letters, digits and _, starting with a letter.")
+        ],
     )
     label = models.CharField(max_length=200)
     description = models.CharField(max_length=500, blank=True)
