@@ -36,6 +36,7 @@ from .models import (
     CreditLedgerEntry,
     FaqEntry,
     KnowledgeDocument,
+    MemoryVariable,
     ModelEndpoint,
     ReplyJob,
     RoutingConfig,
@@ -45,6 +46,7 @@ from .models import (
     RoutingRule,
     Run,
     Scenario,
+    Shortcut,
 )
 from .services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
 from .services.example_drafts import drafted_examples_adopt, routing_example_edit, routing_example_text_errors
@@ -56,8 +58,16 @@ from .services.faq import (
     faq_entry_update,
 )
 from .services.knowledge import document_delete, document_resync
+from .services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
 from .services.routing_examples import review_examples
 from .services.scenarios import ScenarioFields, scenario_create, scenario_delete, scenario_update
+from .services.shortcuts import (
+    SHORTCUT_FIELDS,
+    shortcut_create,
+    shortcut_delete,
+    shortcut_errors,
+    shortcut_update,
+)
 
 SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
 
@@ -87,6 +97,69 @@ class FaqEntryInline(AccountScopedInlineMixin, admin.TabularInline):
     extra = 0
     fields = [*FAQ_ENTRY_FIELDS, "status"]
     readonly_fields = ["status"]
+
+
+class ShortcutAdminForm(forms.ModelForm):
+    """The API's checks (captain.services.shortcuts) shown on the row: parameters' shape, the tool among the
+    team's tools with its required arguments covered, templates over declared parameters only."""
+
+    class Meta:
+        model = Shortcut
+        fields = list(SHORTCUT_FIELDS)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        if self.errors:
+            return cleaned
+        instance = self.instance
+        fields = {name: cleaned.get(name, getattr(instance, name)) for name in SHORTCUT_FIELDS}
+        assistant = instance.assistant if instance.assistant_id else None
+        for name, problems in shortcut_errors(assistant=assistant, fields=fields, shortcut=instance).items():
+            self.add_error(name if name in self.fields else None, problems)
+        return cleaned
+
+
+class ShortcutInline(AccountScopedInlineMixin, admin.StackedInline):
+    """Quick commands customers type (`/track 12345`); Telegram bots list them in their command menu."""
+
+    model = Shortcut
+    form = ShortcutAdminForm
+    extra = 0
+    fields = list(SHORTCUT_FIELDS)
+
+
+class MemoryVariableAdminForm(forms.ModelForm):
+    """The API's checks (captain.services.memory_variables): a choice variable needs its choices, a default of
+    the variable's kind, a lowercase name."""
+
+    class Meta:
+        model = MemoryVariable
+        fields = ["assistant", *MEMORY_VARIABLE_FIELDS]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        if self.errors:
+            return cleaned
+        candidate = MemoryVariable(**{name: cleaned.get(name) for name in MEMORY_VARIABLE_FIELDS})
+        candidate.choices = candidate.choices or []
+        try:
+            memory_variable_clean(candidate)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                self.add_error(field if field in self.fields else None, errors)
+            return cleaned
+        cleaned.update(
+            {name: getattr(candidate, name) for name in ("name", "description", "choices", "default")}
+        )
+        return cleaned
+
+
+class MemoryVariableInline(AccountScopedInlineMixin, admin.StackedInline):
+    model = MemoryVariable
+    form = MemoryVariableAdminForm
+    extra = 0
+    fields = list(MEMORY_VARIABLE_FIELDS)
 
 
 class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -175,7 +248,7 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = AssistantAdminForm
     list_display = ["id", "name", "account", "product_name", "model", "created_at"]
     search_fields = ["name", "product_name"]
-    inlines = [ScenarioInline, FaqEntryInline]
+    inlines = [ScenarioInline, FaqEntryInline, MemoryVariableInline]
     routing_inlines = [
         RoutingConfigInline,
         RoutingNodeInline,
@@ -183,10 +256,14 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         RoutingRuleInline,
         DraftedExampleInline,
     ]
+    # A shortcut's tool must be one of the saved team's tools, so shortcuts too are added once it exists.
+    saved_inlines = [ShortcutInline]
 
     def get_inlines(self, request: HttpRequest, obj: Assistant | None) -> list:
         # The graph refers to saved scenarios by key, so it is edited once the assistant exists.
-        return [*self.inlines, *self.routing_inlines] if obj is not None and obj.pk else list(self.inlines)
+        if obj is not None and obj.pk:
+            return [*self.inlines, *self.routing_inlines, *self.saved_inlines]
+        return list(self.inlines)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Assistant | None = None) -> list[str]:
         # An assistant stays in its account: its FAQ entries, runs and ledger rows are that account's.
@@ -210,6 +287,8 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 scenario_delete(scenario=obj)
             elif isinstance(obj, FaqEntry):
                 faq_entry_delete(entry=obj)
+            elif isinstance(obj, Shortcut):
+                shortcut_delete(shortcut=obj)
             else:
                 obj.delete()
         for obj, changed in formset.changed_objects:
@@ -219,6 +298,8 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 faq_entry_update(entry=obj, **_values(obj, [n for n in FAQ_ENTRY_FIELDS if n in changed]))
             elif isinstance(obj, RoutingExample):
                 routing_example_edit(example=obj, text=obj.text)
+            elif isinstance(obj, Shortcut):
+                shortcut_update(shortcut=obj, **_values(obj, [n for n in SHORTCUT_FIELDS if n in changed]))
             else:
                 obj.save()
         for obj in formset.new_objects:
@@ -229,6 +310,8 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 )
             elif isinstance(obj, FaqEntry):
                 _adopt(obj, faq_entry_create(assistant=assistant, **_values(obj, FAQ_ENTRY_FIELDS)))
+            elif isinstance(obj, Shortcut):
+                _adopt(obj, shortcut_create(assistant=assistant, **_values(obj, SHORTCUT_FIELDS)))
             else:
                 obj.save()
         formset.save_m2m()
@@ -241,6 +324,29 @@ class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = ModelEndpointAdminForm
     list_display = ["name", "account", "base_url", "created_at"]
     search_fields = ["name"]
+
+
+@admin.register(MemoryVariable)
+class MemoryVariableAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """What each assistant remembers about customers and conversations; also editable on the assistant's page."""
+
+    form = MemoryVariableAdminForm
+    list_display = [
+        "name",
+        "assistant",
+        "kind",
+        "scope",
+        "writable_by_ai",
+        "writable_by_agents",
+        "writable_by_api",
+    ]
+    list_filter = ["kind", "scope"]
+    list_select_related = ["assistant"]
+    search_fields = ["name", "description"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: MemoryVariable | None = None) -> list[str]:
+        # Its stored values belong to the assistant's account: a variable stays with its assistant.
+        return ["assistant"] if obj is not None and obj.pk else []
 
 
 @admin.register(AssistantInbox)

@@ -83,6 +83,13 @@ class CaptainResponder:
         )
         return {"url": url, **asdict(options)}
 
+    def memory_panel(self, *, conversation: Conversation) -> dict[str, object] | None:
+        """The conversation page's memory panel: where to post, and the assistant's memory variables with the
+        values this conversation sees. None when no assistant answers the inbox or it declares no memory."""
+        from .views.memory import memory_panel_context
+
+        return memory_panel_context(conversation=conversation)
+
     def conversation_taken_over(self, *, conversation_id: int) -> None:
         """A person took the conversation over from the AI (inside their transaction): right after the router
         moved it, that is a sign the move was wrong, and the message is proposed as a routing correction."""

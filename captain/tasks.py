@@ -167,3 +167,12 @@ def routing_example_drafts_sweep() -> int:
     from .services.example_drafts import example_drafts_sweep
 
     return example_drafts_sweep()
+
+
+@shared_task(acks_late=True)
+def sync_telegram_commands(assistant_id: int) -> int:
+    """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
+    is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""
+    from .services.shortcuts import telegram_commands_sync
+
+    return telegram_commands_sync(assistant_id=assistant_id)

@@ -3,7 +3,7 @@ at the site root next to the dashboard."""
 
 from django.urls import path
 
-from .views import debug_log, faq_review, knowledge, playground, routing_corrections, usage
+from .views import debug_log, faq_review, knowledge, memory, playground, routing_corrections, usage
 
 app_name = "captain-dashboard"
 
@@ -29,5 +29,11 @@ urlpatterns = [
         f"{ACCOUNT}conversations/<int:conversation_id>/reroute/",
         routing_corrections.conversation_reroute_action,
         name="conversation-reroute",
+    ),
+    # The conversation page's memory panel (any member of the account, as the agent writer).
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/memory/",
+        memory.conversation_memory_action,
+        name="conversation-memory",
     ),
 ]

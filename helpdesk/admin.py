@@ -27,6 +27,7 @@ from helpdesk.models import (
     Contact,
     ContactInbox,
     Conversation,
+    CustomAttributeDefinition,
     Delivery,
     Inbox,
     Label,
@@ -34,6 +35,7 @@ from helpdesk.models import (
     Message,
 )
 from helpdesk.outbound import validate_outbound_url
+from helpdesk.services.attributes import attribute_definition_clean
 
 # ---- tenant scoping ----------------------------------------------------------------------------------------
 
@@ -216,12 +218,60 @@ class MembershipInline(AccountScopedInlineMixin, admin.TabularInline):
 
 @admin.register(Account)
 class AccountAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "name", "created_at"]
+    list_display = ["id", "name", "time_zone", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline]
     # Tenants are created and removed by the site operator.
     superuser_only_add = True
     superuser_only_delete = True
+
+
+class AttributeDefinitionAdminForm(forms.ModelForm):
+    """The same checks as the API's (helpdesk.services.attributes): a list needs its choices, other kinds have
+    none, the key is lowercase."""
+
+    class Meta:
+        model = CustomAttributeDefinition
+        fields = ["account", "applies_to", "key", "label", "description", "kind", "choices"]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        if self.errors:
+            return cleaned
+        candidate = CustomAttributeDefinition(
+            account_id=getattr(cleaned.get("account"), "pk", None) or self.instance.account_id,
+            applies_to=cleaned.get("applies_to") or self.instance.applies_to,
+            key=cleaned.get("key") or self.instance.key,
+            label=cleaned.get("label", ""),
+            description=cleaned.get("description", ""),
+            kind=cleaned.get("kind", ""),
+            choices=cleaned.get("choices") or [],
+        )
+        try:
+            attribute_definition_clean(candidate)
+        except ValidationError as exc:
+            for field, messages_ in exc.message_dict.items():
+                self.add_error(field if field in self.fields else None, messages_)
+            return cleaned
+        cleaned["label"], cleaned["choices"] = candidate.label, candidate.choices
+        return cleaned
+
+
+@admin.register(CustomAttributeDefinition)
+class CustomAttributeDefinitionAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Typed attributes of contacts and conversations; the values are edited in the dashboard or the API."""
+
+    form = AttributeDefinitionAdminForm
+    list_display = ["key", "label", "applies_to", "kind", "account"]
+    list_filter = ["applies_to", "kind"]
+    search_fields = ["key", "label"]
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: CustomAttributeDefinition | None = None
+    ) -> list[str]:
+        # Values are stored under the key: renaming it or moving it to another account would orphan them.
+        return ["account", "applies_to", "key"] if obj is not None and obj.pk else []
 
 
 # ---- inboxes -----------------------------------------------------------------------------------------------
@@ -315,7 +365,8 @@ _PROVIDER_SETUP = {
         "Use this URL as the app's Event Subscriptions request URL and subscribe to <code>message.im</code> "
         "(and <code>message.channels</code> if wanted). Secret = the signing secret; Access token = the bot "
         "token (chat:write); set <code>provider_config.bot_user_id</code> so our own messages are ignored. "
-        "Replies over 40,000 characters are shortened."
+        "Replies over 40,000 characters are shortened. For quick-reply buttons (follow-up suggestions), also set "
+        "Interactivity &amp; Shortcuts &rarr; Request URL to this URL."
     ),
 }
 

@@ -7,12 +7,14 @@ from . import (
     credits,
     faq,
     knowledge,
+    memory,
     model_endpoints,
     reroute,
     routing,
     routing_examples,
     runs,
     scenarios,
+    shortcuts,
 )
 
 app_name = "captain-api"
@@ -111,5 +113,31 @@ urlpatterns = [
         f"{ACCOUNT}conversations/<int:conversation_id>/runs/",
         runs.ConversationRunsApi.as_view(),
         name="conversation-runs",
+    ),
+    path(
+        f"{ASSISTANT}memory-variables/",
+        memory.MemoryVariableCollectionApi.as_view(),
+        name="memory-variable-list",
+    ),
+    path(
+        f"{ASSISTANT}memory-variables/<int:variable_id>/",
+        memory.MemoryVariableDetailApi.as_view(),
+        name="memory-variable-detail",
+    ),
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/memory/",
+        memory.ConversationMemoryApi.as_view(),
+        name="conversation-memory",
+    ),
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/memory/<str:name>/",
+        memory.ConversationMemoryNameApi.as_view(),
+        name="conversation-memory-name",
+    ),
+    path(f"{ASSISTANT}shortcuts/", shortcuts.ShortcutCollectionApi.as_view(), name="shortcut-list"),
+    path(
+        f"{ASSISTANT}shortcuts/<int:shortcut_id>/",
+        shortcuts.ShortcutDetailApi.as_view(),
+        name="shortcut-detail",
     ),
 ]

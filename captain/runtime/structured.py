@@ -30,6 +30,10 @@ RESPONSE_FORMAT: dict[str, Any] = {
 
 Shape = Literal["json", "salvaged", "plain", "broken"]
 
+# Pieces of the reply-format instruction (captain/prompts/templates/reply_format.jinja). Small models sometimes
+# answer by repeating the instruction itself; such a reply says nothing to the customer and leaks the prompt.
+ECHO_MARKERS = ("reply with one json object", "<your message to the customer>", "the customer sees only")
+
 _FENCE = re.compile(r"^```(?:json|JSON)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 # The value of a "response" key in JSON that does not parse as a whole (cut off, a stray quote elsewhere...).
 _RESPONSE_VALUE = re.compile(r'"response"\s*:\s*"((?:[^"\\]|\\.)*)"?', re.DOTALL)
@@ -66,6 +70,8 @@ def _looks_like_json(text: str) -> bool:
 def parse_reply(raw: str) -> ParsedReply:
     """Read a model's final text as a structured reply, as tolerantly as is safe."""
     text = raw.strip()
+    if any(marker in text.lower() for marker in ECHO_MARKERS):
+        return ParsedReply(text="", reasoning="", shape="broken")
     fenced = _FENCE.match(text)
     body = fenced.group(1).strip() if fenced else text
     if not _looks_like_json(body):

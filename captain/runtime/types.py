@@ -217,6 +217,7 @@ class RunEvent:
         "knowledge",
         "structured_reply",
         "memory",
+        "shortcut",
     ]
     agent_key: str
     name: str = ""

@@ -119,7 +119,9 @@ def operator_endpoints() -> dict[str, Endpoint]:
                 default_credits=captain_setting("CREDITS_PER_REPLY"),
                 api_key=captain_setting("OPENAI_API_KEY"),
                 vision_models=frozenset(
-                    name.strip() for name in str(captain_setting("VISION_MODELS") or "").split(",") if name.strip()
+                    name.strip()
+                    for name in str(captain_setting("VISION_MODELS") or "").split(",")
+                    if name.strip()
                 ),
             )
         }

@@ -27,6 +27,7 @@ from ..runtime.routing import Decision
 from ..runtime.team import TeamHooks, TurnInput
 from .model_endpoints import EndpointUnavailable
 from .outcomes import ERROR_REASONS, error_reason
+from .shortcuts import shortcut_for_message, shortcut_reply_result
 from .team import runner_for, team_model_for
 from .turn_context import turn_facts
 
@@ -113,18 +114,31 @@ def playground_run(
         result: RunResult | None = None
         outcome: Outcome
         try:
-            runner = runner_for(
-                assistant,
-                team_model=team_model_for(assistant),
-                context=context,
-                # The playground exists to show what the model saw and said: content is always recorded here.
-                record_content=True,
-                hooks=hooks or [],
-                facts=turn_facts(assistant=assistant, conversation=None, request_values=memory_values),
-            )
-            names = {key: agent.name for key, agent in runner.team.agents.items()}
-            turn = TurnInput(history=history, batch=[message], current=start_key)
-            result = runner.run(turn).result
+            # A shortcut exactly as production takes it: a fixed reply without the model, or a tool's result
+            # (run dry: the playground changes nothing) in the prompt.
+            shortcut = shortcut_for_message(assistant=assistant, text=message, context=context)
+            if shortcut is not None and shortcut.reply_text is not None:
+                result = shortcut_reply_result(shortcut, agent_key=start_key)
+            else:
+                runner = runner_for(
+                    assistant,
+                    team_model=team_model_for(assistant),
+                    context=context,
+                    # The playground exists to show what the model saw and said: content is always recorded.
+                    record_content=True,
+                    hooks=hooks or [],
+                    facts=turn_facts(
+                        assistant=assistant,
+                        conversation=None,
+                        request_values=memory_values,
+                        blocks=[shortcut.prompt_block]
+                        if shortcut is not None and shortcut.prompt_block
+                        else (),
+                    ),
+                )
+                names = {key: agent.name for key, agent in runner.team.agents.items()}
+                turn = TurnInput(history=history, batch=[message], current=start_key)
+                result = runner.run(turn).result
             outcome = result.outcome
         except EndpointUnavailable as exc:
             outcome = RunError(error="model_unavailable", detail=str(exc))

@@ -19,7 +19,7 @@ from helpdesk.services.attachments import attachments_ready
 from ..conf import captain_setting
 from ..models import TRIAGE_KEY, Assistant, ReplyJob
 from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, RunContext, RunError, RunEvent, RunResult, Usage
+from ..runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from ..runtime import semconv as sc
 from ..runtime.team import TurnInput
 from .credits import credit_release, credit_reserve
@@ -38,6 +38,8 @@ from .model_endpoints import EndpointUnavailable, model_client_for
 from .outcomes import outcome_apply
 from .routing import routing_decisions_record
 from .routing_corrections import corrections_from_dispatch
+from .shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
+from .suggestions import reply_with_suggestions
 from .team import TeamModel, runner_for, scenario_models, team_credits, team_model_for
 from .turn_context import turn_facts
 
@@ -216,6 +218,17 @@ def _run_batch_locked(
                 logger.exception("AI run for message %s failed", message_id)
                 span.record_exception(exc)
                 outcome = RunError(error="internal_error", detail=type(exc).__name__)
+        if isinstance(outcome, Reply) and result is not None and assistant.suggestions_enabled:
+            # Follow-up questions for the channel's quick replies; the reply's one credit covers them.
+            outcome = reply_with_suggestions(
+                assistant,
+                outcome,
+                endpoint=team_model.endpoint,
+                model=team_model.model,
+                history=chat_history(conversation, batch_ids=trigger_ids),
+                usage=result.usage,
+                seconds_left=captain_setting("RUN_DEADLINE_SECONDS") - (time.monotonic() - started),
+            )
         applied = outcome_apply(
             conversation_id=conversation.id,
             assistant=assistant,
@@ -249,6 +262,15 @@ def _run_team(
         extra={"assistant_id": assistant.id},
     )
     record_content = captain_setting("RECORD_CONTENT")
+    # A shortcut (`/track 12345`) first: a fixed reply ends the turn before any model call (not even the
+    # remember step) and costs nothing; a tool shortcut's result joins the team's prompt.
+    shortcut = shortcut_for_batch(assistant=assistant, message_ids=batch_ids, context=context)
+    if shortcut is not None and shortcut.reply_text is not None:
+        current = conversation.ai_agent_key or TRIAGE_KEY
+        agent_names[current] = agent_name(assistant, current)
+        fixed = shortcut_reply_result(shortcut, agent_key=current)
+        fixed.events.append(RunEvent("shortcut", current, detail="fixed reply", data=shortcut.record))
+        return fixed
     remembered = _remember(conversation, assistant, team_model, batch_ids, record_content=record_content)
     runner = runner_for(
         assistant,
@@ -256,7 +278,11 @@ def _run_team(
         context=context,
         contact_name=conversation.contact.name,
         record_content=record_content,
-        facts=turn_facts(assistant=assistant, conversation=conversation),
+        facts=turn_facts(
+            assistant=assistant,
+            conversation=conversation,
+            blocks=[shortcut.prompt_block] if shortcut is not None and shortcut.prompt_block else (),
+        ),
     )
     agent_names.update({key: agent.name for key, agent in runner.team.agents.items()})
     turn = runner.run(
@@ -285,6 +311,10 @@ def _run_team(
         message_id=max(batch_ids) if batch_ids else None,
         decisions=turn.dispatch.decisions,
     )
+    if shortcut is not None:
+        turn.result.events.insert(
+            0, RunEvent("shortcut", "", detail="tool result in the prompt", data=shortcut.record)
+        )
     if remembered is not None:
         turn.result.usage.add(
             Usage(requests=1, input_tokens=remembered.input_tokens, output_tokens=remembered.output_tokens)

@@ -21,6 +21,7 @@ from helpdesk.views.base import account_view, frame_context
 from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
 from ..selectors import access_assistant, assistant_list
 from ..services.playground import playground_agents, playground_turn_request
+from ..services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
 from .trace_tree import agents_involved, span_tree
 
 SESSION_KEY = "captain_playground"
@@ -94,6 +95,7 @@ def playground_page(request: HttpRequest, membership: Membership) -> HttpRespons
         agents_involved=agents_involved(roots),
         max_chars=MAX_MESSAGE_CHARS,
         pending=pending,
+        shortcuts=_shortcuts(assistant) if assistant else [],
     )
     return render(request, "captain/playground.html", context)
 
@@ -105,7 +107,10 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         _sessions(request).pop(str(account_id), None)
         request.session.modified = True
         return redirect(url)
-    form = PlaygroundForm(request.POST)
+    data = request.POST.copy()
+    if request.POST.get("shortcut"):
+        data["message"] = _shortcut_message(request, account_id)
+    form = PlaygroundForm(data)
     if not form.is_valid():
         return redirect(url)
     assistant = access_assistant(account_id=account_id, assistant_id=form.cleaned_data["assistant"])
@@ -127,6 +132,30 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
     _sessions(request)[str(account_id)] = state
     request.session.modified = True
     return redirect(f"{url}?assistant={assistant.pk}&start={start_key}")
+
+
+def _shortcuts(assistant: Assistant) -> list[dict[str, Any]]:
+    """The assistant's enabled shortcuts, each with its parameter form, for the buttons above the message box."""
+    return [
+        {"command": s.command, "description": s.description, "parameters": shortcut_parameters(s)}
+        for s in shortcut_list(assistant=assistant).filter(enabled=True)
+    ]
+
+
+def _shortcut_message(request: HttpRequest, account_id: int) -> str:
+    """The `/command value...` text a shortcut's form stands for: sent as the customer would type it, so the
+    turn recognises it exactly as a channel message. Empty (no message) for an unknown command."""
+    assistant_id = request.POST.get("assistant", "")
+    if not assistant_id.isdigit():
+        return ""
+    assistant = access_assistant(account_id=account_id, assistant_id=int(assistant_id))
+    shortcut = (
+        shortcut_list(assistant=assistant).filter(command=request.POST["shortcut"], enabled=True).first()
+    )
+    if shortcut is None:
+        return ""
+    values = {p["name"]: request.POST.get(f"param_{p['name']}", "") for p in shortcut_parameters(shortcut)}
+    return shortcut_command_text(shortcut, values)
 
 
 def _collect_pending(

@@ -174,6 +174,10 @@ def _slack_verify(request: HttpRequest, inbox: Inbox, body: bytes) -> None:
 
 
 def _slack_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpResponse | list[InboundMessage]:
+    interaction = slack.interaction_body(body, content_type=request.content_type or "")
+    if interaction is not None:
+        # A tap on a quick-reply button (the Interactivity Request URL is this one), verified like an event.
+        return slack.parse_interaction(_json(interaction))
     payload = _json(body)
     challenge = slack.url_verification_challenge(payload)
     if challenge is not None:
@@ -185,7 +189,8 @@ def _slack_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> HttpRespo
 @csrf_exempt  # authenticated by X-Slack-Signature instead of a session
 @require_POST
 def slack_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
-    """`POST /webhooks/slack/<token>/`: an Events API request (url_verification or event_callback)."""
+    """`POST /webhooks/slack/<token>/`: an Events API request (url_verification or event_callback), or an
+    interactivity request (a tap on a quick-reply button)."""
     return _handle(
         request,
         webhook_token=webhook_token,

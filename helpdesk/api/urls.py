@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import conversations
+from . import attributes, conversations
 
 app_name = "helpdesk-api"
 
@@ -31,5 +31,25 @@ urlpatterns = [
         f"{CONVERSATION}assignee/",
         conversations.ConversationAssigneeApi.as_view(),
         name="conversation-assignee",
+    ),
+    path(
+        f"{CONVERSATION}custom-attributes/",
+        attributes.ConversationAttributesApi.as_view(),
+        name="conversation-custom-attributes",
+    ),
+    path(
+        "accounts/<int:account_id>/contacts/<int:contact_id>/custom-attributes/",
+        attributes.ContactAttributesApi.as_view(),
+        name="contact-custom-attributes",
+    ),
+    path(
+        "accounts/<int:account_id>/attribute-definitions/",
+        attributes.DefinitionCollectionApi.as_view(),
+        name="attribute-definition-list",
+    ),
+    path(
+        "accounts/<int:account_id>/attribute-definitions/<int:definition_id>/",
+        attributes.DefinitionDetailApi.as_view(),
+        name="attribute-definition-detail",
     ),
 ]

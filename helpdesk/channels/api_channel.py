@@ -2,7 +2,10 @@
 
 Inbound: `POST /webhooks/api/<webhook_token>/` with a JSON body and two headers,
 `X-Helpdesk-Timestamp: <unix seconds>` and `X-Helpdesk-Signature: sha256=<hex HMAC-SHA256(secret, "{ts}.{body}")>`.
-Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL.
+Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL (the event is built by
+`helpdesk.delivery.dispatch.outbound_event`). A reply offered with follow-up questions carries them as
+`"suggestions": ["...", ...]` (at most 3); the customer's choice comes back as an ordinary inbound message with
+that text. Without suggestions the key is absent.
 """
 
 from __future__ import annotations

@@ -16,7 +16,15 @@ Dedup key: the envelope's `event_id` (Slack retries up to 3 times with the same 
 Contact source id: `<channel>:<user>`, plus `:<thread_ts>` when the customer wrote in a thread, so the reply goes
 to the same thread (a thread is then its own contact row: the price of keeping it in the source id).
 
-Outbound: `POST {api_base_url}/api/chat.postMessage` with `{channel, text, thread_ts?}` and
+Quick replies (follow-up questions): the reply carries `blocks`: the text as section blocks and an actions block
+with one button per question (text <= 75 characters, the full question in `value`, `action_id` `quick_reply_<n>`).
+A tap arrives at the same URL (set it as the app's Interactivity Request URL too) as a form-encoded
+`payload=<json>` of type `block_actions`, signed like events; it becomes an ordinary message from that user in that
+channel (and thread) with the full question, dedup key `slack-action:<user>:<action_ts>`, answered 200 at once.
+Other interactions are ignored with 200.
+
+Outbound: `POST {api_base_url}/api/chat.postMessage` with `{channel, text, thread_ts?}` (plus `blocks` with quick
+replies) and
 `Authorization: Bearer <access_token>` (the bot token). Slack answers HTTP 200 with `{"ok": false, "error": ...}`
 for most failures; those are classified by the error string.
 Length: Slack truncates texts over 40,000 characters, so a longer reply is SHORTENED with an ellipsis (one long
@@ -31,9 +39,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .provider_http import (
@@ -44,6 +53,7 @@ from .provider_http import (
     post_json,
     retry_after_seconds,
     shorten_text,
+    split_text,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +65,14 @@ SIGNATURE_VERSION = "v0"
 REPLAY_WINDOW_SECONDS = 300  # Slack's own recommendation; a request older than this is refused as a replay
 DEFAULT_API_BASE_URL = "https://slack.com"
 TEXT_LIMIT = 40_000
+# Block Kit limits for a reply with quick-reply buttons.
+SECTION_TEXT_LIMIT = 3000
+BUTTON_TEXT_LIMIT = 75
+BUTTON_VALUE_LIMIT = 2000
+MAX_ACTION_ELEMENTS = 25
+QUICK_REPLY_BLOCK_ID = "quick_replies"
+QUICK_REPLY_ACTION_PREFIX = "quick_reply_"
+"""`action_id` of our quick-reply buttons (`quick_reply_0`, `quick_reply_1`...): only their taps are messages."""
 
 # Message subtypes that are still a person writing to us; every other subtype is an edit, a bot or a notice.
 _CUSTOMER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
@@ -184,17 +202,107 @@ def parse(payload: Any, *, bot_user_id: str = "") -> list[InboundMessage]:
     ]
 
 
+def interaction_body(body: bytes, *, content_type: str) -> bytes | None:
+    """The JSON of an interactivity request (form-encoded `payload=<json>`), else None (an Events API request).
+    Called only after `verify`: the signature covers the form body exactly as sent."""
+    if content_type != "application/x-www-form-urlencoded":
+        return None
+    try:
+        fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise WebhookRejected(400, "invalid_payload", "Interactivity body is not form-encoded.") from exc
+    payloads = fields.get("payload")
+    if not payloads or len(payloads) != 1:
+        raise WebhookRejected(400, "invalid_payload", "Interactivity body needs one payload field.")
+    return payloads[0].encode()
+
+
+def parse_interaction(payload: Any) -> list[InboundMessage]:
+    """A tap on one of our quick-reply buttons (`block_actions`) as an ordinary message from that user in that
+    channel (and thread), carrying the button's full question. Other interactions: none.
+    Dedup key: `slack-action:<user>:<action_ts>` (one per tap)."""
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "An interaction must be a JSON object.")
+    if payload.get("type") != "block_actions":
+        return []  # shortcuts, view submissions ...: not messages
+    action = next(
+        (
+            a
+            for a in map(dict_or_empty, list_or_empty(payload.get("actions")))
+            if a.get("type") == "button"
+            and isinstance(a.get("action_id"), str)
+            and a["action_id"].startswith(QUICK_REPLY_ACTION_PREFIX)
+        ),
+        None,
+    )
+    if action is None:
+        return []
+    container = dict_or_empty(payload.get("container"))
+    user = _text(dict_or_empty(payload.get("user")).get("id"))
+    channel = _text(dict_or_empty(payload.get("channel")).get("id")) or _text(container.get("channel_id"))
+    action_ts = _text(action.get("action_ts"))
+    if not (user and channel and action_ts):
+        raise WebhookRejected(
+            400, "invalid_payload", "block_actions needs user.id, channel.id and action_ts."
+        )
+    text = _text(action.get("value"))
+    if not text.strip():
+        return []
+    # The buttons sit on our reply; in a thread, that reply (and so the tap) belongs to the customer's thread.
+    message = dict_or_empty(payload.get("message"))
+    thread_ts = _text(message.get("thread_ts")) or _text(container.get("thread_ts"))
+    return [
+        InboundMessage(
+            provider_message_id=f"slack-action:{user}:{action_ts}"[:255],
+            contact=InboundContact(source_id=source_id_for(channel, user, thread_ts), name=user[:200]),
+            text=text,
+        )
+    ]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def fit_text(text: str) -> list[str]:
     """Slack limit: 40,000 characters, so a longer reply is shortened with an ellipsis (never split)."""
     return [shorten_text(text, TEXT_LIMIT)]
 
 
-def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
-    """Post one message with chat.postMessage (in the customer's thread when they wrote in one)."""
+def quick_reply_blocks(text: str, quick_replies: Sequence[str]) -> list[dict[str, Any]]:
+    """The reply as section blocks (each at most 3000 characters) followed by an actions block with one button per
+    quick reply: text at most 75 characters (shortened when longer), the full question in `value` (at most 2000),
+    a unique `action_id` per button."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": part}}
+        for part in split_text(text, SECTION_TEXT_LIMIT)
+        if part.strip()
+    ]
+    buttons = [
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": shorten_text(question, BUTTON_TEXT_LIMIT), "emoji": True},
+            "value": question[:BUTTON_VALUE_LIMIT],
+            "action_id": f"{QUICK_REPLY_ACTION_PREFIX}{index}",
+        }
+        for index, question in enumerate(quick_replies[:MAX_ACTION_ELEMENTS])
+    ]
+    blocks.append({"type": "actions", "block_id": QUICK_REPLY_BLOCK_ID, "elements": buttons})
+    return blocks
+
+
+def send(
+    *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
+) -> SendResult:
+    """Post one message with chat.postMessage (in the customer's thread when they wrote in one), with the quick
+    replies as buttons under the text."""
     if not inbox.access_token:
         return SendResult(DeliveryResult(ok=False, permanent=True, error="The inbox has no Slack bot token."))
     target = destination(source_id)
     payload: dict[str, Any] = {"channel": target.channel, "text": text}
+    if quick_replies:
+        # With blocks, Slack shows the blocks and uses `text` only for notifications.
+        payload["blocks"] = quick_reply_blocks(text, quick_replies)
     if target.thread_ts:
         payload["thread_ts"] = target.thread_ts
     base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")

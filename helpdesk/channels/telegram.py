@@ -12,9 +12,13 @@ bots, and service messages (joins, pins) or content we do not handle (stickers, 
 Dedup key: `tg-update:<update_id>` (update ids are unique per bot, and an inbox is one bot).
 Contact source id: the chat id (a private chat's id is the user's id; a group's is negative).
 
-Outbound: `POST {api_base_url}/bot<access_token>/sendMessage` with `{chat_id, text}`.
+Outbound: `POST {api_base_url}/bot<access_token>/sendMessage` with `{chat_id, text}`. A message with quick replies
+(follow-up questions) adds `reply_markup`: a ReplyKeyboardMarkup, one button per row, `one_time_keyboard` and
+`resize_keyboard`; a tap sends the button's text as an ordinary message (parsed like any other).
 Length: Telegram refuses texts over 4096 characters (counted in UTF-16 code units), so a longer reply is SPLIT into
 several messages sent in order.
+Command menu: `set_commands` replaces the bot's menu (`setMyCommands`, or `deleteMyCommands` for none) through
+the same HTTP path as a send.
 
 `provider_config` keys: `api_base_url` (default https://api.telegram.org; tests point it at 127.0.0.1).
 `Inbox.secret` is the webhook secret token (1-256 of A-Z a-z 0-9 _ -; the generated hex secret qualifies);
@@ -26,7 +30,7 @@ from __future__ import annotations
 import hmac
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
@@ -165,22 +169,68 @@ def _chat_id(source_id: str) -> int | str:
     return int(source_id) if stripped.isdigit() else source_id
 
 
-def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
-    """Send one text part with sendMessage and classify Telegram's answer."""
+def reply_keyboard(quick_replies: Sequence[str]) -> dict[str, Any]:
+    """A ReplyKeyboardMarkup with one button per row: a tap sends the button's text as an ordinary message, and
+    the keyboard hides once used."""
+    return {
+        "keyboard": [[{"text": text}] for text in quick_replies],
+        "one_time_keyboard": True,
+        "resize_keyboard": True,
+    }
+
+
+def send(
+    *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
+) -> SendResult:
+    """Send one text part with sendMessage (with the quick replies as a reply keyboard) and classify Telegram's
+    answer."""
     if not inbox.access_token:
         return SendResult(
             DeliveryResult(ok=False, permanent=True, error="The inbox has no Telegram bot token.")
         )
     base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    payload: dict[str, Any] = {"chat_id": _chat_id(source_id), "text": text}
+    if quick_replies:
+        payload["reply_markup"] = reply_keyboard(quick_replies)
     answer = post_json(
         f"{base}/bot{inbox.access_token}/sendMessage",
-        payload={"chat_id": _chat_id(source_id), "text": text},
+        payload=payload,
         headers={},
         timeout=timeout,
     )
     if isinstance(answer, DeliveryResult):
         return SendResult(answer)
     return classify(answer)
+
+
+COMMAND_RE = re.compile(r"^[a-z0-9_]{1,32}$")
+MAX_COMMANDS = 100
+MAX_COMMAND_DESCRIPTION = 256
+
+
+def set_commands(inbox: Inbox, commands: list[tuple[str, str]], *, timeout: float = 10.0) -> DeliveryResult:
+    """Replace the bot's command menu with `(command, description)` pairs (Bot API `setMyCommands`); an empty
+    list clears it (`deleteMyCommands`). Telegram's limits are applied here: commands outside 1-32 characters of
+    a-z, 0-9 and _ are left out, descriptions are cut to 256 characters (an empty one is the command itself),
+    at most 100 commands are sent."""
+    if not inbox.access_token:
+        return DeliveryResult(ok=False, permanent=True, error="The inbox has no Telegram bot token.")
+    menu = [
+        {
+            "command": command,
+            "description": " ".join(description.split())[:MAX_COMMAND_DESCRIPTION] or command,
+        }
+        for command, description in commands
+        if COMMAND_RE.match(command)
+    ][:MAX_COMMANDS]
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    method, payload = ("setMyCommands", {"commands": menu}) if menu else ("deleteMyCommands", {})
+    answer = post_json(
+        f"{base}/bot{inbox.access_token}/{method}", payload=payload, headers={}, timeout=timeout
+    )
+    if isinstance(answer, DeliveryResult):
+        return answer
+    return classify(answer).result
 
 
 # Telegram's error descriptions we recognise, and what a delivery error says for each. Only our wording reaches

@@ -18,6 +18,10 @@ Contact source id: the sender's `wa_id` (`messages[].from`), with the profile na
 Outbound: `POST {api_base_url}/{api_version}/{phone_number_id}/messages` with
 `{messaging_product: "whatsapp", to, type: "text", text: {body}}` and `Authorization: Bearer <access_token>`.
 Length: a text body is limited to 4096 characters, so a longer reply is SPLIT into several messages sent in order.
+Quick replies (follow-up questions): the last part goes as `type: "interactive"`, `interactive.type: "button"` with
+at most 3 reply buttons (title <= 20 characters, shortened when longer; id `suggestion:<full question>` <= 256;
+body <= 1024 characters). A part longer than that body goes as text, then the buttons under a short body. A tap
+arrives as an `interactive.button_reply` (or `button`) message and is parsed into the full question's text.
 
 `provider_config` keys: `phone_number_id` (required to send), `verify_token` (the handshake), `api_version`
 (default v21.0), `api_base_url` (default https://graph.facebook.com; tests point it at 127.0.0.1).
@@ -27,7 +31,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator, Mapping
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,17 +44,29 @@ from .provider_http import (
     list_or_empty,
     post_json,
     retry_after_seconds,
+    shorten_text,
     split_text,
 )
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox
 
+logger = logging.getLogger(__name__)
+
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 SIGNATURE_PREFIX = "sha256="
 DEFAULT_API_BASE_URL = "https://graph.facebook.com"
 DEFAULT_API_VERSION = "v21.0"
 TEXT_LIMIT = 4096
+# Interactive reply buttons (Meta's documented limits).
+INTERACTIVE_BODY_LIMIT = 1024
+MAX_BUTTONS = 3
+BUTTON_TITLE_LIMIT = 20
+BUTTON_ID_LIMIT = 256
+QUICK_REPLY_ID_PREFIX = "suggestion:"
+"""Marks a button id that carries a quick reply's full text; a tap on it comes back as that text."""
+QUICK_REPLY_SHORT_BODY = "👇"
+"""Body of the buttons' own message when the reply was too long to carry them: no words, so no language."""
 
 _MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
 # Graph API error codes that mean "try again later": rate limits and Meta's own temporary trouble.
@@ -109,6 +126,13 @@ def _values(payload: Any, phone_number_id: str) -> Iterator[dict[str, Any]]:
             yield value
 
 
+def _quick_reply_text(button_id: Any) -> str:
+    """The full question a quick-reply button's id carries; "" for any other id."""
+    if isinstance(button_id, str) and button_id.startswith(QUICK_REPLY_ID_PREFIX):
+        return button_id.removeprefix(QUICK_REPLY_ID_PREFIX).strip()
+    return ""
+
+
 def _content(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     kind = message.get("type")
     if kind == "text":
@@ -137,11 +161,13 @@ def _content(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None
         label = " ".join(str(place[k]) for k in ("name", "address") if place.get(k))
         return f"[location: {place.get('latitude')}, {place.get('longitude')}] {label}".strip(), []
     if kind == "button":
-        return str(dict_or_empty(message.get("button")).get("text") or ""), []
+        button = dict_or_empty(message.get("button"))
+        return _quick_reply_text(button.get("payload")) or str(button.get("text") or ""), []
     if kind == "interactive":
         interactive = dict_or_empty(message.get("interactive"))
         reply = dict_or_empty(interactive.get("button_reply") or interactive.get("list_reply"))
-        return str(reply.get("title") or ""), []
+        # Our quick-reply buttons carry the whole question in their id; the title may be shortened.
+        return _quick_reply_text(reply.get("id")) or str(reply.get("title") or ""), []
     # reaction, system, unsupported, request_welcome, order ...: not a question for the helpdesk.
     return None
 
@@ -202,8 +228,34 @@ def fit_text(text: str) -> list[str]:
     return split_text(text, TEXT_LIMIT)
 
 
-def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResult:
-    """Send one text part through the Cloud API and classify Meta's answer."""
+def reply_buttons(body: str, quick_replies: Sequence[str]) -> dict[str, Any]:
+    """An interactive "button" message: at most 3 reply buttons, each title unique and at most 20 characters
+    (a longer question is shortened on the button), its id `suggestion:<the full question>` (at most 256
+    characters) so the tap brings the whole question back; `body` must fit `INTERACTIVE_BODY_LIMIT`."""
+    buttons: list[dict[str, Any]] = []
+    titles: set[str] = set()
+    for text in quick_replies:
+        button_id = (QUICK_REPLY_ID_PREFIX + text.strip())[:BUTTON_ID_LIMIT]
+        title = shorten_text(text.strip(), BUTTON_TITLE_LIMIT)
+        # Meta refuses two buttons with the same title: two questions that start alike get numbered.
+        number = 2
+        while title in titles:
+            suffix = f" {number}"
+            title = shorten_text(text.strip(), BUTTON_TITLE_LIMIT - len(suffix)) + suffix
+            number += 1
+        titles.add(title)
+        buttons.append({"type": "reply", "reply": {"id": button_id, "title": title}})
+        if len(buttons) == MAX_BUTTONS:
+            break
+    return {"type": "button", "body": {"text": body}, "action": {"buttons": buttons}}
+
+
+def send(
+    *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
+) -> SendResult:
+    """Send one text part through the Cloud API and classify Meta's answer. With quick replies the part goes as
+    an interactive message with reply buttons; a part longer than an interactive body goes as text first, then
+    the buttons follow under a short body (their failure alone does not fail the delivery: the reply arrived)."""
     config = inbox.provider_config
     phone_number_id = str(config.get("phone_number_id") or "")
     if not inbox.access_token or not phone_number_id:
@@ -214,21 +266,36 @@ def send(*, inbox: Inbox, source_id: str, text: str, timeout: float) -> SendResu
         )
     base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
     version = str(config.get("api_version") or DEFAULT_API_VERSION)
-    answer = post_json(
-        f"{base}/{version}/{phone_number_id}/messages",
-        payload={
-            "messaging_product": "whatsapp",
-            "recipient_type": "individual",
-            "to": source_id,
-            "type": "text",
-            "text": {"preview_url": False, "body": text},
-        },
-        headers={"Authorization": f"Bearer {inbox.access_token}"},
-        timeout=timeout,
-    )
-    if isinstance(answer, DeliveryResult):
-        return SendResult(answer)
-    return classify(answer)
+
+    def post(message: dict[str, Any]) -> SendResult:
+        answer = post_json(
+            f"{base}/{version}/{phone_number_id}/messages",
+            payload={
+                "messaging_product": "whatsapp",
+                "recipient_type": "individual",
+                "to": source_id,
+                **message,
+            },
+            headers={"Authorization": f"Bearer {inbox.access_token}"},
+            timeout=timeout,
+        )
+        if isinstance(answer, DeliveryResult):
+            return SendResult(answer)
+        return classify(answer)
+
+    text_message = {"type": "text", "text": {"preview_url": False, "body": text}}
+    if not quick_replies:
+        return post(text_message)
+    if len(text) <= INTERACTIVE_BODY_LIMIT:
+        return post({"type": "interactive", "interactive": reply_buttons(text, quick_replies)})
+    sent = post(text_message)
+    if sent.result.ok:
+        buttons = post(
+            {"type": "interactive", "interactive": reply_buttons(QUICK_REPLY_SHORT_BODY, quick_replies)}
+        )
+        if not buttons.result.ok:
+            logger.warning("WhatsApp quick replies not sent: %s", buttons.result.error)
+    return sent
 
 
 # Graph API error codes we recognise, and what a delivery error says for each. Only the numeric code and our

@@ -45,6 +45,8 @@ def outbound_event(message: Message) -> dict[str, Any]:
             "name": message.ai_agent_name or None,
         },
         "created_at": message.created_at.isoformat(),
+        # Only when there are some, so a receiver sees exactly the event it always did otherwise.
+        **({"suggestions": list(message.quick_replies)} if message.quick_replies else {}),
     }
 
 
@@ -72,8 +74,16 @@ def _send_parts(*, delivery: Delivery, channel: ModuleType) -> DeliveryResult:
     sent = [part for part in delivery.provider_message_id.split(PART_SEPARATOR) if part]
     source_id = message.conversation.contact_inbox.source_id
     timeout = helpdesk_setting("DELIVERY_TIMEOUT_SECONDS")
+    quick_replies = [q for q in message.quick_replies or [] if isinstance(q, str) and q.strip()]
     for index in range(len(sent), len(parts)):
-        outcome = channel.send(inbox=message.inbox, source_id=source_id, text=parts[index], timeout=timeout)
+        outcome = channel.send(
+            inbox=message.inbox,
+            source_id=source_id,
+            text=parts[index],
+            timeout=timeout,
+            # Offered with the last part, where the customer reads on.
+            quick_replies=quick_replies if index == len(parts) - 1 else [],
+        )
         if not outcome.result.ok:
             if len(parts) > 1:
                 error = f"part {index + 1} of {len(parts)}: {outcome.result.error}"

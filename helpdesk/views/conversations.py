@@ -31,6 +31,7 @@ from helpdesk.services.conversations import (
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
 
+from .attributes import attributes_panel
 from .base import account_view, frame_context, is_admin
 
 MAX_MESSAGE_CHARS = 10_000
@@ -136,6 +137,7 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
         account_labels=account_labels(account_id=membership.account_id),
         priorities=Conversation.Priority.choices,
         reroute=reroute_form(conversation),
+        attributes=attributes_panel(account_id=membership.account_id, conversation=conversation),
         # The debug log holds prompts and model output: its links are for the account's administrators only.
         debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
         poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),

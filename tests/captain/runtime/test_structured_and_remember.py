@@ -24,6 +24,13 @@ from captain.runtime.structured import parse_reply
         ('{"response": "", "reasoning": "nothing"}', "broken", "", ""),
         ('{"answer": "x"}', "broken", "", ""),
         ("{not json at all", "broken", "", ""),
+        (
+            "When you answer the customer (not when you call a tool), reply with one JSON object",
+            "broken",
+            "",
+            "",
+        ),
+        ('{"response": "<your message to the customer>", "reasoning": "x"}', "broken", "", ""),
     ],
 )
 def test_parse_reply(raw, shape, text, reasoning):

@@ -316,7 +316,7 @@ def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings
     from captain.services.assistants import assistant_update
 
     assistant, conversation = setup
-    with pytest.raises(ValidationError, match="unknown variable 'memory.city'"):
+    with pytest.raises(ValidationError, match=r"unknown variable 'memory\.city'"):
         assistant_update(assistant=assistant, instructions="Ship to {{ memory.city }}.")
     declare(assistant, "city", description="Delivery city", default="Berlin")
     assistant_update(
@@ -326,3 +326,30 @@ def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings
     llm_settings.push(text('{"remember": []}'), text("ok"))
     run_for_message(message_id=ask(conversation, "hi").id)
     assert "Ship to Berlin." in answer_prompts(llm_settings)[0]
+
+
+def test_the_playground_takes_shortcuts_as_production_does(setup, llm_settings):
+    from captain.services.playground import playground_run
+    from captain.services.shortcuts import shortcut_create
+
+    assistant, _conversation = setup
+    shortcut_create(
+        assistant=assistant,
+        command="track",
+        description="Track an order",
+        parameters=[{"name": "order_id", "description": "Your order number", "required": True}],
+        action="message",
+        message_template="Order {order_id} is on its way.",
+    )
+    turn = playground_run(assistant=assistant, start_key="assistant", history=[], message="/track A-1")
+    assert turn.text == "Order A-1 is on its way."
+    assert llm_settings.requests == []  # a fixed reply: no model call
+    llm_settings.push(text("ok"))
+    playground_run(
+        assistant=assistant,
+        start_key="assistant",
+        history=[],
+        message="hello",
+        memory_values={"city": "Wuhan"},
+    )
+    assert "- city" not in answer_prompts(llm_settings)[0]  # undeclared: request values never add variables
