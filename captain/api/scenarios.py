@@ -40,6 +40,10 @@ class ScenarioInputSerializer(serializers.Serializer):
     instruction = serializers.CharField(max_length=MAX_INSTRUCTION_CHARS)
     enabled = serializers.BooleanField(default=True)
     tools = serializers.ListField(child=serializers.CharField(max_length=64), max_length=20, default=list)
+    # Empty / null: the assistant's (the service checks a choice against the models the account may use).
+    model_endpoint = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    temperature = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=2)
 
     class Meta:
         ref_name = "ScenarioInput"

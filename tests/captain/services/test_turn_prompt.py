@@ -353,3 +353,22 @@ def test_the_playground_takes_shortcuts_as_production_does(setup, llm_settings):
         memory_values={"city": "Wuhan"},
     )
     assert "- city" not in answer_prompts(llm_settings)[0]  # undeclared: request values never add variables
+
+
+def test_the_api_refuses_a_scenario_model_the_account_may_not_use(setup, client):
+    from rest_framework.test import APIClient
+
+    from helpdesk.models import Membership
+    from tests.factories import MembershipFactory
+
+    assistant, _conversation = setup
+    admin = MembershipFactory(account=assistant.account, role=Membership.Role.ADMIN)
+    api = APIClient()
+    api.force_authenticate(admin.user)
+    url = f"/api/v1/captain/accounts/{assistant.account_id}/assistants/{assistant.id}/scenarios/"
+    body = {"title": "Refunds", "description": "Refunds", "instruction": "Help.", "model": "gpt-unknown"}
+    refused = api.post(url, body, format="json")
+    assert refused.status_code == 400 and "model" in refused.json()
+    body = {**body, "model": "", "temperature": 0.9}
+    created = api.post(url, body, format="json")
+    assert created.status_code == 201 and created.json()["temperature"] == 0.9
