@@ -125,6 +125,13 @@ class ModelEndpoint(models.Model):
         blank=True,
         help_text="Which of its models can see images: customers' photos reach these as image parts.",
     )
+    text_tool_models = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Which of its models cannot return native tool calls: their agents use the text tool "
+        "protocol (tools described in the prompt, Thought/action tags). `manage.py captain_probe_tools` "
+        "detects it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -161,6 +168,11 @@ def validate_scenario_key(value: str) -> None:
         raise ValidationError(f"'{TRIAGE_KEY}' is reserved for the triage assistant.")
 
 
+class ScenarioMode(models.TextChoices):
+    TOOLS = "tools", "Tools (answer after tool calls)"
+    PLANNING = "planning", "Planning (todo list, confirmation, summary)"
+
+
 class Scenario(models.Model):
     """A specialist agent. Its `key` is stored once at creation and never re-derived from the title, so renaming
     a scenario never changes the handoff tool a prompt or a conversation refers to."""
@@ -173,7 +185,19 @@ class Scenario(models.Model):
     instruction = models.TextField(help_text="How this specialist handles the conversation.")
     enabled = models.BooleanField(default=True)
     tools = models.JSONField(
-        default=list, blank=True, help_text="Names of built-in tools this scenario may call."
+        default=list,
+        blank=True,
+        help_text="Names of the tools this scenario may call: built-in tools and the account's custom tools.",
+    )
+    mode = models.CharField(
+        max_length=16,
+        choices=ScenarioMode.choices,
+        default=ScenarioMode.TOOLS,
+        help_text="Tools: the agent calls tools and answers. Planning: it keeps a todo list for multi-step "
+        "work, pauses for the customer's confirmation or data, and ends with a complete answer.",
+    )
+    max_tool_calls = models.PositiveSmallIntegerField(
+        default=10, help_text="Planning mode: tool calls per customer message at most."
     )
     key = models.CharField(max_length=MAX_SCENARIO_KEY_LENGTH, validators=[validate_scenario_key])
     model_endpoint = models.CharField(
@@ -851,3 +875,170 @@ class Shortcut(models.Model):
 
     def __str__(self) -> str:
         return f"/{self.command}"
+
+
+# ---- actions: custom HTTP tools, plans, confirmations, artifacts ------------------------------------------------
+
+CUSTOM_TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,47}$"
+
+
+class CustomTool(models.Model):
+    """An account-level HTTP tool a scenario may call (captain/services/custom_tools.py runs it through the
+    outbound policy). Its secret is encrypted at rest and never shown again."""
+
+    class Method(models.TextChoices):
+        GET = "GET"
+        POST = "POST"
+        PUT = "PUT"
+        PATCH = "PATCH"
+        DELETE = "DELETE"
+
+    class Auth(models.TextChoices):
+        NONE = "none", "None"
+        BEARER = "bearer", "Bearer token"
+        BASIC = "basic", "Basic (user name and password)"
+        API_KEY = "api_key", "API key in a header"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="custom_tools")
+    name = models.CharField(
+        max_length=48, help_text="The function name the model calls (lowercase letters, digits, underscores)."
+    )
+    description = models.TextField(help_text="What it does and when to use it, shown to the model.")
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="JSON schema of the arguments (an object with properties)."
+    )
+    method = models.CharField(max_length=8, choices=Method.choices, default=Method.GET)
+    url_template = models.CharField(
+        max_length=2000, help_text="https URL; may use the arguments, e.g. https://shop.example/orders/{{ order_id }}"
+    )
+    body_template = models.TextField(
+        blank=True,
+        help_text="JSON body template for POST/PUT/PATCH. Empty: the arguments as a JSON object.",
+    )
+    auth_type = models.CharField(max_length=8, choices=Auth.choices, default=Auth.NONE)
+    auth_header = models.CharField(
+        max_length=100, blank=True, help_text="API key: the header it goes in (default X-API-Key)."
+    )
+    auth_username = models.CharField(max_length=200, blank=True, help_text="Basic: the user name.")
+    secret_encrypted = models.TextField(blank=True, editable=False)
+    identity_header = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="When set, the customer's verified channel identity is sent in this header.",
+    )
+    timeout_seconds = models.FloatField(default=10.0, help_text="Whole request, seconds (at most 30).")
+    max_response_bytes = models.PositiveIntegerField(default=200_000, help_text="Larger answers are refused.")
+    response_path = models.CharField(
+        max_length=500, blank=True, help_text="JSON path choosing what the model sees, e.g. $.order.status"
+    )
+    response_template = models.TextField(
+        blank=True, help_text="Or a template over `response` (the parsed JSON) choosing what the model sees."
+    )
+    safe = models.BooleanField(
+        default=False,
+        help_text="Changes nothing the customer must approve: no confirmation is asked even for POST/PUT/"
+        "PATCH/DELETE.",
+    )
+    confirmation_template = models.TextField(
+        blank=True,
+        help_text="The question the customer confirms, e.g. Refund {{ amount }} EUR for order {{ order_id }}?",
+    )
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="custom_tool_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def changes_something(self) -> bool:
+        return self.method != self.Method.GET
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.changes_something and not self.safe
+
+
+class Plan(models.Model):
+    """A planning-mode agent's todo list for one conversation: it persists across customer messages, so a
+    plan paused for the customer's confirmation or data resumes on the next message."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        WAITING = "waiting", "Waiting for the customer"
+        DONE = "done", "Done"
+        ABANDONED = "abandoned", "Abandoned"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="ai_plans")
+    agent_key = models.CharField(max_length=64)
+    goal = models.TextField(blank=True)
+    steps = models.JSONField(default=list, blank=True, help_text='[{"text": ..., "done": bool}]')
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE, db_index=True)
+    waiting_for = models.TextField(blank=True, help_text="What the plan waits for from the customer.")
+    tool_calls = models.PositiveIntegerField(default=0, help_text="Tool calls made for this plan so far.")
+    history = models.JSONField(default=list, blank=True, help_text="Earlier states, for the debug log.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"Plan #{self.pk} ({self.status})"
+
+
+class ToolConfirmation(models.Model):
+    """A side-effecting tool call the AI asked the customer to confirm. The call is stored exactly as asked:
+    a confirmation runs these arguments, never ones the model writes afterwards."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for the customer"
+        CONFIRMED = "confirmed", "Confirmed and run"
+        DECLINED = "declined", "Declined"
+        LAPSED = "lapsed", "Lapsed (the customer answered something else)"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_confirmations")
+    agent_key = models.CharField(max_length=64)
+    tool_name = models.CharField(max_length=64)
+    arguments = models.JSONField(default=dict)
+    question = models.TextField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
+    asked_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
+    answer_message = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+")
+    result = models.TextField(blank=True, help_text="What the tool returned when it ran.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.status})"
+
+
+class RunArtifact(models.Model):
+    """A long tool output kept out of the model's context: the context holds a short reference, a tool argument
+    naming the reference receives the full text, and the debug log shows it."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="artifacts")
+    ref = models.CharField(max_length=16)
+    tool_name = models.CharField(max_length=64)
+    content = models.TextField()
+    size = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["run", "ref"], name="run_artifact_unique_ref")]
+
+    def __str__(self) -> str:
+        return f"{self.ref} ({self.tool_name}, {self.size} chars)"

@@ -16,6 +16,12 @@ from .model import (
 from .runner import RunHooks, Runner
 from .types import (
     Agent,
+    Artifact,
+    ConfirmedCall,
+    PendingCall,
+    PlanningSettings,
+    PlanState,
+    PlanStep,
     Handoff,
     HumanHandoff,
     Outcome,
@@ -33,6 +39,12 @@ from .types import (
 
 __all__ = [
     "Agent",
+    "Artifact",
+    "ConfirmedCall",
+    "PendingCall",
+    "PlanState",
+    "PlanStep",
+    "PlanningSettings",
     "Handoff",
     "HumanHandoff",
     "ModelClient",

@@ -80,6 +80,10 @@ class RunHooks:
     def on_event(self, context: RunContext, agent: Agent, event: RunEvent) -> None:
         """The run recorded an event (`RunResult.events` gets the same ones, in the same order)."""
 
+    def on_thought(self, context: RunContext, agent: Agent, delta: str) -> None:
+        """A piece of the model's visible reasoning (a text-protocol `Thought:` streamed as it is written, a
+        planning agent's `think` note): for the playground and the debug log, never for the customer."""
+
 
 # ---- next steps: what the loop does after one model response -----------------------------------------------
 

@@ -54,6 +54,82 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
+@dataclass(frozen=True)
+class PendingCall:
+    """A tool call that changes something, held until the customer confirms it in the conversation."""
+
+    tool: str
+    arguments: dict[str, Any]
+    question: str
+    """What the customer is asked to confirm (the tool's confirmation text over the arguments)."""
+    agent_key: str
+
+
+@dataclass(frozen=True)
+class ConfirmedCall:
+    """A held call the customer answered: `confirmed` runs it as stored, before the model is asked; otherwise
+    the model is told it was not done."""
+
+    tool: str
+    arguments: dict[str, Any]
+    confirmed: bool
+    note: str = ""
+    """For the model: what the customer answered."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A long tool output kept out of the context: the context gets a short reference to `ref`."""
+
+    ref: str
+    tool: str
+    content: str
+
+
+@dataclass
+class PlanStep:
+    text: str
+    done: bool = False
+
+
+@dataclass
+class PlanState:
+    """A planning-mode agent's todo list; the host loads it before a run and stores it after."""
+
+    agent_key: str
+    goal: str = ""
+    steps: list[PlanStep] = field(default_factory=list)
+    status: Literal["active", "waiting", "done", "abandoned"] = "active"
+    waiting_for: str = ""
+    tool_calls: int = 0
+    """Tool calls made for this plan over all runs."""
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """Earlier states (as_record), oldest first."""
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "goal": self.goal,
+            "steps": [{"text": s.text, "done": s.done} for s in self.steps],
+            "status": self.status,
+            "waiting_for": self.waiting_for,
+            "tool_calls": self.tool_calls,
+        }
+
+    @property
+    def done_count(self) -> int:
+        return sum(1 for s in self.steps if s.done)
+
+
+@dataclass(frozen=True)
+class PlanningSettings:
+    """Planning mode for an agent (captain.runtime.planning)."""
+
+    max_tool_calls: int = 10
+    """Tool calls per customer message at most (plan and think included)."""
+    no_progress_limit: int = 4
+    """Tool calls in a row that mark no step done before the run stops as a loop."""
+
+
 @dataclass
 class RunContext:
     """What tools may know about the run. It never reaches the model."""
@@ -66,6 +142,12 @@ class RunContext:
     """Accumulated over the whole run."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Free slot for the host application (e.g. the assistant id, a dry-run flag)."""
+    plan: PlanState | None = None
+    """The conversation's plan (planning mode), loaded by the host; the runner updates it in place."""
+    answered: ConfirmedCall | None = None
+    """The customer's answer to a held call: the runner settles it before the first model call."""
+    artifacts: list[Artifact] = field(default_factory=list)
+    """Long tool outputs of this run, referenced from the context."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +175,9 @@ class Tool:
     """JSON schema of the arguments object (type object, properties, required, additionalProperties false)."""
     function: ToolFunction
     """Called with the run context and the validated arguments."""
+    confirm: Callable[[dict[str, Any]], str] | None = None
+    """Set for a tool that changes something: the question the customer must confirm before the call runs
+    (given the validated arguments). None: the call runs at once."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +215,11 @@ class Agent:
     """Answers as `{"response", "reasoning"}` (captain.runtime.structured); its instructions must say so."""
     model_client: Any = None
     """The ModelClient this agent's calls go to when it is not the run's (a specialist on another endpoint)."""
+    planning: PlanningSettings | None = None
+    """Planning mode (a todo list, bounded tool calls, a summary that ends the task); None: the plain loop."""
+    tool_protocol: Literal["native", "text"] = "native"
+    """`text` for a model that cannot return native tool calls: tools are described in the prompt and the
+    model writes Thought/action tags (captain.runtime.text_protocol)."""
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -153,6 +243,8 @@ class Reply:
     never sent to the customer."""
     suggestions: tuple[str, ...] = ()
     """Follow-up questions offered with the reply as the channel's quick replies."""
+    confirmation: PendingCall | None = None
+    """The reply asks the customer to confirm this call; the host holds it until the next message."""
     kind: Literal["reply"] = "reply"
 
 
@@ -184,6 +276,7 @@ ErrorKind = Literal[
     "attempts_exhausted",
     "internal_error",
     "model_unavailable",
+    "tool_budget",
 ]
 
 
@@ -218,6 +311,11 @@ class RunEvent:
         "structured_reply",
         "memory",
         "shortcut",
+        "plan",
+        "thought",
+        "artifact",
+        "confirmation",
+        "protocol_error",
     ]
     agent_key: str
     name: str = ""
@@ -239,3 +337,7 @@ class RunResult:
     events: list[RunEvent] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     """The knowledge put before the model this run, each marked `cited` when the reply used it."""
+    artifacts: list[Artifact] = field(default_factory=list)
+    """Long tool outputs stored out of the context this run."""
+    plan: PlanState | None = None
+    """The plan after the run (planning mode)."""
