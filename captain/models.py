@@ -909,7 +909,8 @@ class CustomTool(models.Model):
     )
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.GET)
     url_template = models.CharField(
-        max_length=2000, help_text="https URL; may use the arguments, e.g. https://shop.example/orders/{{ order_id }}"
+        max_length=2000,
+        help_text="https URL; may use the arguments, e.g. https://shop.example/orders/{{ order_id }}",
     )
     body_template = models.TextField(
         blank=True,
@@ -1005,7 +1006,9 @@ class ToolConfirmation(models.Model):
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="tool_confirmations")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="tool_confirmations"
+    )
     agent_key = models.CharField(max_length=64)
     tool_name = models.CharField(max_length=64)
     arguments = models.JSONField(default=dict)

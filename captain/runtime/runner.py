@@ -45,6 +45,7 @@ from .types import (
     RunEvent,
     RunResult,
     Tool,
+    ToolFailed,
     ToolOutput,
     Usage,
 )
@@ -509,6 +510,10 @@ class Runner:
                 return None
             try:
                 returned = tool.function(state.context, arguments)
+            except ToolFailed as exc:
+                content = f"error: {tool.name} failed: {exc}"
+                self._record_tool_error(agent, call, span, state, content, "tool_failed", str(exc))
+                return None
             except Exception as exc:  # a tool is host code talking to databases and APIs: never crash the run
                 content = f"error: {tool.name} failed. Do not call it again with the same arguments."
                 detail = f"{type(exc).__name__}: {exc}"

@@ -160,6 +160,12 @@ class ToolOutput:
     """When set, the run ends with this outcome (e.g. a human handoff) after the tool call."""
 
 
+class ToolFailed(Exception):
+    """Raised by a tool whose call failed in a way the model can act on (an HTTP error, a refused address, an
+    unreadable answer): `str(exc)` is given to the model as the tool's error and shown in the debug log, so it
+    must be short and hold no secret."""
+
+
 ToolFunction = Callable[[RunContext, dict[str, Any]], "ToolOutput | str"]
 
 
