@@ -40,6 +40,8 @@ SPAN_HANDOFF: Final = "captain.handoff"
 SPAN_ROUTER: Final = "captain.router"
 """One routing decision taken outside the agents' own models (rules, embeddings, a router model)."""
 SPAN_KNOWLEDGE: Final = "captain.knowledge"
+SPAN_HTTP_TOOL: Final = "captain.http_tool"
+"""One HTTP request of a custom tool (captain/services/custom_tools.py), a child of its `captain.tool` span."""
 """The knowledge step of one answer: retrieval, the gate, the grounding check, citations."""
 
 # ---- OpenTelemetry GenAI semantic conventions --------------------------------------------------------------
@@ -185,3 +187,16 @@ HELPDESK_INBOX_ID: Final = "helpdesk.inbox.id"
 HELPDESK_WEBHOOK_RESULT: Final = "helpdesk.webhook.result"
 """stored, duplicate, ignored, bad_signature, malformed..."""
 HELPDESK_MESSAGE_ID: Final = "helpdesk.message.id"
+
+
+# ---- custom HTTP tools (captain.http_tool spans); secrets are redacted before they are set ----
+CAPTAIN_HTTP_METHOD: Final = "captain.http.method"
+CAPTAIN_HTTP_URL: Final = "captain.http.url"
+CAPTAIN_HTTP_STATUS_CODE: Final = "captain.http.status_code"
+CAPTAIN_HTTP_REQUEST_HEADERS: Final = "captain.http.request_headers"
+"""JSON object of the request headers, credentials and the identity header replaced by "[redacted]"."""
+CAPTAIN_HTTP_REQUEST_BODY: Final = "captain.http.request_body"
+CAPTAIN_HTTP_RESPONSE_BODY: Final = "captain.http.response_body"
+"""The start of the response body (content recording on only)."""
+CAPTAIN_HTTP_ERROR: Final = "captain.http.error"
+CAPTAIN_HTTP_ATTEMPTS: Final = "captain.http.attempts"
