@@ -40,9 +40,9 @@ SPAN_HANDOFF: Final = "captain.handoff"
 SPAN_ROUTER: Final = "captain.router"
 """One routing decision taken outside the agents' own models (rules, embeddings, a router model)."""
 SPAN_KNOWLEDGE: Final = "captain.knowledge"
+"""The knowledge step of one answer: retrieval, the gate, the grounding check, citations."""
 SPAN_HTTP_TOOL: Final = "captain.http_tool"
 """One HTTP request of a custom tool (captain/services/custom_tools.py), a child of its `captain.tool` span."""
-"""The knowledge step of one answer: retrieval, the gate, the grounding check, citations."""
 
 # ---- OpenTelemetry GenAI semantic conventions --------------------------------------------------------------
 
