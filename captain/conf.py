@@ -20,6 +20,9 @@ DEFAULTS: dict[str, Any] = {
     "LLM_TIMEOUT_SECONDS": 30.0,
     "LLM_MAX_RETRIES": 1,
     "MAX_TURNS_CAP": 8,
+    # Tool outputs longer than this many characters are stored as run artifacts and referenced from the
+    # context (docs/actions.md); 0 keeps every output in the context.
+    "ARTIFACT_THRESHOLD_CHARS": 4000,
     # A killed worker's conversation lock lapses after this (a live run renews it every third of it,
     # services/locks.py).
     "LOCK_LEASE_SECONDS": 30.0,
@@ -109,6 +112,10 @@ DEFAULTS: dict[str, Any] = {
     "MEDIA_WAIT_SECONDS": 10.0,
     # The default endpoint's models that can see images ("name,name"); a configured endpoint lists its own.
     "VISION_MODELS": "",
+    # The default endpoint's models that cannot return native tool calls ("name,name"): their agents use the
+    # text tool protocol (captain.runtime.text_protocol). A configured endpoint lists its own ("text_tools");
+    # `manage.py captain_probe_tools` detects which protocol a model follows.
+    "TEXT_TOOL_MODELS": "",
     "VISION_MAX_IMAGES": 4,
     "VISION_MAX_IMAGE_BYTES": 4 * 1024 * 1024,
     # Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint (reached through the

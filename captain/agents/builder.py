@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario
+from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario, ScenarioMode
 from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
 from ..prompts.context import TurnFacts
 from ..prompts.variables import memory_context, memory_declared
-from ..runtime import Agent, Handoff, ModelClient, handoff_tool_name
+from ..runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
 from ..runtime.routing import HUMAN, Graph
-from ..tools import build_tools
+from ..tools import BUILTIN_TOOL_NAMES, build_tools
+from ..tools.http import custom_tools_for
 
 TRIAGE_TOOLS = ("faq_lookup", "handoff_to_human")
 BACK_TO_TRIAGE = "Transfer back to the assistant when the customer's request is outside your topic."
@@ -75,6 +76,20 @@ class AgentModel:
     """None: the run's model client (same endpoint as the assistant)."""
     credits: int | None = None
     """What a reply on this model costs, when it is not the assistant's model."""
+    text_tools: bool = False
+    """The model cannot return native tool calls: the agent uses the text tool protocol."""
+
+
+def scenario_tools(scenario: Scenario, account_id: int) -> list[Tool]:
+    """A specialist's tools: the escalation every agent must always be able to make, then its allowlist of
+    built-in tools and the account's custom HTTP tools (a custom tool disabled or deleted since is left out)."""
+    names = ["handoff_to_human", *[t for t in scenario.tools if t != "handoff_to_human"]]
+    builtin = [n for n in names if n in BUILTIN_TOOL_NAMES]
+    custom = {
+        t.name: t for t in custom_tools_for(account_id, [n for n in names if n not in BUILTIN_TOOL_NAMES])
+    }
+    built = {t.name: t for t in build_tools(builtin)}
+    return [tool for n in names if (tool := built.get(n) or custom.get(n)) is not None]
 
 
 def system_prompt(persona: str, *, facts: TurnFacts | None, structured: bool) -> str:
@@ -97,12 +112,14 @@ def build_team(
     facts: TurnFacts | None = None,
     structured: bool = False,
     scenario_models: dict[str, AgentModel] | None = None,
+    text_tools: bool = False,
 ) -> dict[str, Agent]:
     """The triage agent (key `assistant`) and one specialist per enabled scenario, keyed by stable keys.
     `graph`: restrict every agent's handoffs to its candidates in the routing graph (default: the star).
     `model`: the model the run checked against the assistant's endpoint (default: the assistant's own field).
     `facts`: this turn's context (date, channel, conversation, customer, memory); `structured`: agents answer
-    `{response, reasoning}`; `scenario_models`: per-scenario model overrides, already checked by the caller."""
+    `{response, reasoning}`; `scenario_models`: per-scenario model overrides, already checked by the caller;
+    `text_tools`: the assistant's model uses the text tool protocol (no native tool calls)."""
     variables = variables or PromptVariables()
     scenario_models = scenario_models or {}
     remembered = {m.name: m.value for m in facts.memory} if facts is not None else {}
@@ -110,7 +127,7 @@ def build_team(
     # Builder text may print `{{ memory.<name> }}`: declared for the static check and the render below.
     with memory_declared(names):
         template_vars = {**variables.as_dict(assistant), **memory_context(remembered)}
-        return _build(assistant, graph, model, facts, structured, scenario_models, template_vars)
+        return _build(assistant, graph, model, facts, structured, scenario_models, template_vars, text_tools)
 
 
 def _build(
@@ -121,6 +138,7 @@ def _build(
     structured: bool,
     scenario_models: dict[str, AgentModel],
     template_vars: dict[str, object],
+    text_tools: bool,
 ) -> dict[str, Agent]:
     model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
@@ -157,6 +175,7 @@ def _build(
         model=model,
         temperature=assistant.temperature,
         structured=structured,
+        tool_protocol="text" if text_tools else "native",
         tools=build_tools(TRIAGE_TOOLS),
         handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios]
         if graph is None
@@ -164,8 +183,8 @@ def _build(
     )
     team = {TRIAGE_KEY: triage}
     for scenario in scenarios:
-        # The scenario's allowlist, plus the escalation every agent must always be able to make.
-        tool_names = ["handoff_to_human", *[t for t in scenario.tools if t != "handoff_to_human"]]
+        tools = scenario_tools(scenario, assistant.account_id)
+        tool_names = [t.name for t in tools]
         override = scenario_models.get(scenario.key)
         team[scenario.key] = Agent(
             key=scenario.key,
@@ -190,7 +209,11 @@ def _build(
             temperature=override.temperature if override else assistant.temperature,
             model_client=override.client if override else None,
             structured=structured,
-            tools=build_tools(tool_names),
+            tools=tools,
+            planning=PlanningSettings(max_tool_calls=scenario.max_tool_calls)
+            if scenario.mode == ScenarioMode.PLANNING
+            else None,
+            tool_protocol="text" if (override.text_tools if override else text_tools) else "native",
             handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)]
             if graph is None
             else _graph_handoffs(graph, scenario.key, scenarios),

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from .types import Usage
 
@@ -115,6 +115,9 @@ class ModelResponse:
     included); empty unless `ModelSettings.top_logprobs` asked for them and the endpoint returned them."""
     latency_ms: float = 0.0
     """Wall time of the call, retries included."""
+    first_token_ms: float | None = None
+    """Streamed calls: time from the request to the first generated text or tool-call delta; None when the
+    call did not stream or nothing was generated."""
 
 
 class ModelClient(Protocol):
@@ -133,6 +136,25 @@ class ModelClient(Protocol):
         `messages` are Chat Completions message dicts (system first); `tools` are Chat Completions tool
         definitions (`{"type": "function", "function": {...}}`), possibly empty.
         """
+        ...
+
+
+class StreamingModelClient(ModelClient, Protocol):
+    """A model client that can also stream: the generated text reaches `on_text` as it is generated (the text
+    tool protocol shows the model's Thought live)."""
+
+    def stream(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
+        on_text: Callable[[str], None],
+    ) -> ModelResponse:
+        """Like `complete`, calling `on_text` with each text delta in order; raises `ModelError` (and nothing
+        else of its own) when there is no complete answer, a stream that breaks midway included. An exception
+        raised by `on_text` propagates unchanged."""
         ...
 
 
@@ -198,6 +220,9 @@ class OpenAIChatModel:
         self.provider_name = provider_name
         self.plain_only = False
         """True once the endpoint refused `response_format` or `logprobs`: neither is sent any more."""
+        self.stream_usage = True
+        """False once the endpoint refused `stream_options` on a streamed call: usage is not asked for any
+        more (the call then reports zero tokens unless the server sends usage anyway)."""
 
     @classmethod
     def for_endpoint(
@@ -237,6 +262,51 @@ class OpenAIChatModel:
         response.latency_ms = latency_ms
         return response
 
+    def stream(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        settings: ModelSettings = DEFAULT_SETTINGS,
+        on_text: Callable[[str], None],
+    ) -> ModelResponse:
+        """`complete`, streamed (`stream: true`): each text delta goes to `on_text` as it arrives. The usage
+        comes in a last chunk (`stream_options.include_usage`); an endpoint that refuses that option with a
+        400 is asked once more without it (as `complete` drops the router's options), and remembered."""
+        started = time.monotonic()
+        body = self._stream_body(model, messages, tools, settings)
+        try:
+            chunks = self._create(body)
+        except ModelError as exc:
+            optional = any(key in body for key in ("stream_options", "response_format", "logprobs"))
+            if not (optional and exc.kind == "bad_request" and exc.status_code == 400):
+                raise
+            self.stream_usage = False
+            self.plain_only = True
+            body = self._stream_body(model, messages, tools, settings)
+            chunks = self._create(body)
+        if not isinstance(chunks, openai.Stream):
+            close = getattr(chunks, "close", None)
+            if callable(close):
+                close()
+            raise _bad(f"expected a stream of chunks, got {type(chunks).__name__}")
+        try:
+            response = _read_stream(chunks, requested_model=model, started=started, on_text=on_text)
+        finally:
+            chunks.close()
+        response.latency_ms = (time.monotonic() - started) * 1000
+        return response
+
+    def _stream_body(
+        self, model: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], s: ModelSettings
+    ) -> dict[str, Any]:
+        body = self._body(model, messages, tools, s)
+        body["stream"] = True
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
     def _body(
         self, model: str, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], s: ModelSettings
     ) -> dict[str, Any]:
@@ -273,6 +343,113 @@ class OpenAIChatModel:
             # longer wraps) is still a model outage to the run: it must end in a typed outcome, not a crashed
             # task.
             raise ModelError("unexpected", f"{type(exc).__name__}: {exc}") from exc
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _next_chunk(iterator: Iterator[ChatCompletionChunk]) -> ChatCompletionChunk | None:
+    """The next chunk, None at the end; any failure while reading is a ModelError (a stream cut midway)."""
+    try:
+        return next(iterator)
+    except StopIteration:
+        return None
+    except openai.OpenAIError as exc:
+        raise _map_openai_error(exc) from exc
+    except httpx.TimeoutException as exc:
+        raise ModelError("timeout", f"stream stalled: {type(exc).__name__}: {exc}") from exc
+    except httpx.TransportError as exc:
+        raise ModelError("connection", f"stream broken: {type(exc).__name__}: {exc}") from exc
+    except ValueError as exc:
+        raise ModelError("bad_response", f"unreadable stream chunk: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        raise ModelError("unexpected", f"{type(exc).__name__}: {exc}") from exc
+
+
+def _read_stream(
+    chunks: openai.Stream[ChatCompletionChunk],
+    *,
+    requested_model: str,
+    started: float,
+    on_text: Callable[[str], None],
+) -> ModelResponse:
+    """Assemble a streamed answer, handing each text delta to `on_text` as it arrives."""
+    text: list[str] = []
+    calls: dict[int, _PartialCall] = {}
+    usage = Usage(requests=1)
+    finish_reason: str | None = None
+    model = ""
+    response_id: str | None = None
+    first_token_ms: float | None = None
+    first_token: dict[str, float] = {}
+    iterator = iter(chunks)
+    while (chunk := _next_chunk(iterator)) is not None:
+        try:
+            model = chunk.model or model
+            response_id = chunk.id or response_id
+            if chunk.usage is not None:
+                usage.input_tokens = chunk.usage.prompt_tokens or 0
+                usage.output_tokens = chunk.usage.completion_tokens or 0
+            choice = chunk.choices[0] if chunk.choices else None
+            delta = choice.delta if choice is not None else None
+            content = delta.content if delta is not None else None
+            tool_deltas = (delta.tool_calls if delta is not None else None) or []
+            if choice is not None and choice.finish_reason:
+                finish_reason = choice.finish_reason
+            if choice is not None and not first_token and choice.logprobs and choice.logprobs.content:
+                token = choice.logprobs.content[0]
+                first_token = {alt.token: alt.logprob for alt in (token.top_logprobs or [])}
+                first_token.setdefault(token.token, token.logprob)
+            for tool_delta in tool_deltas:
+                partial = calls.setdefault(tool_delta.index, _PartialCall())
+                partial.id = tool_delta.id or partial.id
+                if tool_delta.function is not None:
+                    partial.name += tool_delta.function.name or ""
+                    partial.arguments.append(tool_delta.function.arguments or "")
+        except Exception as exc:
+            # The SDK builds chunks without validation: odd shapes surface as attribute errors here.
+            raise ModelError("bad_response", f"malformed chunk: {type(exc).__name__}: {exc}") from exc
+        if first_token_ms is None and ((isinstance(content, str) and content) or tool_deltas):
+            first_token_ms = (time.monotonic() - started) * 1000
+        if isinstance(content, str) and content:
+            text.append(content)
+            on_text(content)  # outside the try: the caller's own failure is not the model's
+    if finish_reason is None:
+        raise ModelError("bad_response", "the stream ended before the model finished its answer")
+    tool_calls = [
+        ToolCall(id=partial.id or f"call_{index}", name=partial.name, arguments="".join(partial.arguments))
+        for index, partial in sorted(calls.items())
+    ]
+    content_text = "".join(text)
+    message: dict[str, Any] = {"role": "assistant", "content": content_text or None}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in tool_calls
+        ]
+    raw = {
+        "id": response_id,
+        "object": "chat.completion",
+        "model": model or requested_model,
+        "streamed": True,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens},
+    }
+    return ModelResponse(
+        content=content_text if (content_text or not tool_calls) else None,
+        tool_calls=tool_calls,
+        usage=usage,
+        model=model or requested_model,
+        raw=raw,
+        finish_reason=finish_reason,
+        response_id=response_id,
+        first_token_logprobs=first_token,
+        first_token_ms=first_token_ms,
+    )
 
 
 def _map_openai_error(exc: openai.OpenAIError) -> ModelError:

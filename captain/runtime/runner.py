@@ -29,6 +29,7 @@ import jsonschema
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
 
+from . import planning, text_protocol
 from . import semconv as sc
 from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
 from .structured import RESPONSE_FORMAT, parse_reply
@@ -36,9 +37,12 @@ from .text_tools import recover_text_tool_calls
 from .types import (
     HANDOFF_PREFIX,
     Agent,
+    Artifact,
     ErrorKind,
     Handoff,
     Outcome,
+    PendingCall,
+    PlanState,
     Reply,
     RunContext,
     RunError,
@@ -137,7 +141,13 @@ class _RunState:
     call_counts: dict[tuple[str, str], int] = field(default_factory=dict)
     """(tool name, canonical arguments) -> times the model asked for it; feeds the loop guard."""
     tool_specs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Tool definitions offered to each agent, built once per agent per run."""
+    """Tool definitions offered to each agent, built once per agent per run (again when artifacts appear)."""
+    tool_calls: int = 0
+    """Tool calls run so far (planning mode's budget; `update_plan` is bookkeeping and not counted)."""
+    since_progress: int = 0
+    """Tool calls since a planning agent last marked a step of its plan done."""
+    text_raw: str = ""
+    """The last text-protocol response as the model wrote it (it goes back into the history as written)."""
 
 
 class Runner:
@@ -155,12 +165,15 @@ class Runner:
         loop_limit: int = 3,
         escalation_tool: str | None = "handoff_to_human",
         schema_with_tools: bool = False,
+        artifact_threshold: int | None = 4000,
     ) -> None:
         """
         `max_turns` bounds model calls per run; `deadline_seconds` bounds wall time (checked before each model
         call, so one call's own timeout must also fit); `record_content` puts message bodies, tool arguments
         and results into spans (turn it off where spans leave the trust boundary); `loop_limit` is how many
-        identical calls (same tool, same arguments) end the run; `tracer_provider` defaults to the global one.
+        identical calls (same tool, same arguments) end the run; `tracer_provider` defaults to the global one;
+        `artifact_threshold`: tool outputs longer than this many characters are stored as artifacts and the
+        context gets a short reference (None: never).
         """
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -177,6 +190,7 @@ class Runner:
         # forcing a choice among specialists alone would send such a customer to the wrong one.
         self.escalation_tool = escalation_tool
         self.schema_with_tools = schema_with_tools
+        self.artifact_threshold = artifact_threshold
         self._tracer = trace.get_tracer(sc.TRACER_NAME, tracer_provider=tracer_provider)
 
     # ---- the loop ------------------------------------------------------------------------------------------
@@ -200,6 +214,7 @@ class Runner:
         state = _RunState(context=context, agents=agents, history=messages, started=time.monotonic())
         agent = agents[start_key]
         state.route.append(agent.key)
+        self._settle_answered(agent, state)
         while True:
             step = self._run_agent(agent, state)
             if isinstance(step, NextStepHandoff):
@@ -209,8 +224,15 @@ class Runner:
             assert not isinstance(step, NextStepRunAgain)
             outcome = step.output if isinstance(step, NextStepFinalOutput) else step.outcome
             break
+        self._close_plan(agent, outcome, state)
         result = RunResult(
-            outcome=outcome, agent_key=agent.key, usage=state.usage, route=state.route, events=state.events
+            outcome=outcome,
+            agent_key=agent.key,
+            usage=state.usage,
+            route=state.route,
+            events=state.events,
+            artifacts=list(context.artifacts),
+            plan=context.plan,
         )
         self._annotate_run_span(result, state)
         return result
@@ -227,11 +249,16 @@ class Runner:
             attributes[sc.CAPTAIN_CONVERSATION_ID] = state.context.conversation_id
         with self._tracer.start_as_current_span(sc.SPAN_AGENT, attributes=attributes) as span:
             self.hooks.on_agent_start(state.context, agent)
-            tools = self._tools_for(agent, state)
+            if agent.planning is not None:
+                self._own_plan(agent, state)
             while True:
-                step: NextStep | None = self._check_limits(state)
+                step: NextStep | None = self._check_limits(state, agent)
                 if step is not None:
                     break
+                if agent.planning is not None and state.tool_calls >= agent.planning.max_tool_calls:
+                    step = self._force_final(agent, state)
+                    break
+                tools = self._tools_for(agent, state)
                 try:
                     response = self._call_model(agent, tools, state)
                 except ModelError as exc:
@@ -248,8 +275,8 @@ class Runner:
                 span.set_attribute(sc.ERROR_TYPE, step.outcome.error)
             return step
 
-    def _check_limits(self, state: _RunState) -> NextStepStop | None:
-        if state.turns >= self.max_turns:
+    def _check_limits(self, state: _RunState, agent: Agent | None = None) -> NextStepStop | None:
+        if state.turns >= self._turn_limit(agent):
             return NextStepStop(RunError("max_turns", f"stopped after {state.turns} model calls"))
         if self.deadline_seconds is not None:
             elapsed = time.monotonic() - state.started
@@ -276,6 +303,8 @@ class Runner:
         if self._check_limits(state) is not None:
             self._emit(state, agent, dataclasses.replace(event, data={"result": "stayed: no turn left"}))
             return said
+        if agent.tool_protocol == "text":
+            return said  # the re-ask needs a forced native tool call
         transfer_names = self._transfer_names(agent)
         handoff_tools = [s for s in self._tools_for(agent, state) if s["function"]["name"] in transfer_names]
         try:
@@ -314,7 +343,13 @@ class Runner:
         tool_choice: str | None = None,
     ) -> ModelResponse:
         state.turns += 1
-        messages = [{"role": "system", "content": agent.instructions}, *state.history, *state.items]
+        system = agent.instructions
+        if agent.planning is not None:
+            left = max(0, agent.planning.max_tool_calls - state.tool_calls)
+            system = f"{system}\n\n{planning.planning_prompt(state.context.plan, calls_left=left)}"
+        if agent.tool_protocol == "text" and tools:
+            system = f"{system}\n\n{text_protocol.protocol_prompt(tools)}"
+        messages = [{"role": "system", "content": system}, *state.history, *state.items]
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT,
             sc.GEN_AI_REQUEST_MODEL: agent.model,
@@ -340,9 +375,12 @@ class Runner:
                     response_format=self._reply_format(agent, tools),
                 )
                 client: ModelClient = agent.model_client or self.model
-                response = client.complete(
-                    model=agent.model, messages=messages, tools=tools, settings=settings
-                )
+                if agent.tool_protocol == "text" and tools:
+                    response = self._text_turn(agent, client, messages, tools, settings, state)
+                else:
+                    response = client.complete(
+                        model=agent.model, messages=messages, tools=tools, settings=settings
+                    )
             except ModelError as exc:
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
                 span.set_attribute(sc.ERROR_TYPE, exc.kind)
@@ -398,6 +436,9 @@ class Runner:
     # ---- one response -> next step -------------------------------------------------------------------------
 
     def _process_response(self, agent: Agent, response: ModelResponse, state: _RunState) -> NextStep:
+        if response.tool_calls and (response.content or "").strip() and agent.tool_protocol == "native":
+            # Text written next to native calls is the model's reasoning for them: visible, never sent.
+            self._thought(agent, response.content.strip(), state)
         if not response.tool_calls:
             offered = [t.name for t in agent.tools] + [h.tool_name for h in agent.handoffs]
             recovered = recover_text_tool_calls(response.content, offered)
@@ -426,7 +467,11 @@ class Runner:
 
         # Every call gets a tool result message, whatever happens to it: the Chat Completions API rejects a
         # history with an unanswered tool call, and the model learns from the refusal or error text.
-        state.items.append(_assistant_message(response))
+        state.items.append(
+            text_protocol.assistant_item(state.text_raw)
+            if agent.tool_protocol == "text"
+            else _assistant_message(response)
+        )
         accepted: tuple[ToolCall, Agent, str] | None = None
         for call in response.tool_calls:
             arguments, parse_error = _parse_arguments(call.arguments)
@@ -438,7 +483,7 @@ class Runner:
                 detail = f"{call.name} requested {count} times with the same arguments"
                 return NextStepStop(RunError("loop_detected", detail))
 
-            tool = agent.tool(call.name)
+            tool = self._tool(agent, call.name, state)
             if tool is not None:
                 outcome = self._run_tool(agent, tool, call, arguments, parse_error, state)
                 if outcome is not None:
@@ -457,7 +502,7 @@ class Runner:
                 if accepted is None:
                     target = state.agents[handoff.target_key]
                     accepted = (call, target, reason)
-                    self._add_tool_result(state, call, f"transferred to {target.key}")
+                    self._add_tool_result(state, call, f"transferred to {target.key}", agent)
                 else:
                     self._ignore_handoff(agent, handoff, call, accepted[1], reason, state)
                 continue
@@ -498,23 +543,41 @@ class Runner:
         arguments: dict[str, Any],
         parse_error: str | None,
         state: _RunState,
+        *,
+        confirmed: bool = False,
     ) -> Outcome | None:
-        """Validate, run and record one tool call; return the outcome if the tool ends the run."""
+        """Validate, run and record one tool call; return the outcome if the tool ends the run. A tool that
+        changes something (`Tool.confirm`) is held for the customer's confirmation unless `confirmed`."""
+        if agent.planning is not None and state.since_progress >= agent.planning.no_progress_limit:
+            detail = f"no step of the plan was finished in {state.since_progress} tool calls"
+            return RunError("loop_detected", detail)
         with self._tool_span(call) as span:
+            if tool.name != planning.SEARCH_ARTIFACT_TOOL:
+                arguments = self._with_artifacts(arguments, state)
+            if tool.name != planning.PLAN_TOOL:
+                state.tool_calls += 1
             error = parse_error or _validation_error(tool.parameters, arguments)
             if error is not None:
+                state.since_progress += 1
                 content = (
                     f"error: invalid arguments for {tool.name}: {error}. Fix the arguments and call it again."
                 )
                 self._record_tool_error(agent, call, span, state, content, "invalid_arguments", error)
                 return None
+            if tool.confirm is not None and not confirmed:
+                return self._hold(agent, tool, call, arguments, span, state)
+            plan = state.context.plan
+            done_before = plan.done_count if plan is not None else 0
+            steps_before = len(plan.steps) if plan is not None else 0
             try:
                 returned = tool.function(state.context, arguments)
             except ToolFailed as exc:
+                state.since_progress += 1
                 content = f"error: {tool.name} failed: {exc}"
                 self._record_tool_error(agent, call, span, state, content, "tool_failed", str(exc))
                 return None
             except Exception as exc:  # a tool is host code talking to databases and APIs: never crash the run
+                state.since_progress += 1
                 content = f"error: {tool.name} failed. Do not call it again with the same arguments."
                 detail = f"{type(exc).__name__}: {exc}"
                 self._record_tool_error(agent, call, span, state, content, type(exc).__name__, detail)
@@ -527,16 +590,293 @@ class Runner:
                 self._record_tool_error(agent, call, span, state, content, "bad_tool_output", detail)
                 return None
 
-            self._add_tool_result(state, call, returned.content)
-            data: dict[str, Any] = {"call_id": call.id, "arguments": arguments, "result": returned.content}
+            plan = state.context.plan
+            if tool.name == planning.PLAN_TOOL and plan is not None:
+                created = steps_before == 0 and bool(plan.steps)
+                state.since_progress = (
+                    0 if created or plan.done_count > done_before else state.since_progress + 1
+                )
+                self._emit(
+                    state,
+                    agent,
+                    RunEvent("plan", agent.key, name=call.name, data={"plan": plan.as_record()}),
+                )
+            else:
+                state.since_progress += 1
+            if tool.name == planning.THINK_TOOL:
+                self._thought(agent, str(arguments.get("thought", "")), state, streamed=False)
+            content = self._compress(agent, tool, call, returned.content, state)
+            if (
+                agent.planning is not None
+                and returned.outcome is None
+                and tool.name not in planning.PLANNING_TOOL_NAMES
+            ):
+                content = f"{content}\n\n{planning.UPDATE_REMINDER}"
+            self._add_tool_result(state, call, content, agent)
+            data: dict[str, Any] = {"call_id": call.id, "arguments": arguments, "result": content}
+            if confirmed:
+                data["confirmed"] = True
             if returned.outcome is not None:
                 data["outcome"] = returned.outcome.kind
                 span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, returned.outcome.kind)
             if self.record_content and span.is_recording():
-                span.set_attribute(sc.CAPTAIN_TOOL_RESULT, returned.content)
+                span.set_attribute(sc.CAPTAIN_TOOL_RESULT, content)
             self._emit(state, agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
-            self.hooks.on_tool_end(state.context, agent, call, returned.content)
+            self.hooks.on_tool_end(state.context, agent, call, content)
             return returned.outcome
+
+    # ---- confirmations, plans, artifacts, thoughts ---------------------------------------------------------
+
+    def _hold(
+        self,
+        agent: Agent,
+        tool: Tool,
+        call: ToolCall,
+        arguments: dict[str, Any],
+        span: Span,
+        state: _RunState,
+    ) -> Outcome:
+        """A call that changes something waits for the customer: the run ends with the confirmation question
+        (a fixed text, so it costs no credit) and the host keeps the call exactly as asked."""
+        assert tool.confirm is not None
+        try:
+            question = tool.confirm(arguments).strip()
+        except Exception:  # a builder's confirmation template that fails must not lose the question
+            question = ""
+        if not question:
+            shown = ", ".join(f"{k}: {v}" for k, v in arguments.items())
+            question = f"Please confirm: {tool.name} ({shown}). Reply yes to go ahead or no to cancel."
+        self._add_tool_result(
+            state, call, "Waiting for the customer's confirmation; nothing was done yet.", agent
+        )
+        span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, "confirmation")
+        pending = PendingCall(tool=tool.name, arguments=arguments, question=question, agent_key=agent.key)
+        self._emit(
+            state,
+            agent,
+            RunEvent(
+                "confirmation",
+                agent.key,
+                name=tool.name,
+                detail=question,
+                data={"tool": tool.name, "arguments": arguments, "question": question, "status": "asked"},
+            ),
+        )
+        return Reply(question, billable=False, confirmation=pending)
+
+    def _settle_answered(self, agent: Agent, state: _RunState) -> None:
+        """The customer answered a held call: run it exactly as it was asked (confirmed), or tell the model it
+        was not done; either way before the first model call, so the model continues from the result."""
+        answered = state.context.answered
+        if answered is None:
+            return
+        state.context.answered = None
+        owner = agent if self._tool(agent, answered.tool, state) is not None else None
+        if owner is None:
+            owner = next((a for a in state.agents.values() if a.tool(answered.tool) is not None), None)
+        raw = json.dumps(answered.arguments, ensure_ascii=False)
+        call = ToolCall(id="confirmed_call_1", name=answered.tool, arguments=raw)
+        if agent.tool_protocol == "text":
+            state.items.append(text_protocol.assistant_item(f'<action name="{answered.tool}">{raw}</action>'))
+        else:
+            state.items.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": raw}}
+                    ],
+                }
+            )
+        tool = self._tool(owner, answered.tool, state) if owner is not None else None
+        status = "confirmed" if answered.confirmed and tool is not None else "not run"
+        self._emit(
+            state,
+            agent,
+            RunEvent(
+                "confirmation",
+                agent.key,
+                name=answered.tool,
+                detail=answered.note,
+                data={"tool": answered.tool, "arguments": answered.arguments, "status": status},
+            ),
+        )
+        if answered.confirmed and tool is not None and owner is not None:
+            self._run_tool(owner, tool, call, answered.arguments, None, state, confirmed=True)
+            return
+        note = answered.note or "The customer did not confirm; nothing was done."
+        if answered.confirmed:
+            note = "The customer confirmed, but the tool is no longer available; nothing was done."
+        self._add_tool_result(state, call, note, agent)
+
+    def _own_plan(self, agent: Agent, state: _RunState) -> None:
+        """The plan a planning agent works on: the conversation's open plan if it is this agent's, else a new
+        one (a finished plan is history, not a task)."""
+        plan = state.context.plan
+        if plan is None or plan.agent_key != agent.key or plan.status in ("done", "abandoned"):
+            state.context.plan = PlanState(agent_key=agent.key)
+        elif plan.status == "waiting":
+            plan.history.append(plan.as_record())
+            plan.status = "active"
+            plan.waiting_for = ""
+
+    def _close_plan(self, agent: Agent, outcome: Outcome, state: _RunState) -> None:
+        """The plan's state when the run ends: waiting for the customer, done, or abandoned."""
+        plan = state.context.plan
+        if plan is None or not plan.steps:
+            return
+        if isinstance(outcome, Reply):
+            if outcome.confirmation is not None:
+                plan.status, plan.waiting_for = "waiting", f"confirmation: {outcome.confirmation.question}"
+            elif plan.status == "active":
+                if all(s.done for s in plan.steps):
+                    plan.status = "done"
+                else:
+                    plan.status, plan.waiting_for = "waiting", outcome.text[:300]
+        elif isinstance(outcome, RunError) or outcome.kind == "human_handoff":
+            plan.status = "abandoned"
+        elif outcome.kind == "resolve":
+            plan.status = "done"
+        plan.tool_calls += state.tool_calls
+        # Always recorded: the debug log shows the plan as the run left it.
+        self._emit(
+            state,
+            agent,
+            RunEvent("plan", agent.key, detail="end of run", data={"plan": plan.as_record()}),
+        )
+
+    def _force_final(self, agent: Agent, state: _RunState) -> NextStep:
+        """The tool budget is spent: one last call that may only write the final answer."""
+        assert agent.planning is not None
+        spent = f"{state.tool_calls} tool calls used, the limit is {agent.planning.max_tool_calls}"
+        limited = self._check_limits(state, agent)
+        if limited is not None:
+            return limited
+        final = next(
+            t for t in planning.planning_tools(with_artifacts=False) if t.name == planning.ANSWER_TOOL
+        )
+        spec = _function_spec(final.name, final.description, final.parameters)
+        note = "You have no tool calls left. Call final_answer now with the complete answer for the customer."
+        if agent.tool_protocol == "text":
+            note = (
+                "You have no tool calls left. Write the complete answer for the customer in <final_answer>."
+            )
+        state.items.append({"role": "user", "content": note})
+        try:
+            response = self._call_model(agent, [spec], state, tool_choice="required")
+        except ModelError as exc:
+            return NextStepStop(RunError("tool_budget", f"{spent}; the final call failed: {exc.kind}"))
+        if not response.tool_calls and (response.content or "").strip():
+            return NextStepFinalOutput(Reply(response.content.strip()))
+        for call in response.tool_calls:
+            if call.name != final.name:
+                continue
+            arguments, parse_error = _parse_arguments(call.arguments)
+            state.items.append(
+                text_protocol.assistant_item(state.text_raw)
+                if agent.tool_protocol == "text"
+                else _assistant_message(dataclasses.replace(response, tool_calls=[call]))
+            )
+            outcome = self._run_tool(agent, final, call, arguments, parse_error, state)
+            if isinstance(outcome, Reply):
+                return NextStepFinalOutput(outcome)
+        return NextStepStop(RunError("tool_budget", spent))
+
+    def _compress(self, agent: Agent, tool: Tool, call: ToolCall, content: str, state: _RunState) -> str:
+        """A long output becomes an artifact of the run; the context gets a reference and its beginning."""
+        threshold = self.artifact_threshold
+        if threshold is None or len(content) <= threshold or tool.name in planning.PLANNING_TOOL_NAMES:
+            return content
+        artifacts = state.context.artifacts
+        ref = f"A{len(artifacts) + 1}"
+        artifacts.append(Artifact(ref=ref, tool=tool.name, content=content))
+        state.tool_specs.clear()  # search_artifact is offered from now on
+        self._emit(
+            state,
+            agent,
+            RunEvent(
+                "artifact",
+                agent.key,
+                name=tool.name,
+                data={"ref": ref, "tool": tool.name, "size": len(content)},
+            ),
+        )
+        return (
+            f"[Stored as artifact {ref}: {len(content)} characters from {tool.name}. It begins: "
+            f"{content[:400]} ...]\nCall {planning.SEARCH_ARTIFACT_TOOL} with ref {ref} and what you are looking "
+            f'for to read the part you need, or pass "{ref}" as an argument to give a tool the full text.'
+        )
+
+    def _with_artifacts(self, arguments: dict[str, Any], state: _RunState) -> dict[str, Any]:
+        """Arguments naming an artifact (`A1` or `artifact:A1`) receive its full text."""
+        if not state.context.artifacts:
+            return arguments
+        texts = {a.ref: a.content for a in state.context.artifacts}
+        texts.update({f"artifact:{a.ref}": a.content for a in state.context.artifacts})
+        return {k: texts.get(v, v) if isinstance(v, str) else v for k, v in arguments.items()}
+
+    def _thought(self, agent: Agent, text: str, state: _RunState, *, streamed: bool) -> None:
+        """Record one thought; `streamed`: its pieces already went to `on_thought` as they were written."""
+        if not text:
+            return
+        if not streamed:
+            self.hooks.on_thought(state.context, agent, text)
+        self._emit(state, agent, RunEvent("thought", agent.key, data={"text": text[:4000]}))
+
+    def _text_turn(
+        self,
+        agent: Agent,
+        client: ModelClient,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        settings: ModelSettings,
+        state: _RunState,
+    ) -> ModelResponse:
+        """One model call in the text tool protocol: thoughts stream live, actions are parsed from the text
+        (validated later like native calls), and output that breaks the protocol is re-asked once."""
+        offered = [spec["function"]["name"] for spec in tools]
+        text_settings = dataclasses.replace(settings, tool_choice=None, response_format=None)
+
+        def on_thought(delta: str) -> None:
+            self.hooks.on_thought(state.context, agent, delta)
+
+        response, turn = text_protocol.complete_text_turn(
+            client,
+            model=agent.model,
+            messages=messages,
+            settings=text_settings,
+            offered=offered,
+            on_thought=on_thought,
+        )
+        if turn.error:
+            self._emit(state, agent, RunEvent("protocol_error", agent.key, detail=turn.error[:500]))
+            first = response.usage
+            retry = [
+                *messages,
+                text_protocol.assistant_item(turn.raw),
+                text_protocol.reask_message(turn.error),
+            ]
+            response, turn = text_protocol.complete_text_turn(
+                client,
+                model=agent.model,
+                messages=retry,
+                settings=text_settings,
+                offered=offered,
+                on_thought=on_thought,
+            )
+            response.usage.add(first)
+            if turn.error:
+                self._emit(
+                    state,
+                    agent,
+                    RunEvent("protocol_error", agent.key, detail=f"after re-ask: {turn.error[:500]}"),
+                )
+                raise ModelError(
+                    "bad_response", f"the output broke the text tool protocol twice: {turn.error}"
+                )
+        self._thought(agent, turn.thought.strip(), state, streamed=True)
+        state.text_raw = turn.raw
+        return response
 
     def _record_tool_error(
         self,
@@ -548,7 +888,7 @@ class Runner:
         error_type: str,
         detail: str,
     ) -> None:
-        self._add_tool_result(state, call, content)
+        self._add_tool_result(state, call, content, agent)
         span.set_status(Status(StatusCode.ERROR, error_type))
         span.set_attribute(sc.ERROR_TYPE, error_type)
         # The detail may quote customer data (an exception message, an argument value): content rules apply.
@@ -590,7 +930,7 @@ class Runner:
                 agent,
                 RunEvent("tool_refused", agent.key, name=call.name, detail="not in the tool allowlist"),
             )
-        self._add_tool_result(state, call, content)
+        self._add_tool_result(state, call, content, agent)
 
     # ---- handoffs ------------------------------------------------------------------------------------------
 
@@ -628,9 +968,29 @@ class Runner:
             ),
         )
         content = f"ignored: only the first handoff in a response is honoured; transferring to {chosen.key}."
-        self._add_tool_result(state, call, content)
+        self._add_tool_result(state, call, content, agent)
 
     # ---- helpers -------------------------------------------------------------------------------------------
+
+    def _agent_tools(self, agent: Agent, state: _RunState) -> list[Tool]:
+        """The agent's own tools, then what the run adds: the planning tools for a planning agent, and the
+        artifact search once the run stored a long output."""
+        artifacts = bool(state.context.artifacts)
+        if agent.planning is not None:
+            return [*agent.tools, *planning.planning_tools(with_artifacts=artifacts)]
+        if artifacts:
+            search = planning.planning_tools(with_artifacts=True)[-1]
+            return [*agent.tools, search]
+        return agent.tools
+
+    def _tool(self, agent: Agent, name: str, state: _RunState) -> Tool | None:
+        return next((t for t in self._agent_tools(agent, state) if t.name == name), None)
+
+    def _turn_limit(self, agent: Agent | None) -> int:
+        """Model calls per run: a planning agent needs one per tool call and one per plan update."""
+        if agent is not None and agent.planning is not None:
+            return max(self.max_turns, 2 * agent.planning.max_tool_calls + 2)
+        return self.max_turns
 
     def _tools_for(self, agent: Agent, state: _RunState) -> list[dict[str, Any]]:
         """The agent's allowlist as Chat Completions tool definitions: its tools, then one per handoff."""
@@ -638,7 +998,7 @@ class Runner:
         if specs is None:
             specs = [
                 _function_spec(t.name, t.description, _compiled(_schema_key(t.parameters))[0])
-                for t in agent.tools
+                for t in self._agent_tools(agent, state)
             ]
             specs += [_function_spec(h.tool_name, h.description, _HANDOFF_PARAMETERS) for h in agent.handoffs]
             state.tool_specs[agent.key] = specs
@@ -648,8 +1008,13 @@ class Runner:
         state.events.append(event)
         self.hooks.on_event(state.context, agent, event)
 
-    def _add_tool_result(self, state: _RunState, call: ToolCall, content: str) -> None:
-        state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    def _add_tool_result(
+        self, state: _RunState, call: ToolCall, content: str, agent: Agent | None = None
+    ) -> None:
+        if agent is not None and agent.tool_protocol == "text":
+            state.items.append(text_protocol.observation_item(call, content))
+        else:
+            state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
     def _tool_span(self, call: ToolCall) -> AbstractContextManager[Span]:
         attributes = {

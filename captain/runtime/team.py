@@ -239,11 +239,26 @@ class TeamRunner:
                 for r in answers.results
                 if isinstance(r.outcome, Reply) and r.outcome.reasoning
             )
-            outcome = Reply("\n\n".join(answers.texts), billable=billable, reasoning=reasoning)
+            # A question held for the customer's confirmation is the last thing said: it asks about the call
+            # its own run held.
+            last = answers.results[-1].outcome if answers.results else None
+            confirmation = last.confirmation if isinstance(last, Reply) else None
+            outcome = Reply(
+                "\n\n".join(answers.texts), billable=billable, reasoning=reasoning, confirmation=confirmation
+            )
             agent_key = dispatched.node
         else:
             outcome, agent_key = RunError("empty_reply", "no node answered"), dispatched.node
         sources = [record for result in answers.results for record in result.sources]
+        artifacts = [artifact for result in answers.results for artifact in result.artifacts]
+        plan = next((r.plan for r in reversed(answers.results) if r.plan is not None), None)
         return RunResult(
-            outcome=outcome, agent_key=agent_key, usage=usage, route=route, events=events, sources=sources
+            outcome=outcome,
+            agent_key=agent_key,
+            usage=usage,
+            route=route,
+            events=events,
+            sources=sources,
+            artifacts=list(dict.fromkeys(artifacts)),
+            plan=plan,
         )

@@ -46,6 +46,8 @@ class Endpoint:
     api_key: str = field(default="", repr=False)
     vision_models: frozenset[str] = frozenset()
     """Models on it that accept images (Chat Completions `image_url` parts): customers' photos reach them."""
+    text_tool_models: frozenset[str] = frozenset()
+    """Models on it that cannot return native tool calls: their agents use the text tool protocol."""
 
     @property
     def is_own(self) -> bool:
@@ -69,6 +71,13 @@ class Endpoint:
         endpoint, `ModelEndpoint.vision_models` for an account's own); a model that is not declared gets a
         statement that it cannot see them instead."""
         return model in self.vision_models
+
+    def uses_text_tools(self, model: str) -> bool:
+        """Whether `model` on this endpoint gets its tools through the text protocol (Thought and tagged
+        actions in the reply) instead of native tool calls: declared per model (`CAPTAIN_TEXT_TOOL_MODELS` for
+        the default endpoint, a `text_tools` list per configured endpoint, `ModelEndpoint.text_tool_models`
+        for an account's own), as `manage.py captain_probe_tools` recommends."""
+        return model in self.text_tool_models
 
 
 # ---- the operator's endpoints ---------------------------------------------------------------------------------
@@ -118,11 +127,8 @@ def operator_endpoints() -> dict[str, Endpoint]:
                 model_credits=models,
                 default_credits=captain_setting("CREDITS_PER_REPLY"),
                 api_key=captain_setting("OPENAI_API_KEY"),
-                vision_models=frozenset(
-                    name.strip()
-                    for name in str(captain_setting("VISION_MODELS") or "").split(",")
-                    if name.strip()
-                ),
+                vision_models=_names(captain_setting("VISION_MODELS")),
+                text_tool_models=_names(captain_setting("TEXT_TOOL_MODELS")),
             )
         }
     endpoints: dict[str, Endpoint] = {}
@@ -137,6 +143,11 @@ def operator_endpoints() -> dict[str, Endpoint]:
         vision = spec.get("vision") or []
         if not isinstance(vision, list) or not all(isinstance(m, str) and m for m in vision):
             raise ValueError(f"{where}: 'vision' must list the names of the models that can see images")
+        text_tools = spec.get("text_tools") or []
+        if not isinstance(text_tools, list) or not all(isinstance(m, str) and m for m in text_tools):
+            raise ValueError(
+                f"{where}: 'text_tools' must list the names of the models that use the text tool protocol"
+            )
         endpoints[name] = Endpoint(
             name=name,
             base_url=spec["base_url"],
@@ -144,8 +155,15 @@ def operator_endpoints() -> dict[str, Endpoint]:
             default_credits=captain_setting("CREDITS_PER_REPLY"),
             api_key=key,
             vision_models=frozenset(vision),
+            text_tool_models=frozenset(text_tools),
         )
     return endpoints
+
+
+def _names(value: Any) -> frozenset[str]:
+    """`"a, b"` (a comma-separated setting) or a list, as a set of model names."""
+    items = value.split(",") if isinstance(value, str) else list(value or [])
+    return frozenset(str(name).strip() for name in items if str(name).strip())
 
 
 def _default_operator_endpoint() -> Endpoint:
@@ -172,6 +190,7 @@ def _own_endpoint(row: ModelEndpoint) -> Endpoint:
         default_credits=credits,
         api_key=key,
         vision_models=frozenset(str(name) for name in row.vision_models or [] if name),
+        text_tool_models=_names(row.text_tool_models),
     )
 
 
@@ -288,8 +307,10 @@ def model_endpoint_save(
     model_names: list[str],
     api_key: str | None,
     endpoint: ModelEndpoint | None = None,
+    text_tool_models: list[str] | None = None,
 ) -> ModelEndpoint:
     """Create or update an account's own endpoint. `api_key` None keeps the stored key; "" clears it.
+    `text_tool_models` None keeps the stored list (the models that use the text tool protocol).
     Raises ValidationError (per field) for a refused URL, a name taken, or own endpoints turned off."""
     model_endpoint_check(
         account=account,
@@ -298,12 +319,28 @@ def model_endpoint_save(
         model_names=model_names,
         pk=endpoint.pk if endpoint else None,
     )
+    if text_tool_models is not None and any(
+        not isinstance(m, str) or not m.strip() for m in text_tool_models
+    ):
+        raise ValidationError({"text_tool_models": ["Model names must be non-empty strings."]})
     endpoint = endpoint or ModelEndpoint(account=account)
     endpoint.name, endpoint.base_url, endpoint.model_names = name, base_url, list(model_names)
+    if text_tool_models is not None:
+        endpoint.text_tool_models = sorted({m.strip() for m in text_tool_models})
     if api_key is not None:
         endpoint.api_key_encrypted = secret_encrypt(api_key)
     endpoint.save()
     return endpoint
+
+
+def model_endpoint_set_text_tools(*, endpoint: ModelEndpoint, model: str, text_tools: bool) -> list[str]:
+    """Declare whether `model` on an account's own endpoint uses the text tool protocol (what
+    `captain_probe_tools --save` found); returns the endpoint's list as stored."""
+    names = {str(name) for name in endpoint.text_tool_models or [] if name}
+    names = names | {model} if text_tools else names - {model}
+    endpoint.text_tool_models = sorted(names)
+    endpoint.save(update_fields=["text_tool_models"])
+    return list(endpoint.text_tool_models)
 
 
 def model_endpoint_delete(*, endpoint: ModelEndpoint) -> None:

@@ -11,10 +11,12 @@ from helpdesk.services.conversations import conversation_escalate, conversation_
 from helpdesk.services.messages import message_create_ai_reply
 
 from ..conf import captain_setting
-from ..models import Assistant, ReplyJob, Run
+from ..models import Assistant, ReplyJob, Run, RunArtifact
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
+from .confirmations import confirmation_hold
 from .credits import credit_debit, credit_release
 from .jobs import jobs_any_pending, jobs_finish
+from .plans import LoadedPlan, plan_store
 
 ERROR_REASONS = {
     "model_error": "The AI model could not be reached or answered with an error.",
@@ -24,7 +26,8 @@ ERROR_REASONS = {
     "max_turns": "The AI did not finish within its turn limit.",
     "empty_reply": "The AI produced an empty reply.",
     "malformed_reply": "The AI's reply could not be read (broken JSON); nothing was sent.",
-    "loop_detected": "The AI repeated the same tool call.",
+    "loop_detected": "The AI repeated the same tool call or made no progress on its plan.",
+    "tool_budget": "The AI used all its tool calls without finishing.",
     "deadline": "The AI ran out of time.",
     "attempts_exhausted": "The AI failed on this message several times.",
     "internal_error": "The AI run failed with an internal error.",
@@ -69,6 +72,7 @@ def outcome_apply(
     trace_id: str,
     duration_ms: int,
     credits: int | None = None,
+    plan: LoadedPlan | None = None,
 ) -> AppliedOutcome:
     """Make the outcome real. Replies are charged here, in the same transaction as the message; handoffs,
     resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped."""
@@ -110,9 +114,18 @@ def outcome_apply(
         if credit_used or not outcome.billable:
             conversation.ai_agent_key = agent_key
             conversation.save(update_fields=["ai_agent_key"])
-            if outcome.suggestions:
+            if outcome.confirmation is not None:
+                # The call waits for the customer's answer to this very message (services/confirmations.py).
+                confirmation_hold(
+                    conversation=conversation,
+                    assistant=assistant,
+                    pending=outcome.confirmation,
+                    asked_message=reply_message,
+                )
+            quick_replies = list(outcome.suggestions) or (["Yes", "No"] if outcome.confirmation else [])
+            if quick_replies:
                 # Offered as the channel's quick replies; delivery reads them after this transaction commits.
-                reply_message.quick_replies = list(outcome.suggestions)
+                reply_message.quick_replies = quick_replies
                 reply_message.save(update_fields=["quick_replies"])
         else:
             # The limit was reached by a concurrent run since we checked: hand over instead of replying free.
@@ -167,6 +180,20 @@ def outcome_apply(
         trace_id=trace_id,
         duration_ms=duration_ms,
     )
+    if result is not None and result.artifacts:
+        RunArtifact.objects.bulk_create(
+            RunArtifact(
+                account_id=conversation.account_id,
+                run=run,
+                ref=a.ref,
+                tool_name=a.tool,
+                content=a.content,
+                size=len(a.content),
+            )
+            for a in result.artifacts
+        )
+    if result is not None and plan is not None:
+        plan_store(conversation=conversation, assistant=assistant, loaded=plan, state=result.plan)
     return AppliedOutcome(run=run, reply_message=reply_message, credit_used=credit_used)
 
 

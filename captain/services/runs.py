@@ -22,6 +22,7 @@ from ..prompts import PromptTemplateError
 from ..runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from ..runtime import semconv as sc
 from ..runtime.team import TurnInput
+from .confirmations import confirmation_record_result, confirmation_settle
 from .credits import credit_release, credit_reserve
 from .jobs import (
     job_claim_attempt,
@@ -36,6 +37,7 @@ from .media_content import media_contents
 from .memory_step import StepResult, ai_writable, remember_step
 from .model_endpoints import EndpointUnavailable, model_client_for
 from .outcomes import outcome_apply
+from .plans import LoadedPlan, plan_load
 from .routing import routing_decisions_record
 from .routing_corrections import corrections_from_dispatch
 from .shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
@@ -190,6 +192,7 @@ def _run_batch_locked(
         agent_names: dict[str, str] = {}
         outcome: Outcome | None = None
         credits: int | None = None
+        plan = LoadedPlan(state=None, row=None)
         if attempts > captain_setting("MAX_ATTEMPTS"):
             outcome = RunError(error="attempts_exhausted", detail=f"{attempts - 1} attempts failed")
         else:
@@ -207,7 +210,8 @@ def _run_batch_locked(
                     outcome = HumanHandoff(reason="The account's AI credit limit is reached.")
         if outcome is None:
             try:
-                result = _run_team(conversation, assistant, agent_names, team_model, trigger_ids)
+                plan = plan_load(conversation)
+                result = _run_team(conversation, assistant, agent_names, team_model, trigger_ids, plan)
                 outcome = result.outcome
             except PromptTemplateError as exc:
                 # Builder text saved before the static check existed: people take over, the reason says why.
@@ -239,6 +243,7 @@ def _run_batch_locked(
             trace_id=format(span.get_span_context().trace_id, "032x"),
             duration_ms=int((time.monotonic() - started) * 1000),
             credits=credits,
+            plan=plan,
         )
         span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, applied.run.outcome)
         span.set_attribute(sc.CAPTAIN_CREDIT_USED, applied.credit_used)
@@ -253,6 +258,7 @@ def _run_team(
     agent_names: dict[str, str],
     team_model: TeamModel,
     batch_ids: list[int],
+    plan: LoadedPlan,
 ) -> RunResult:
     """One turn of the assistant's team (captain.runtime.team) on this run's batch; the routing decisions it
     took are recorded as `captain.router` spans and `RoutingDecision` rows."""
@@ -260,6 +266,7 @@ def _run_team(
         account_id=conversation.account_id,
         conversation_id=conversation.id,
         extra={"assistant_id": assistant.id},
+        plan=plan.state,
     )
     record_content = captain_setting("RECORD_CONTENT")
     # A shortcut (`/track 12345`) first: a fixed reply ends the turn before any model call (not even the
@@ -271,6 +278,10 @@ def _run_team(
         fixed = shortcut_reply_result(shortcut, agent_key=current)
         fixed.events.append(RunEvent("shortcut", current, detail="fixed reply", data=shortcut.record))
         return fixed
+    # The customer's answer to a call held for confirmation: settled (and, if yes, run as stored) first.
+    settled = confirmation_settle(conversation=conversation, message_ids=batch_ids)
+    if settled is not None:
+        context.answered = settled.call
     remembered = _remember(conversation, assistant, team_model, batch_ids, record_content=record_content)
     runner = runner_for(
         assistant,
@@ -311,6 +322,10 @@ def _run_team(
         message_id=max(batch_ids) if batch_ids else None,
         decisions=turn.dispatch.decisions,
     )
+    if settled is not None:
+        ran = next((e for e in turn.result.events if e.type == "tool_call" and e.data.get("confirmed")), None)
+        if ran is not None:
+            confirmation_record_result(settled.row, str(ran.data.get("result", "")))
     if shortcut is not None:
         turn.result.events.insert(
             0, RunEvent("shortcut", "", detail="tool result in the prompt", data=shortcut.record)

@@ -14,11 +14,13 @@ from ..conf import captain_setting
 from ..models import Assistant, KnowledgeMode, Scenario
 from ..prompts.context import TurnFacts
 from ..runtime import RunContext, Runner
+from ..runtime.hooks import FanOutHooks
 from ..runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from ..runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
 from ..runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
 from ..runtime.tracing import TracingHooks
 from .knowledge_search import AssistantKnowledge, has_knowledge
+from .live import LivePublisher
 from .model_endpoints import Endpoint, EndpointUnavailable, endpoint_and_model, model_client_for
 from .routing import routing_graph, star_graph
 
@@ -51,7 +53,11 @@ def scenario_models(assistant: Assistant, team_model: TeamModel) -> dict[str, Ag
             continue
         temperature = scenario.temperature if scenario.temperature is not None else assistant.temperature
         if not (scenario.model or scenario.model_endpoint):
-            overrides[scenario.key] = AgentModel(model=team_model.model, temperature=temperature)
+            overrides[scenario.key] = AgentModel(
+                model=team_model.model,
+                temperature=temperature,
+                text_tools=team_model.endpoint.uses_text_tools(team_model.model),
+            )
             continue
         try:
             endpoint, model = endpoint_and_model(
@@ -63,14 +69,22 @@ def scenario_models(assistant: Assistant, team_model: TeamModel) -> dict[str, Ag
             logger.warning(
                 "scenario %s: its model cannot be used (%s); using the assistant's", scenario.key, exc
             )
-            overrides[scenario.key] = AgentModel(model=team_model.model, temperature=temperature)
+            overrides[scenario.key] = AgentModel(
+                model=team_model.model,
+                temperature=temperature,
+                text_tools=team_model.endpoint.uses_text_tools(team_model.model),
+            )
             continue
         same_endpoint = (
             endpoint.name == team_model.endpoint.name and endpoint.own_id == team_model.endpoint.own_id
         )
         client = None if same_endpoint else model_client_for(endpoint)
         overrides[scenario.key] = AgentModel(
-            model=model, temperature=temperature, client=client, credits=endpoint.credits_for(model)
+            model=model,
+            temperature=temperature,
+            client=client,
+            credits=endpoint.credits_for(model),
+            text_tools=endpoint.uses_text_tools(model),
         )
     return overrides
 
@@ -100,6 +114,7 @@ def team_for(
         "facts": facts,
         "structured": structured,
         "scenario_models": scenario_models(assistant, team_model),
+        "text_tools": team_model.endpoint.uses_text_tools(team_model.model),
     }
     if graph is None:
         return Team(agents=build_team(assistant, **options), graph=star_graph(assistant))  # type: ignore[arg-type]
@@ -115,9 +130,12 @@ def runner_for(
     record_content: bool | None = None,
     hooks: Sequence[TeamHooks] = (),
     facts: TurnFacts | None = None,
+    live_scope: str | None = None,
 ) -> TeamRunner:
     """The TeamRunner for one turn of `assistant`'s team. `record_content=None` follows RECORD_CONTENT;
-    `hooks` observe the turn as it runs (spans are always recorded); `facts`: the turn's context block."""
+    `hooks` observe the turn as it runs (spans are always recorded); `facts`: the turn's context block;
+    `live_scope` (`conversation:<id>`, `playground:<run_id>`): publish thoughts and events there as they
+    happen (captain.services.live)."""
     team = team_for(assistant, team_model=team_model, contact_name=contact_name, facts=facts)
     if record_content is None:
         record_content = captain_setting("RECORD_CONTENT")
@@ -127,7 +145,7 @@ def runner_for(
         max_turns=max(1, min(assistant.max_turns, captain_setting("MAX_TURNS_CAP"))),
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         record_content=record_content,
-        hooks=tracing,
+        hooks=FanOutHooks(tracing, LivePublisher(live_scope)) if live_scope else tracing,
     )
     graph_model = team.graph.router.model
 
