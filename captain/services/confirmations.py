@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 
 from django.db import transaction
@@ -24,6 +25,8 @@ from ..models import Assistant, ToolConfirmation
 from ..runtime import ConfirmedCall, PendingCall
 
 Answer = Literal["yes", "no", "other"]
+
+CONFIRMATION_TTL = timedelta(hours=24)
 
 # Whole-message affirmations, after lowercasing and removing punctuation, emoji and politeness.
 _YES = {
@@ -85,6 +88,11 @@ def confirmation_settle(*, conversation: Conversation, message_ids: list[int]) -
     row = confirmation_pending(conversation)
     if row is None:
         return None
+    if _stale(row, conversation):
+        ToolConfirmation.objects.filter(pk=row.pk, status=ToolConfirmation.Status.PENDING).update(
+            status=ToolConfirmation.Status.LAPSED, decided_at=timezone.now()
+        )
+        return None
     texts = list(
         Message.objects.filter(pk__in=message_ids, message_type=Message.Type.INCOMING)
         .order_by("created_at", "id")
@@ -117,6 +125,20 @@ def confirmation_settle(*, conversation: Conversation, message_ids: list[int]) -
         answer=answer,
         call=ConfirmedCall(tool=row.tool_name, arguments=row.arguments, confirmed=answer == "yes", note=note),
     )
+
+
+def _stale(row: ToolConfirmation, conversation: Conversation) -> bool:
+    """A yes answers the question only while it is the last thing said to the customer, and not days later:
+    after a person wrote meanwhile, or a day passed, "yes" may mean anything."""
+    if timezone.now() - row.created_at > CONFIRMATION_TTL:
+        return True
+    latest = (
+        Message.objects.filter(conversation=conversation, message_type=Message.Type.OUTGOING, private=False)
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return latest != row.asked_message_id
 
 
 def confirmation_record_result(row: ToolConfirmation, result: str) -> None:

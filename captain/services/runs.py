@@ -289,6 +289,7 @@ def _run_team(
         context=context,
         contact_name=conversation.contact.name,
         record_content=record_content,
+        live_scope=f"conversation:{conversation.id}",
         facts=turn_facts(
             assistant=assistant,
             conversation=conversation,

@@ -323,3 +323,98 @@ def test_a_tool_failure_reaches_the_model_as_a_clear_error() -> None:
     error = [m for m in model.calls[1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert error == "error: get_order failed: the service answered HTTP 404 (no such order)"
     assert result.outcome == Reply("That order does not exist.")
+
+
+# ---- the text tool protocol in the loop ----------------------------------------------------------------------
+
+
+def _text_agent(shop: Shop, *, planning: PlanningSettings | None = None) -> Agent:
+    agent = _agent(shop, planning=planning)
+    agent.tool_protocol = "text"
+    return agent
+
+
+def test_text_protocol_runs_tools_from_tagged_text_and_streams_the_thought() -> None:
+    shop = Shop()
+    hooks = Thoughts()
+    model = ScriptedModel(
+        reply('Thought: I need the order first.\n<action name="get_order">{"order_id": "1042"}</action>'),
+        reply("Thought: It was delivered.\n<final_answer>Your order 1042 was delivered.</final_answer>"),
+    )
+    result = _run(model, _text_agent(shop), RunContext(1, 1), hooks)
+
+    assert result.outcome == Reply("Your order 1042 was delivered.")
+    assert shop.lookups == ["1042"]
+    assert model.calls[0]["tools"] == []  # described in the prompt, not sent as native tools
+    system = model.calls[0]["messages"][0]["content"]
+    assert "get_order" in system and "<action" in system
+    # The model's own text goes back as it wrote it; the result comes as an observation in a user message.
+    second = model.calls[1]["messages"]
+    assert second[-2]["role"] == "assistant" and '<action name="get_order">' in second[-2]["content"]
+    assert second[-1]["role"] == "user" and "delivered" in second[-1]["content"]
+    assert "".join(hooks.pieces).strip() == "I need the order first.It was delivered."  # one piece per call
+    assert [e.data["text"] for e in result.events if e.type == "thought"] == [
+        "I need the order first.",
+        "It was delivered.",
+    ]
+
+
+def test_text_protocol_arguments_are_validated_like_native_calls() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply('Thought: look it up\n<action name="get_order">{"order": 1042}</action>'),
+        reply("<final_answer>Which order number?</final_answer>"),
+    )
+    result = _run(model, _text_agent(shop), RunContext(1, 1))
+    assert shop.lookups == []
+    observation = model.calls[1]["messages"][-1]["content"]
+    assert "invalid arguments for get_order" in observation
+    assert result.outcome == Reply("Which order number?")
+
+
+def test_text_protocol_parse_error_is_re_asked_once() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply('Thought: look it up\n<action name="get_order">{"order_id": "1042"'),
+        reply('Thought: again\n<action name="get_order">{"order_id": "1042"}</action>'),
+        reply("<final_answer>Delivered.</final_answer>"),
+    )
+    result = _run(model, _text_agent(shop), RunContext(1, 1))
+    assert result.outcome == Reply("Delivered.")
+    assert shop.lookups == ["1042"]
+    assert [e.type for e in result.events].count("protocol_error") == 1
+    assert model.calls[1]["messages"][-1]["role"] == "user"  # the re-ask says what was wrong
+
+
+def test_text_protocol_broken_twice_hands_over() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply('<action name="get_order">{"order_id": '),
+        reply('<action name="get_order">not json</action>'),
+    )
+    result = _run(model, _text_agent(shop), RunContext(1, 1))
+    assert isinstance(result.outcome, RunError) and result.outcome.error == "model_error"
+    assert shop.lookups == []
+
+
+def test_text_protocol_unknown_tool_is_refused() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply('Thought: x\n<action name="drop_database">{}</action>'),
+        reply("<final_answer>I cannot do that.</final_answer>"),
+    )
+    result = _run(model, _text_agent(shop), RunContext(1, 1))
+    assert "refused: unknown tool 'drop_database'" in model.calls[1]["messages"][-1]["content"]
+    assert result.outcome == Reply("I cannot do that.")
+
+
+def test_text_protocol_planning_agent_holds_a_change_for_confirmation() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply('Thought: plan\n<action name="update_plan">{"steps": ["Refund"], "next": "refund"}</action>'),
+        reply('Thought: refund\n<action name="refund_order">{"order_id": "1042", "amount": 20}</action>'),
+    )
+    result = _run(model, _text_agent(shop, planning=PlanningSettings()), RunContext(1, 1))
+    assert shop.changes == []
+    assert isinstance(result.outcome, Reply) and result.outcome.confirmation is not None
+    assert result.plan is not None and result.plan.status == "waiting"

@@ -203,3 +203,17 @@ def test_the_secret_never_reaches_the_debug_log(setup, llm_settings, shop) -> No
     stored = json.dumps([[s.attributes, s.events] for s in SpanRecord.objects.all()], default=str)
     assert "shop-secret-token" not in stored
     assert "captain.http_tool" in {s.name for s in SpanRecord.objects.all()}
+
+
+def test_a_yes_after_a_person_wrote_meanwhile_runs_nothing(setup, llm_settings, shop) -> None:
+    from helpdesk.services.messages import message_create_ai_reply
+
+    _ask_for_the_refund(setup, llm_settings, shop)
+    # Something else was said to the customer after the question: their "yes" no longer answers it.
+    message_create_ai_reply(
+        conversation=setup["conversation"], content="By the way, we close at 6.", agent_key="", agent_name=""
+    )
+    llm_settings.push(text("Glad to help."))
+    _say(setup["conversation"], "yes")
+    assert shop.requests == []
+    assert ToolConfirmation.objects.get().status == "lapsed"
