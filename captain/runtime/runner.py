@@ -436,11 +436,14 @@ class Runner:
     # ---- one response -> next step -------------------------------------------------------------------------
 
     def _process_response(self, agent: Agent, response: ModelResponse, state: _RunState) -> NextStep:
-        if response.tool_calls and (response.content or "").strip() and agent.tool_protocol == "native":
+        said = (response.content or "").strip()
+        if response.tool_calls and said and agent.tool_protocol == "native":
             # Text written next to native calls is the model's reasoning for them: visible, never sent.
-            self._thought(agent, response.content.strip(), state)
+            self._thought(agent, said, state, streamed=False)
         if not response.tool_calls:
-            offered = [t.name for t in agent.tools] + [h.tool_name for h in agent.handoffs]
+            offered = [t.name for t in self._agent_tools(agent, state)] + [
+                h.tool_name for h in agent.handoffs
+            ]
             recovered = recover_text_tool_calls(response.content, offered)
             if recovered:
                 self._emit(
@@ -766,8 +769,9 @@ class Runner:
             response = self._call_model(agent, [spec], state, tool_choice="required")
         except ModelError as exc:
             return NextStepStop(RunError("tool_budget", f"{spent}; the final call failed: {exc.kind}"))
-        if not response.tool_calls and (response.content or "").strip():
-            return NextStepFinalOutput(Reply(response.content.strip()))
+        said = (response.content or "").strip()
+        if not response.tool_calls and said:
+            return NextStepFinalOutput(Reply(said))
         for call in response.tool_calls:
             if call.name != final.name:
                 continue

@@ -209,6 +209,10 @@ class KnowledgeAnswerer:
         result = self._run(node, messages, agents)
         if not self.settings.grounding_check or not isinstance(result.outcome, Reply):
             return result
+        if result.outcome.confirmation is not None:
+            # A held call's question is built from the call's arguments, not written by the model; running the
+            # agent again would only hold the call again.
+            return result
         missing = self._unsupported(result, messages, ledger)
         if not missing:
             return result

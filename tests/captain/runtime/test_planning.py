@@ -418,3 +418,27 @@ def test_text_protocol_planning_agent_holds_a_change_for_confirmation() -> None:
     assert shop.changes == []
     assert isinstance(result.outcome, Reply) and result.outcome.confirmation is not None
     assert result.plan is not None and result.plan.status == "waiting"
+
+
+def test_text_next_to_native_calls_is_a_thought_not_a_reply() -> None:
+    shop = Shop()
+    hooks = Thoughts()
+    first = calls(("get_order", {"order_id": "1042"}))
+    first.content = "Let me look that order up."
+    model = ScriptedModel(first, reply("It was delivered."))
+    result = _run(model, _agent(shop, planning=None), RunContext(1, 1), hooks)
+    assert hooks.pieces == ["Let me look that order up."]
+    assert result.outcome == Reply("It was delivered.")
+
+
+def test_a_planning_call_written_as_json_text_is_recovered() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply(
+            '```json\n{"name": "update_plan", "arguments": {"steps": ["Look up"], "next": "look up"}}\n```'
+        ),
+        calls(("final_answer", {"answer": "Done."})),
+    )
+    result = _run(model, _agent(shop), RunContext(1, 1))
+    assert result.plan is not None and [s.text for s in result.plan.steps] == ["Look up"]
+    assert result.outcome == Reply("Done.")
