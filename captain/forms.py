@@ -83,13 +83,26 @@ class ScenarioAdminForm(forms.ModelForm):
         else:
             key.required = False
             key.help_text = "Leave blank to derive it from the title. It cannot be changed later."
+        for name in ("mode", "max_tool_calls"):  # left out of a submission: the stored value (or the default)
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def offer_tools_of(self, account_id: int | None) -> None:
+        """The tool choices: the built-in tools and this account's custom tools (never another account's)."""
+        from .services.custom_tools import custom_tool_names
+
+        custom = custom_tool_names(account_id=account_id) if account_id else []
+        self.fields["tools"].choices = [(name, name) for name in [*SCENARIO_TOOL_NAMES, *custom]]
 
     def clean_tools(self) -> list[str]:
         return list(dict.fromkeys(self.cleaned_data.get("tools") or []))
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        checked = ("instruction", "tools", "model_endpoint", "model", "temperature")
+        checked = ("instruction", "tools", "mode", "max_tool_calls", "model_endpoint", "model", "temperature")
+        for name in ("mode", "max_tool_calls"):
+            if name in cleaned and cleaned[name] in ("", None):
+                cleaned[name] = getattr(self.instance, name)
         assistant = cleaned.get("assistant") or (
             self.instance.assistant if self.instance.assistant_id else None
         )
@@ -110,6 +123,11 @@ class ScenarioAdminForm(forms.ModelForm):
 
 class ScenarioInlineFormSet(forms.BaseInlineFormSet):
     """Derived keys are made unique among the rows added together, before the duplicate check runs."""
+
+    def add_fields(self, form: forms.BaseForm, index: int | None) -> None:
+        super().add_fields(form, index)
+        if isinstance(form, ScenarioAdminForm):  # the parent assistant's account decides the custom tools
+            form.offer_tools_of(self.instance.account_id if self.instance.pk else None)
 
     def clean(self) -> None:
         if any(self.errors):

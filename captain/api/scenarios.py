@@ -13,10 +13,16 @@ from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 
-from ..models import MAX_SCENARIO_KEY_LENGTH, Scenario, validate_scenario_key
+from ..models import MAX_SCENARIO_KEY_LENGTH, Scenario, ScenarioMode, validate_scenario_key
 from ..selectors import access_assistant, access_scenario, scenario_list
 from ..services.builder import MAX_INSTRUCTION_CHARS
-from ..services.scenarios import SCENARIO_FIELDS, scenario_create, scenario_delete, scenario_update
+from ..services.scenarios import (
+    MAX_TOOL_CALLS_LIMIT,
+    SCENARIO_FIELDS,
+    scenario_create,
+    scenario_delete,
+    scenario_update,
+)
 from .errors import service_errors_as_400
 
 
@@ -39,7 +45,10 @@ class ScenarioInputSerializer(serializers.Serializer):
     description = serializers.CharField(max_length=5000)
     instruction = serializers.CharField(max_length=MAX_INSTRUCTION_CHARS)
     enabled = serializers.BooleanField(default=True)
+    # Built-in tools and the account's custom tools (checked by the service against this account's only).
     tools = serializers.ListField(child=serializers.CharField(max_length=64), max_length=20, default=list)
+    mode = serializers.ChoiceField(choices=ScenarioMode.choices, required=False)
+    max_tool_calls = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOOL_CALLS_LIMIT)
     # Empty / null: the assistant's (the service checks a choice against the models the account may use).
     model_endpoint = serializers.CharField(max_length=100, required=False, allow_blank=True)
     model = serializers.CharField(max_length=200, required=False, allow_blank=True)

@@ -5,6 +5,7 @@ from django.urls import path
 from . import (
     assistants,
     credits,
+    custom_tools,
     faq,
     knowledge,
     memory,
@@ -108,6 +109,17 @@ urlpatterns = [
         f"{ACCOUNT}model-endpoints/<int:endpoint_id>/",
         model_endpoints.ModelEndpointDetailApi.as_view(),
         name="model-endpoint-detail",
+    ),
+    path(f"{ACCOUNT}custom-tools/", custom_tools.CustomToolCollectionApi.as_view(), name="custom-tool-list"),
+    path(
+        f"{ACCOUNT}custom-tools/<int:tool_id>/",
+        custom_tools.CustomToolDetailApi.as_view(),
+        name="custom-tool-detail",
+    ),
+    path(
+        f"{ACCOUNT}custom-tools/<int:tool_id>/test-call/",
+        custom_tools.CustomToolTestCallApi.as_view(),
+        name="custom-tool-test-call",
     ),
     path(
         f"{ACCOUNT}conversations/<int:conversation_id>/runs/",

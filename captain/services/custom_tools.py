@@ -39,7 +39,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from helpdesk.models import Account, Conversation
-from helpdesk.outbound import OutboundRefused, outbound_client, validate_outbound_url
+from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client, validate_outbound_url
 
 from ..conf import captain_setting
 from ..crypto import SecretUnreadable, secret_decrypt, secret_encrypt
@@ -471,7 +471,7 @@ class _Exchange:
         return {
             "request": {
                 "method": request.method if request else "",
-                "url": request.url if request else "",
+                "url": request.redact(request.url) if request else "",
                 "headers": request.redacted_headers if request else {},
                 "body": request.redact(request.body) if request and request.body is not None else None,
             },
@@ -539,10 +539,11 @@ def _send(tool: CustomTool, request: _Request, exchange: _Exchange) -> httpx.Res
                 response = client.request(
                     request.method, request.url, headers=request.headers, content=content
                 )
-            except OutboundRefused as exc:  # a refused address, or an answer over the size limit
+            except ResponseTooLarge as exc:
+                exchange.error = f"the answer is too large ({exc})"
+                return None
+            except OutboundRefused as exc:
                 exchange.error = f"the address is refused by the outbound policy: {exc}"
-                if "larger than" in str(exc) or "compressed" in str(exc):
-                    exchange.error = f"the answer is too large ({exc})"
                 return None
             except httpx.TimeoutException:
                 if retry:
@@ -661,6 +662,10 @@ def _perform(tool: CustomTool, arguments: Mapping[str, Any], identity: str | Non
                 exchange.shown = _judge(tool, exchange.request, response, arguments)
         except ToolFailed as exc:
             exchange.error = str(exc)
+        except Exception as exc:  # never a crash for the run or a 500 for the test call; no message: it may
+            # quote the request
+            logger.warning("custom tool %s (#%s): %s", tool.name, tool.pk, type(exc).__name__)
+            exchange.error = f"the request could not be made ({type(exc).__name__})"
         exchange.elapsed_ms = (time.monotonic() - started) * 1000
         span.set_attribute(sc.CAPTAIN_HTTP_ATTEMPTS, exchange.attempts)
         if exchange.error:

@@ -10,21 +10,22 @@ effect is visible where scenarios are written (API, admin and the demo commands 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from ..models import Assistant, RoutingExample, Scenario, validate_scenario_key
+from ..models import Assistant, RoutingExample, Scenario, ScenarioMode, validate_scenario_key
+from ..tools import SCENARIO_TOOL_NAMES
 from .builder import (
     FieldErrors,
     memory_names,
     raise_field_errors,
     scenario_key_from_title,
     template_errors,
-    tool_errors,
 )
+from .custom_tools import custom_tool_names
 from .example_drafts import example_drafts_enqueue, scenario_texts_changed
 from .model_endpoints import model_choice_errors
 
@@ -39,7 +40,11 @@ class ScenarioFields(TypedDict, total=False):
     """Jinja template source, checked in the prompt sandbox at save time."""
     enabled: bool
     tools: list[str]
-    """Names from `captain.tools.SCENARIO_TOOL_NAMES`; duplicates are dropped."""
+    """Names from `captain.tools.SCENARIO_TOOL_NAMES` and the account's custom tools; duplicates are dropped."""
+    mode: str
+    """`tools` (the plain loop) or `planning` (todo list, confirmation, summary): `ScenarioMode`."""
+    max_tool_calls: int
+    """Planning mode: tool calls per customer message at most (1..30)."""
     model_endpoint: str
     """Empty: the assistant's endpoint."""
     model: str
@@ -66,6 +71,23 @@ def duplicate_key_message(key: str) -> str:
     return f"This assistant already has a scenario with key '{key}'."
 
 
+MAX_TOOL_CALLS_LIMIT = 30
+
+
+def scenario_tool_errors(tools: Iterable[str], *, account_id: int | None) -> list[str]:
+    """[] when every name is a built-in scenario tool or one of the account's custom tools (any other
+    account's tool is unknown here); else a message naming the unknown ones and the choices."""
+    custom = custom_tool_names(account_id=account_id) if account_id is not None else []
+    unknown = [name for name in tools if name not in SCENARIO_TOOL_NAMES and name not in custom]
+    if not unknown:
+        return []
+    allowed = ", ".join([*SCENARIO_TOOL_NAMES, *custom])
+    return [
+        f"Unknown tool(s): {', '.join(map(str, unknown))}. Allowed: {allowed} "
+        "(handoff_to_human is always available and is not listed)."
+    ]
+
+
 def scenario_errors(*, fields: Mapping[str, Any], assistant: Assistant | None = None) -> FieldErrors:
     """Why these scenario fields cannot be stored ({} when they can); only the fields given are checked.
     `assistant` (when known) lets the instruction use its memory variables and checks a model choice against the
@@ -76,7 +98,15 @@ def scenario_errors(*, fields: Mapping[str, Any], assistant: Assistant | None = 
             fields["instruction"] or "", memory_names=memory_names(assistant) if assistant else ()
         )
     if "tools" in fields:
-        errors["tools"] = tool_errors(fields["tools"] or [])
+        errors["tools"] = scenario_tool_errors(
+            fields["tools"] or [], account_id=assistant.account_id if assistant is not None else None
+        )
+    if "mode" in fields and fields["mode"] not in ScenarioMode.values:
+        errors["mode"] = [f"One of: {', '.join(ScenarioMode.values)}."]
+    if "max_tool_calls" in fields:
+        calls = fields["max_tool_calls"]
+        if not isinstance(calls, int) or isinstance(calls, bool) or not 1 <= calls <= MAX_TOOL_CALLS_LIMIT:
+            errors["max_tool_calls"] = [f"A whole number from 1 to {MAX_TOOL_CALLS_LIMIT}."]
     temperature = fields.get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         errors["temperature"] = ["Between 0 and 2, or empty for the assistant's."]
