@@ -3,7 +3,7 @@ at the site root next to the dashboard."""
 
 from django.urls import path
 
-from .views import debug_log, faq_review, knowledge, memory, playground, routing_corrections, usage
+from .views import debug_log, faq_review, knowledge, live, memory, playground, routing_corrections, usage
 
 app_name = "captain-dashboard"
 
@@ -15,7 +15,14 @@ urlpatterns = [
         debug_log.conversation_runs_page,
         name="conversation-runs",
     ),
+    # Server-sent events of a run in progress (thoughts, plan, tool events): for the two pages above.
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/live",
+        live.conversation_live,
+        name="conversation-live",
+    ),
     path(f"{ACCOUNT}playground/", playground.playground_page, name="playground"),
+    path(f"{ACCOUNT}playground/runs/<int:run_id>/live", live.playground_run_live, name="playground-run-live"),
     path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
     path(f"{ACCOUNT}faq/", faq_review.faq_review_page, name="faq-review"),
     path(f"{ACCOUNT}knowledge/", knowledge.knowledge_page, name="knowledge"),

@@ -57,7 +57,7 @@ def customer_answer(text: str) -> Answer:
     words = _POLITE.sub(" ", words)
     words = re.sub(r"\s+", " ", words).strip().replace("'", "")
     if not re.search(r"[a-z]", words):
-        words = words.replace(" ", "")  # Chinese is written without spaces: "是的，确认" reads as "是的确认"
+        words = words.replace(" ", "")  # Chinese is written without spaces: "是的, 确认" reads as "是的确认"
     if _NO.search(words):
         return "no"
     if words in _YES:

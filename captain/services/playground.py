@@ -25,6 +25,7 @@ from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunErro
 from ..runtime import semconv as sc
 from ..runtime.routing import Decision
 from ..runtime.team import TeamHooks, TurnInput
+from .live import live_end, playground_scope
 from .model_endpoints import EndpointUnavailable
 from .outcomes import ERROR_REASONS, error_reason
 from .shortcuts import shortcut_for_message, shortcut_reply_result
@@ -90,9 +91,11 @@ def playground_run(
     message: str,
     hooks: list[TeamHooks] | None = None,
     memory_values: Mapping[str, object] | None = None,
+    live_scope: str | None = None,
 ) -> PlaygroundTurn:
     """Answer `message` after `history` (user/assistant chat turns), starting at `start_key`. `memory_values`
     are given with the request: they win over defaults, as a stored value would (nothing is stored here).
+    `live_scope`: where the turn's thoughts and events are published while it runs (the page's live panel).
 
     Charges nothing: there is no reply message for a ledger row to pay for, and the run span says
     `captain.credit_used = false`.
@@ -127,6 +130,7 @@ def playground_run(
                     # The playground exists to show what the model saw and said: content is always recorded.
                     record_content=True,
                     hooks=hooks or [],
+                    live_scope=live_scope,
                     facts=turn_facts(
                         assistant=assistant,
                         conversation=None,
@@ -230,10 +234,12 @@ def playground_turn_run(*, run_id: int) -> str:
         history=list(run.history),
         message=run.message,
         hooks=[_Progress(run.pk)],
+        live_scope=playground_scope(run.pk),
     )
     PlaygroundRun.objects.filter(pk=run_id).update(
         status=PlaygroundRun.Status.DONE, result=asdict(turn), finished_at=timezone.now()
     )
+    live_end(playground_scope(run.pk))  # after the row says done: the page reloads and finds the answer
     return turn.outcome
 
 

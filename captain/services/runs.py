@@ -32,6 +32,7 @@ from .jobs import (
     jobs_finish,
     jobs_pending_ids_query,
 )
+from .live import conversation_scope, live_end
 from .locks import account_run_slot, conversation_lock
 from .media_content import media_contents
 from .memory_step import StepResult, ai_writable, remember_step
@@ -247,6 +248,7 @@ def _run_batch_locked(
         )
         span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, applied.run.outcome)
         span.set_attribute(sc.CAPTAIN_CREDIT_USED, applied.credit_used)
+        live_end(conversation_scope(conversation.id))  # a debug log following the run live closes its stream
         if isinstance(outcome, RunError):
             span.set_attribute(sc.CAPTAIN_RUN_ERROR, outcome.error)
         return applied.run.outcome

@@ -21,8 +21,9 @@ from helpdesk.views.base import account_view, frame_context
 from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
 from ..selectors import access_assistant, assistant_list
 from ..services.playground import playground_agents, playground_turn_request
+from ..services.redaction import account_secrets
 from ..services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
-from .trace_tree import agents_involved, span_tree
+from .trace_tree import agents_involved, scrub_spans, span_tree
 
 SESSION_KEY = "captain_playground"
 MAX_TURNS_KEPT = 40
@@ -81,7 +82,9 @@ def playground_page(request: HttpRequest, membership: Membership) -> HttpRespons
     shown = next((t for t in ai_turns if str(t.get("n")) == selected), ai_turns[-1] if ai_turns else None)
     roots = []
     if shown and shown.get("trace_id"):
-        roots = span_tree(SpanRecord.objects.filter(trace_id=shown["trace_id"]).order_by("start_time", "id"))
+        spans = SpanRecord.objects.filter(trace_id=shown["trace_id"]).order_by("start_time", "id")
+        # A tool's secret echoed by a service in its answer is removed here too, as in the debug log.
+        roots = span_tree(scrub_spans(list(spans), account_secrets(membership.account_id)))
     context = frame_context(
         request,
         membership,

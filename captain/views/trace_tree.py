@@ -9,12 +9,16 @@ router's extra fields) still appear as a key/value list, so the log never hides 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..models import SpanRecord
 from ..runtime import semconv as sc
+from ..runtime import tracing as tr
+from ..services.redaction import REDACTED, scrub
 
 KIND_BY_NAME = {
     sc.SPAN_RUN: "run",
@@ -24,6 +28,22 @@ KIND_BY_NAME = {
     sc.SPAN_HANDOFF: "handoff",
     sc.SPAN_ROUTER: "router",
     sc.SPAN_KNOWLEDGE: "knowledge",
+    sc.SPAN_HTTP_TOOL: "http",
+}
+
+# Header and query-parameter names whose values are credentials. The custom-tool client redacts before it sets
+# the span attributes; the debug log redacts again, so a span written by an older or careless client (or
+# imported from elsewhere) cannot show a credential.
+_SECRET_NAME = re.compile(r"auth|token|secret|key|password|passwd|cookie|signature|session|credential", re.I)
+_HTTP_ATTRIBUTES = {
+    sc.CAPTAIN_HTTP_METHOD,
+    sc.CAPTAIN_HTTP_URL,
+    sc.CAPTAIN_HTTP_STATUS_CODE,
+    sc.CAPTAIN_HTTP_REQUEST_HEADERS,
+    sc.CAPTAIN_HTTP_REQUEST_BODY,
+    sc.CAPTAIN_HTTP_RESPONSE_BODY,
+    sc.CAPTAIN_HTTP_ERROR,
+    sc.CAPTAIN_HTTP_ATTEMPTS,
 }
 
 # Shown in a node's own fields; everything else goes to "other attributes".
@@ -33,7 +53,38 @@ _CONSUMED = {
     sc.CAPTAIN_TOOL_ARGUMENTS,
     sc.CAPTAIN_TOOL_RESULT,
     sc.GEN_AI_OPERATION_NAME,
+    *_HTTP_ATTRIBUTES,
 }
+
+
+@dataclass
+class NodeEvent:
+    """A span event the log shows in place: a thought, a plan state, an artifact, a confirmation, a protocol
+    error (the names in `captain.runtime.tracing`)."""
+
+    kind: str
+    """thought, plan, artifact, confirmation or protocol_error."""
+    agent: str
+    text: str = ""
+    """The thought, the confirmation question or the parse error."""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+    """`PlanState.as_record()` when the plan's content was recorded."""
+    arguments: str = ""
+
+
+@dataclass
+class HttpExchange:
+    """The request a custom tool sent and what came back (a `captain.http_tool` span), credentials redacted."""
+
+    method: str
+    url: str
+    status: str
+    headers: list[tuple[str, str]]
+    request_body: str
+    response_body: str
+    error: str
+    attempts: str
 
 
 @dataclass
@@ -66,6 +117,8 @@ class SpanNode:
     arguments: str = ""
     result: str = ""
     other: list[tuple[str, str]] = field(default_factory=list)
+    events: list[NodeEvent] = field(default_factory=list)
+    http: HttpExchange | None = None
     children: list[SpanNode] = field(default_factory=list)
 
     @property
@@ -232,10 +285,145 @@ def span_node(span: SpanRecord) -> SpanNode:
             ("not in any source (grounding check)", a.get(sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED)),
             ("retrieval ms", a.get(sc.CAPTAIN_KNOWLEDGE_LATENCY_MS)),
         ]
+    elif kind == "http":
+        node.http = http_exchange(a)
+        node.title = f"HTTP {node.http.method} {node.http.url}".strip()
+        facts = [("status", node.http.status), ("attempts", node.http.attempts), ("error", node.http.error)]
+    node.events = [e for e in (node_event(raw) for raw in span.events or []) if e is not None]
     node.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [], "[]")]
     shown = {k for k in a if k in _CONSUMED}
-    node.other = [(k, _fmt(v)) for k, v in sorted(a.items()) if k not in shown]
+    # HTTP attributes are shown (redacted) in the exchange; never raw in the list.
+    node.other = [(k, _fmt(v)) for k, v in sorted(a.items()) if k not in shown and k not in _HTTP_ATTRIBUTES]
     return node
+
+
+def redact_headers(raw: Any) -> list[tuple[str, str]]:
+    """(name, value) of a headers attribute (a JSON object), credential values replaced."""
+    parsed = _loads(raw) if not isinstance(raw, dict) else raw
+    if not isinstance(parsed, dict):
+        return []
+    return [
+        (str(name), REDACTED if _SECRET_NAME.search(str(name)) else str(value))
+        for name, value in parsed.items()
+    ]
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info and with credential-looking query parameters replaced."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, REDACTED if _SECRET_NAME.search(k) else v) for k, v in pairs], safe="[]")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def http_exchange(a: dict[str, Any]) -> HttpExchange:
+    return HttpExchange(
+        method=str(a.get(sc.CAPTAIN_HTTP_METHOD, "")),
+        url=redact_url(str(a.get(sc.CAPTAIN_HTTP_URL, ""))),
+        status=str(a.get(sc.CAPTAIN_HTTP_STATUS_CODE, "")),
+        headers=redact_headers(a.get(sc.CAPTAIN_HTTP_REQUEST_HEADERS)),
+        request_body=_pretty(a.get(sc.CAPTAIN_HTTP_REQUEST_BODY, "")),
+        response_body=_pretty(a.get(sc.CAPTAIN_HTTP_RESPONSE_BODY, "")),
+        error=str(a.get(sc.CAPTAIN_HTTP_ERROR, "")),
+        attempts=str(a.get(sc.CAPTAIN_HTTP_ATTEMPTS, "")),
+    )
+
+
+_EVENT_KINDS = {
+    tr.EVENT_THOUGHT: "thought",
+    tr.EVENT_PLAN: "plan",
+    tr.EVENT_ARTIFACT: "artifact",
+    tr.EVENT_CONFIRMATION: "confirmation",
+    tr.EVENT_PROTOCOL_ERROR: "protocol_error",
+}
+
+
+def node_event(raw: Any) -> NodeEvent | None:
+    """The log's view of one stored span event, or None for events shown elsewhere (or unknown)."""
+    if not isinstance(raw, dict) or raw.get("name") not in _EVENT_KINDS:
+        return None
+    kind = _EVENT_KINDS[raw["name"]]
+    a: dict[str, Any] = raw.get("attributes") or {}
+    event = NodeEvent(kind=kind, agent=str(a.get(sc.GEN_AI_AGENT_ID, "")))
+    facts: list[tuple[str, Any]] = []
+    if kind == "thought":
+        event.text = str(a.get(tr.CAPTAIN_THOUGHT_TEXT, ""))
+        if not event.text:
+            facts = [("characters (content recording off)", a.get(tr.CAPTAIN_THOUGHT_CHARS))]
+    elif kind == "plan":
+        plan = _loads(a.get(tr.CAPTAIN_PLAN_STATE))
+        event.plan = plan_view(plan) if isinstance(plan, dict) else None
+        facts = [
+            ("action", a.get(tr.CAPTAIN_PLAN_ACTION)),
+            ("status", a.get(tr.CAPTAIN_PLAN_STATUS)),
+            ("steps done", _pair(a, tr.CAPTAIN_PLAN_STEPS_DONE, tr.CAPTAIN_PLAN_STEPS_TOTAL)),
+            ("tool calls", a.get(tr.CAPTAIN_PLAN_TOOL_CALLS)),
+        ]
+    elif kind == "artifact":
+        facts = [
+            ("ref", a.get(tr.CAPTAIN_ARTIFACT_REF)),
+            ("tool", a.get(tr.CAPTAIN_ARTIFACT_TOOL)),
+            ("characters", a.get(tr.CAPTAIN_ARTIFACT_SIZE)),
+        ]
+    elif kind == "confirmation":
+        event.text = str(a.get(tr.CAPTAIN_CONFIRMATION_QUESTION, ""))
+        event.arguments = _pretty(a.get(tr.CAPTAIN_CONFIRMATION_ARGUMENTS, ""))
+        facts = [
+            ("tool", a.get(tr.CAPTAIN_CONFIRMATION_TOOL)),
+            ("status", a.get(tr.CAPTAIN_CONFIRMATION_STATUS)),
+        ]
+    elif kind == "protocol_error":
+        event.text = str(a.get(tr.CAPTAIN_PROTOCOL_ERROR, ""))
+    event.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [], "[]")]
+    return event
+
+
+def plan_view(plan: dict[str, Any]) -> dict[str, Any]:
+    """A plan record (`PlanState.as_record()` or a `Plan` row's fields) with well-typed steps for a template."""
+    steps = [
+        {"text": str(s.get("text", "")), "done": bool(s.get("done"))}
+        for s in plan.get("steps") or []
+        if isinstance(s, dict)
+    ]
+    return {
+        "goal": str(plan.get("goal") or ""),
+        "steps": steps,
+        "done_count": sum(1 for s in steps if s["done"]),
+        "status": str(plan.get("status") or ""),
+        "waiting_for": str(plan.get("waiting_for") or ""),
+        "tool_calls": plan.get("tool_calls", ""),
+    }
+
+
+def collect_events(roots: list[SpanNode], kind: str) -> list[NodeEvent]:
+    """Events of `kind` anywhere in the tree, in the order the spans started."""
+    found: list[NodeEvent] = []
+
+    def walk(nodes: list[SpanNode]) -> None:
+        for node in nodes:
+            found.extend(e for e in node.events if e.kind == kind)
+            walk(node.children)
+
+    walk(roots)
+    return found
+
+
+def scrub_spans(spans: Iterable[SpanRecord], secrets: Iterable[str]) -> list[SpanRecord]:
+    """The spans with every known secret value replaced in their attributes and events (in memory only)."""
+    known = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)  # longest first: no half-leaks
+    out = list(spans)
+    if not known:
+        return out
+    for span in out:
+        span.attributes = scrub(span.attributes or {}, known)
+        span.events = scrub(span.events or [], known)
+    return out
 
 
 def _sources_line(raw: Any) -> str | None:
