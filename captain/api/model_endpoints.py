@@ -43,7 +43,7 @@ class OwnEndpointOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelEndpoint
         ref_name = "OwnModelEndpoint"
-        fields = ["id", "name", "base_url", "model_names", "has_api_key", "created_at"]
+        fields = ["id", "name", "base_url", "model_names", "text_tool_models", "has_api_key", "created_at"]
         read_only_fields = fields
 
     def get_has_api_key(self, endpoint: ModelEndpoint) -> bool:
@@ -64,6 +64,13 @@ class OwnEndpointInputSerializer(serializers.Serializer):
     base_url = serializers.CharField(max_length=500)
     model_names = serializers.ListField(
         child=serializers.CharField(max_length=200), max_length=50, required=False, default=list
+    )
+    text_tool_models = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        max_length=50,
+        required=False,
+        help_text="Its models that cannot return native tool calls: their agents use the text tool protocol "
+        "(`manage.py captain_probe_tools` detects it). Omitted: keep the stored list.",
     )
     api_key = serializers.CharField(
         max_length=1000,
@@ -92,6 +99,7 @@ def _save(account_id: int, data: dict, endpoint: ModelEndpoint | None) -> ModelE
             model_names=merged["model_names"],
             api_key=data.get("api_key"),
             endpoint=endpoint,
+            text_tool_models=data.get("text_tool_models"),
         )
     except DjangoValidationError as exc:
         errors = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}

@@ -118,6 +118,10 @@ class ModelResponse:
     first_token_ms: float | None = None
     """Streamed calls: time from the request to the first generated text or tool-call delta; None when the
     call did not stream or nothing was generated."""
+    stopped_early: bool = False
+    """Streamed calls: the caller stopped reading before the model finished (it had what it needed)."""
+    usage_estimated: bool = False
+    """The usage is an estimate (a stream stopped early never receives the endpoint's count)."""
 
 
 class ModelClient(Protocol):
@@ -150,11 +154,12 @@ class StreamingModelClient(ModelClient, Protocol):
         messages: list[dict[str, Any]],
         tools: Sequence[dict[str, Any]] = (),
         settings: ModelSettings = DEFAULT_SETTINGS,
-        on_text: Callable[[str], None],
+        on_text: Callable[[str], bool | None],
     ) -> ModelResponse:
         """Like `complete`, calling `on_text` with each text delta in order; raises `ModelError` (and nothing
         else of its own) when there is no complete answer, a stream that breaks midway included. An exception
-        raised by `on_text` propagates unchanged."""
+        raised by `on_text` propagates unchanged. `on_text` returning False stops reading: the connection
+        closes (a server stops generating), and the answer is what arrived (`stopped_early`)."""
         ...
 
 
@@ -269,11 +274,16 @@ class OpenAIChatModel:
         messages: list[dict[str, Any]],
         tools: Sequence[dict[str, Any]] = (),
         settings: ModelSettings = DEFAULT_SETTINGS,
-        on_text: Callable[[str], None],
+        on_text: Callable[[str], bool | None],
     ) -> ModelResponse:
         """`complete`, streamed (`stream: true`): each text delta goes to `on_text` as it arrives. The usage
         comes in a last chunk (`stream_options.include_usage`); an endpoint that refuses that option with a
-        400 is asked once more without it (as `complete` drops the router's options), and remembered."""
+        400 is asked once more without it (as `complete` drops the router's options), and remembered.
+
+        `on_text` returning False stops reading there: the connection is closed, so the server stops
+        generating (a small model going on to invent the tool's result costs seconds per turn on a CPU). The
+        usage chunk never comes then: the usage is estimated (prompt characters / 4, one token per chunk)
+        and `usage_estimated` says so."""
         started = time.monotonic()
         body = self._stream_body(model, messages, tools, settings)
         try:
@@ -293,6 +303,8 @@ class OpenAIChatModel:
             raise _bad(f"expected a stream of chunks, got {type(chunks).__name__}")
         try:
             response = _read_stream(chunks, requested_model=model, started=started, on_text=on_text)
+            if response.stopped_early and response.usage_estimated:
+                response.usage.input_tokens = max(1, len(json.dumps(messages, ensure_ascii=False)) // 4)
         finally:
             chunks.close()
         response.latency_ms = (time.monotonic() - started) * 1000
@@ -375,7 +387,7 @@ def _read_stream(
     *,
     requested_model: str,
     started: float,
-    on_text: Callable[[str], None],
+    on_text: Callable[[str], bool | None],
 ) -> ModelResponse:
     """Assemble a streamed answer, handing each text delta to `on_text` as it arrives."""
     text: list[str] = []
@@ -386,6 +398,8 @@ def _read_stream(
     response_id: str | None = None
     first_token_ms: float | None = None
     first_token: dict[str, float] = {}
+    content_chunks = 0
+    stopped_early = False
     iterator = iter(chunks)
     while (chunk := _next_chunk(iterator)) is not None:
         try:
@@ -417,8 +431,16 @@ def _read_stream(
             first_token_ms = (time.monotonic() - started) * 1000
         if isinstance(content, str) and content:
             text.append(content)
-            on_text(content)  # outside the try: the caller's own failure is not the model's
-    if finish_reason is None:
+            content_chunks += 1
+            # Outside the try: the caller's own failure is not the model's.
+            if on_text(content) is False and finish_reason is None:
+                stopped_early = True
+                break
+    if stopped_early:
+        finish_reason = "stop"
+        if usage.input_tokens == 0 and usage.output_tokens == 0:
+            usage.output_tokens = content_chunks
+    elif finish_reason is None:
         raise ModelError("bad_response", "the stream ended before the model finished its answer")
     tool_calls = [
         ToolCall(id=partial.id or f"call_{index}", name=partial.name, arguments="".join(partial.arguments))
@@ -436,6 +458,7 @@ def _read_stream(
         "object": "chat.completion",
         "model": model or requested_model,
         "streamed": True,
+        "stopped_early": stopped_early,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens},
     }
@@ -449,6 +472,8 @@ def _read_stream(
         response_id=response_id,
         first_token_logprobs=first_token,
         first_token_ms=first_token_ms,
+        stopped_early=stopped_early,
+        usage_estimated=stopped_early and usage.input_tokens == 0,
     )
 
 

@@ -8,7 +8,7 @@ the system prompt and the model writes, as plain text (seed 003's ReAct shape):
     <action name="lookup_order">{"order_id": "A-1042"}</action>
 
 or, when it can answer, `<final_answer>text for the customer</final_answer>`. The runtime answers an action with
-`<observation>` messages. Because the reply is plain text it streams: `TextProtocolParser` reads it chunk by
+"Result of TOOL:" messages. Because the reply is plain text it streams: `TextProtocolParser` reads it chunk by
 chunk and hands out the Thought as it grows (for the playground and the debug log, never the customer), however
 the chunks split the tags. Arguments stay raw JSON text so the runner validates them against the tool's schema
 exactly as it validates native calls; an unknown tool name is kept as a call for the runner to refuse, like a
@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import DEFAULT_SETTINGS, ModelResponse, ModelSettings, ToolCall
+from .model import DEFAULT_SETTINGS, ModelClient, ModelResponse, ModelSettings, ToolCall
 from .text_tools import recover_text_tool_calls
 
 # ---- the prompt ----------------------------------------------------------------------------------------------
@@ -104,12 +104,10 @@ def protocol_prompt(tool_specs: Sequence[dict[str, Any]]) -> str:
     lines += [
         "",
         "## How to reply",
-        "Start with one line: Thought: what you know and what you do next.",
-        "Then EITHER use tools, one line each, and write nothing after the last one:",
-        '<action name="TOOL">{JSON arguments}</action>',
-        "The results come back to you as <observation>.",
-        "OR, when you can answer the customer, write:",
-        "<final_answer>your reply to the customer</final_answer>",
+        "Write one line: Thought: what you know and what you do next. Then ONE of:",
+        '- to use a tool: <action name="TOOL">{JSON arguments}</action>',
+        "  and stop there: the result comes back to you in the next message.",
+        "- to answer the customer: <final_answer>your reply to the customer</final_answer>",
     ]
     if functions:
         first = functions[0]
@@ -118,10 +116,10 @@ def protocol_prompt(tool_specs: Sequence[dict[str, Any]]) -> str:
         lines += [
             "",
             "Example:",
-            f"Thought: I need {name} first.",
+            "you: Thought: I must look this up first.",
             f'<action name="{name}">{_example_arguments(parameters or {})}</action>',
-            f'(next message: <observation name="{name}">...</observation>)',
-            "Thought: Now I can answer.",
+            f"next message: Result of {name}: ...",
+            "you: Thought: The result answers the question.",
             "<final_answer>...</final_answer>",
         ]
     return "\n".join(lines)
@@ -132,6 +130,15 @@ def protocol_prompt(tool_specs: Sequence[dict[str, Any]]) -> str:
 _REMINDER = (
     'Reply as: "Thought: ..." then either <action name="TOOL">{JSON arguments}</action> '
     "or <final_answer>your reply to the customer</final_answer>."
+)
+
+
+# Measured on the bundled 0.5B model (temperature 0, one lookup then answer): after a result in <observation>
+# tags, or after a next step that names the <action> option first, it repeated its action every time; this
+# wording was the one that made it answer. Tags around the result only confused it.
+_NEXT_STEP = (
+    "Now write Thought: then <final_answer>your reply to the customer</final_answer>. "
+    "(Another <action> only if this result is not enough.)"
 )
 
 
@@ -148,11 +155,11 @@ def assistant_item(raw: str) -> dict[str, Any]:
 
 
 def observation_item(call: ToolCall, content: str) -> dict[str, Any]:
-    """A tool result as a user-role message (no native `tool` role without native calls)."""
-    # A result must not be able to close its own tag and speak as the runtime.
-    safe = re.sub(r"</\s*observation", "</ observation", content, flags=re.IGNORECASE)
-    name = call.name.replace('"', "")
-    return {"role": "user", "content": f'<observation name="{name}">\n{safe}\n</observation>'}
+    """A tool result as a user-role message (no native `tool` role without native calls), followed by what to
+    write next: small models otherwise tend to repeat the action they just made."""
+    # A result must not be able to pose as the runtime's framing of it.
+    safe = re.sub(r"(?im)^(\s*)(result of\b|now write thought)", r"\1> \2", content)
+    return {"role": "user", "content": f"Result of {call.name}:\n{safe}\n\n{_NEXT_STEP}"}
 
 
 # ---- parsing ---------------------------------------------------------------------------------------------------
@@ -313,6 +320,10 @@ def _parse_actions(raw: str, limit: int) -> tuple[list[ToolCall], str | None]:
     return calls, None
 
 
+def _mentions_tools(text: str, offered: Collection[str]) -> bool:
+    return any(name and name in text for name in offered)
+
+
 def _parse(raw: str, thought: str, offered: Collection[str]) -> TextTurn:
     final_open = _FINAL_OPEN.search(raw)
     first_action = _ACTION_OPEN.search(raw)
@@ -345,8 +356,9 @@ def _parse(raw: str, thought: str, offered: Collection[str]) -> TextTurn:
     recovered = recover_text_tool_calls(raw, offered)
     if recovered:
         return TextTurn(raw, thought, recovered, None, None)
-    if _STOP_RE.search(raw) is None and thought:
-        # Plain prose and nothing else: the model answered without the tags.
+    if _STOP_RE.search(raw) is None and thought and not _mentions_tools(thought, offered):
+        # Plain prose and nothing else: the model answered without the tags. Prose that names a tool is the
+        # model talking about its work (or a call it could not format), never something for the customer.
         return TextTurn(raw, thought, [], thought, None)
     if not raw.strip():
         return TextTurn(raw, thought, [], None, "the reply is empty")
@@ -385,6 +397,28 @@ class TextProtocolParser:
         self._emitted = thought
         return [delta]
 
+    @property
+    def done(self) -> bool:
+        """Whether the reply is complete as far as the runtime cares: its final answer is closed, or its last
+        action is closed and what follows is not another action (a made-up observation, a premature answer).
+        The caller may stop the model there."""
+        text = self._text
+        if "</" not in text and "/>" not in text:
+            return False
+        first_action = _ACTION_OPEN.search(text)
+        final_open = _FINAL_OPEN.search(text)
+        if final_open is not None and (first_action is None or final_open.start() < first_action.start()):
+            return _FINAL_CLOSE.search(text, final_open.end()) is not None
+        if first_action is None:
+            return False
+        end = _used_end(text)
+        if end == len(text) and _ACTION_CLOSE.search(text) is None and first_action.group(2) != "/":
+            return False  # no action closed yet
+        tail = text[end:].lstrip().lower()
+        if not tail:
+            return False
+        return not (tail.startswith("<action") or "<action".startswith(tail))
+
     def remaining_thought(self) -> list[str]:
         """The Thought text held back until the end (a trailing '<' that opened no tag, say)."""
         if self._closed:
@@ -404,7 +438,7 @@ class TextProtocolParser:
 
 
 def complete_text_turn(
-    client: Any,
+    client: ModelClient,
     *,
     model: str,
     messages: list[dict[str, Any]],
@@ -416,12 +450,15 @@ def complete_text_turn(
     `on_thought` as it grows; else one `complete` call read at once. Raises ModelError like the client.
 
     The response's `tool_calls` are the parsed actions and its `content` the final answer (None otherwise), so
-    the runner can treat it like a native turn; usage, model and finish reason are the call's."""
+    the runner can treat it like a native turn; usage, model and finish reason are the call's. A stream is
+    stopped as soon as the reply is complete (`TextProtocolParser.done`): small models tend to go on writing
+    the tool's result themselves, which would cost generation time and never be used."""
     parser = TextProtocolParser(offered)
 
-    def on_text(delta: str) -> None:
+    def on_text(delta: str) -> bool:
         for thought in parser.feed(delta):
             on_thought(thought)
+        return not parser.done  # False stops a stream: what the model would write next is never used
 
     stream: Callable[..., ModelResponse] | None = getattr(client, "stream", None)
     if callable(stream):

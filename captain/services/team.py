@@ -146,6 +146,7 @@ def runner_for(
         deadline_seconds=captain_setting("RUN_DEADLINE_SECONDS"),
         record_content=record_content,
         hooks=FanOutHooks(tracing, LivePublisher(live_scope)) if live_scope else tracing,
+        artifact_threshold=int(captain_setting("ARTIFACT_THRESHOLD_CHARS")) or None,
     )
     graph_model = team.graph.router.model
 

@@ -17,6 +17,10 @@ Where answers come from, in this order:
 3. otherwise a 500 whose body says the script is exhausted (and `unexpected` counts it), so a test that makes
    more calls than it scripted fails loudly instead of hanging.
 
+Streaming: a request with `stream: true` gets the same scripted answer as server-sent events (content cut into
+`stream_chunk_size` pieces, or a `streamed(...)` step's own chunks; an optional delay between chunks; usage in a
+last chunk when `stream_options.include_usage` asks; `break_after`/`error_after` cut the stream midway).
+
 Multi-process tests (the test process runs this server, a separate Celery worker calls it): the script lives
 in the server, so the queue works as long as the order of requests is known. When it is not (several workers,
 retries, a sweeper), prefer a `responder` that decides from the request itself: which tools are offered
@@ -52,6 +56,15 @@ class TextStep:
     completion_tokens: int | None = None
     """Reported completion tokens; None derives them from the content length."""
     finish_reason: str = "stop"
+    chunks: tuple[str, ...] | None = None
+    """Streamed requests (`stream: true`): the content deltas, in order (they must join to `content`); None
+    cuts `content` into pieces of the server's `stream_chunk_size`."""
+    chunk_delay: float | None = None
+    """Streamed requests: seconds between chunks; None uses the server's `stream_chunk_delay`."""
+    break_after: int | None = None
+    """Streamed requests: after this many content chunks, drop the connection (a stream cut midway)."""
+    error_after: int | None = None
+    """Streamed requests: after this many content chunks, send an `{"error": ...}` event and end."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +135,26 @@ Responder = Callable[[dict[str, Any]], "Step | None"]
 
 def text(content: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> TextStep:
     return TextStep(content, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def streamed(
+    content: str,
+    *,
+    chunks: Sequence[str] | None = None,
+    delay: float | None = None,
+    break_after: int | None = None,
+    error_after: int | None = None,
+) -> TextStep:
+    """A text answer with explicit stream behaviour (a non-streamed request gets the plain completion)."""
+    if chunks is not None and "".join(chunks) != content:
+        raise ValueError("chunks must join to the content")
+    return TextStep(
+        content,
+        chunks=tuple(chunks) if chunks is not None else None,
+        chunk_delay=delay,
+        break_after=break_after,
+        error_after=error_after,
+    )
 
 
 def tool_call(
@@ -216,9 +249,15 @@ class FakeLLMServer:
         *,
         responder: Responder | None = None,
         model: str | None = None,
+        stream_chunk_size: int = 4,
+        stream_chunk_delay: float = 0.0,
     ) -> None:
         self._script = _Script(deque(steps), responder)
         self.model = model
+        self.stream_chunk_size = stream_chunk_size
+        """Streamed answers: characters per content chunk unless a step names its chunks."""
+        self.stream_chunk_delay = stream_chunk_delay
+        """Streamed answers: seconds between chunks unless a step says otherwise."""
         """Model name reported in responses; None echoes the requested model, as real servers do."""
         self.requests: list[dict[str, Any]] = []
         """JSON bodies of every chat completions request, in arrival order."""
@@ -399,7 +438,9 @@ def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 if fake._stopping.wait(step.seconds):
                     return
                 step = step.then
-            if isinstance(step, TextStep | ToolCallsStep):
+            if isinstance(step, TextStep | ToolCallsStep) and request.get("stream"):
+                self._stream(step, request)
+            elif isinstance(step, TextStep | ToolCallsStep):
                 self._send_json(200, fake._completion(step, request))
             elif isinstance(step, ErrorStep):
                 headers = (
@@ -423,6 +464,79 @@ def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             else:
                 raise TypeError(f"unknown fake LLM step {step!r}")
+
+        def _stream(self, step: TextStep | ToolCallsStep, request: dict[str, Any]) -> None:
+            """Server-sent events as OpenAI streams them: a role chunk, content deltas, tool-call deltas, a
+            chunk with the finish reason, a usage chunk when `stream_options.include_usage` asks, `[DONE]`."""
+            completion = fake._completion(step, request)
+            message = completion["choices"][0]["message"]
+            content = step.content or ""
+            if isinstance(step, TextStep) and step.chunks is not None:
+                pieces = list(step.chunks)
+            else:
+                size = max(1, fake.stream_chunk_size)
+                pieces = [content[i : i + size] for i in range(0, len(content), size)]
+            delay = step.chunk_delay if isinstance(step, TextStep) else None
+            delay = fake.stream_chunk_delay if delay is None else delay
+            break_after = step.break_after if isinstance(step, TextStep) else None
+            error_after = step.error_after if isinstance(step, TextStep) else None
+
+            def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+                return {
+                    "id": completion["id"],
+                    "object": "chat.completion.chunk",
+                    "created": completion["created"],
+                    "model": completion["model"],
+                    "system_fingerprint": "fake",
+                    "choices": [
+                        {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+                    ],
+                }
+
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self._event(chunk({"role": "assistant", "content": ""}))
+                for index, piece in enumerate(pieces):
+                    if index and delay and fake._stopping.wait(delay):
+                        return
+                    if break_after is not None and index >= break_after:
+                        # No terminating chunk: the client sees the body end mid-message.
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        self.close_connection = True
+                        return
+                    if error_after is not None and index >= error_after:
+                        self._event({"error": {"message": "fake error mid-stream", "type": "server_error"}})
+                        self._end_chunks()
+                        return
+                    self._event(chunk({"content": piece}))
+                for index, call in enumerate(message.get("tool_calls") or []):
+                    self._event(chunk({"tool_calls": [{"index": index, **call}]}))
+                self._event(chunk({}, completion["choices"][0]["finish_reason"]))
+                if (request.get("stream_options") or {}).get("include_usage"):
+                    usage_chunk = chunk({})
+                    usage_chunk["choices"] = []
+                    usage_chunk["usage"] = completion["usage"]
+                    self._event(usage_chunk)
+                self._write_chunk(b"data: [DONE]\n\n")
+                self._end_chunks()
+            except OSError:
+                self.close_connection = True
+
+        def _event(self, data: dict[str, Any]) -> None:
+            self._write_chunk(f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+
+        def _write_chunk(self, payload: bytes) -> None:
+            self.wfile.write(f"{len(payload):X}\r\n".encode() + payload + b"\r\n")
+            self.wfile.flush()
+
+        def _end_chunks(self) -> None:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
         def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
             payload = body.encode() if isinstance(body, str) else json.dumps(body).encode()
