@@ -203,12 +203,13 @@ def _build(
                     guardrails=guardrails,
                 ),
                 facts=facts,
-                structured=structured,
+                structured=structured and scenario.mode != ScenarioMode.PLANNING,
             ),
             model=override.model if override else model,
             temperature=override.temperature if override else assistant.temperature,
             model_client=override.client if override else None,
-            structured=structured,
+            # A planning agent answers through `final_answer`, never in the reply format.
+            structured=structured and scenario.mode != ScenarioMode.PLANNING,
             tools=tools,
             planning=PlanningSettings(max_tool_calls=scenario.max_tool_calls)
             if scenario.mode == ScenarioMode.PLANNING

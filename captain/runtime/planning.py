@@ -31,6 +31,11 @@ SEARCH_ARTIFACT_TOOL = "search_artifact"
 PLANNING_TOOL_NAMES = frozenset({PLAN_TOOL, THINK_TOOL, ASK_TOOL, ANSWER_TOOL, SEARCH_ARTIFACT_TOOL})
 
 MAX_STEPS = 8
+MAX_STEP_TOKENS = 800
+TOOL_REMINDER = (
+    f"(Reply by calling a tool: look up or change what you need with your tools, or call {ANSWER_TOOL} with the "
+    f"complete answer, or {ASK_TOOL} to ask the customer.)"
+)
 UPDATE_REMINDER = "(Now call update_plan: mark the finished steps done and name the next step.)"
 
 # A final answer that narrates the agent's own work ("I called get_order ...") instead of answering.

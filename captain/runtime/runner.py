@@ -146,6 +146,8 @@ class _RunState:
     """Tool calls run so far (planning mode's budget; `update_plan` is bookkeeping and not counted)."""
     since_progress: int = 0
     """Tool calls since a planning agent last marked a step of its plan done."""
+    planning_reasked: bool = False
+    """A planning agent that answered without a tool was reminded once."""
     text_raw: str = ""
     """The last text-protocol response as the model wrote it (it goes back into the history as written)."""
 
@@ -343,6 +345,10 @@ class Runner:
         tool_choice: str | None = None,
     ) -> ModelResponse:
         state.turns += 1
+        if agent.planning is not None and tools and tool_choice is None:
+            # A planning agent acts only through tools, its answer included (`final_answer`, `ask_customer`):
+            # requiring a call keeps a small model from answering from nothing instead of looking things up.
+            tool_choice = "required"
         system = agent.instructions
         if agent.planning is not None:
             left = max(0, agent.planning.max_tool_calls - state.tool_calls)
@@ -371,6 +377,9 @@ class Runner:
             try:
                 settings = ModelSettings(
                     temperature=agent.temperature,
+                    # A planning step is a tool call or a short answer; a model that rambles past this is
+                    # stopped rather than left to run into the deadline.
+                    max_tokens=planning.MAX_STEP_TOKENS if agent.planning is not None else None,
                     tool_choice=tool_choice,
                     response_format=self._reply_format(agent, tools),
                 )
@@ -464,6 +473,16 @@ class Runner:
                 return NextStepStop(
                     RunError("empty_reply", f"{agent.key} returned neither text nor a tool call")
                 )
+            if agent.planning is not None and agent.tool_protocol == "native" and not state.planning_reasked:
+                # A planning agent acts and answers only through tools. Plain text is most often a small model
+                # answering from nothing ("I can't assist with that"): remind it once, then accept the text.
+                state.planning_reasked = True
+                self._emit(
+                    state, agent, RunEvent("protocol_error", agent.key, detail="answered without a tool call")
+                )
+                state.items.append({"role": "assistant", "content": text})
+                state.items.append({"role": "user", "content": planning.TOOL_REMINDER})
+                return NextStepRunAgain()
             if agent.structured:
                 return self._structured_reply(agent, text, state)
             return NextStepFinalOutput(Reply(text))

@@ -442,3 +442,17 @@ def test_a_planning_call_written_as_json_text_is_recovered() -> None:
     result = _run(model, _agent(shop), RunContext(1, 1))
     assert result.plan is not None and [s.text for s in result.plan.steps] == ["Look up"]
     assert result.outcome == Reply("Done.")
+
+
+def test_a_planning_agent_answering_without_a_tool_is_reminded_once() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply("I'm sorry, but I can't assist with that."),
+        calls(("get_order", {"order_id": "1042"})),
+        reply("Your order was delivered."),  # plain text again after the reminder: accepted
+    )
+    result = _run(model, _agent(shop), RunContext(1, 1))
+    assert shop.lookups == ["1042"]
+    assert model.calls[1]["messages"][-1]["content"].startswith("(Reply by calling a tool")
+    assert [e.type for e in result.events].count("protocol_error") == 1
+    assert result.outcome == Reply("Your order was delivered.")
