@@ -36,6 +36,7 @@ TOOL_REMINDER = (
     f"(Reply by calling a tool: look up or change what you need with your tools, or call {ANSWER_TOOL} with the "
     f"complete answer, or {ASK_TOOL} to ask the customer.)"
 )
+FINAL_NOTE = "(No more tools. Now reply to the customer, using the results above.)"
 UPDATE_REMINDER = "(Now call update_plan: mark the finished steps done and name the next step.)"
 
 # A final answer that narrates the agent's own work ("I called get_order ...") instead of answering.
@@ -86,6 +87,26 @@ def _plan(ctx: RunContext) -> PlanState:
 def customer_facing(answer: str) -> bool:
     """False for an answer that narrates the agent's own work instead of answering the customer."""
     return not _REPORT.search(answer)
+
+
+_TAGGED = re.compile(r"<final_answer>\s*(.*?)\s*(?:</final_answer>|$)", re.DOTALL | re.IGNORECASE)
+_MARKUP = re.compile(r"^\s*thought:.*?(\n|$)|<action\b.*?(</action>|$)", re.DOTALL | re.IGNORECASE)
+
+
+def plain_answer(text: str) -> str:
+    """The customer's answer in a last, tool-less reply: a `<final_answer>` if the model still wrote one, else
+    the text without a leading Thought line or action tags; "" when nothing is left."""
+    tagged = _TAGGED.search(text)
+    if tagged:
+        return tagged.group(1).strip()
+    return _MARKUP.sub("", text).strip()
+
+
+def echoes_note(text: str) -> bool:
+    """The model repeated the instruction instead of answering (small models do)."""
+    words = set(re.findall(r"\w+", text.lower()))
+    note = set(re.findall(r"\w+", FINAL_NOTE.lower()))
+    return bool(words) and len(words & note) / len(words) > 0.6
 
 
 def update_plan(ctx: RunContext, args: dict[str, Any]) -> str:

@@ -146,6 +146,11 @@ class _RunState:
     """Tool calls run so far (planning mode's budget; `update_plan` is bookkeeping and not counted)."""
     since_progress: int = 0
     """Tool calls since a planning agent last marked a step of its plan done."""
+    answered_calls: set[tuple[str, str]] = field(default_factory=set)
+    """(tool, canonical arguments) of the calls that succeeded this run: asking again gets the result already
+    given, not a second request."""
+    withheld: set[str] = field(default_factory=set)
+    """Tools left out of the next model call (one the model just asked for again)."""
     planning_reasked: bool = False
     """A planning agent that answered without a tool was reminded once."""
     text_raw: str = ""
@@ -261,6 +266,9 @@ class Runner:
                     step = self._force_final(agent, state)
                     break
                 tools = self._tools_for(agent, state)
+                if state.withheld:
+                    tools = [t for t in tools if t["function"]["name"] not in state.withheld]
+                    state.withheld = set()
                 try:
                     response = self._call_model(agent, tools, state)
                 except ModelError as exc:
@@ -502,12 +510,28 @@ class Runner:
             count = state.call_counts.get(key, 0) + 1
             state.call_counts[key] = count
             if count >= self.loop_limit:
+                if agent.planning is not None and key in state.answered_calls:
+                    # It has the result and keeps asking for it: one last call may only write the answer.
+                    self._emit(
+                        state, agent, RunEvent("tool_refused", agent.key, name=call.name, detail="loop")
+                    )
+                    self._add_tool_result(state, call, "Not run again: you already have this result.", agent)
+                    return self._force_final(agent, state, why=f"{call.name} requested {count} times")
                 detail = f"{call.name} requested {count} times with the same arguments"
                 return NextStepStop(RunError("loop_detected", detail))
 
             tool = self._tool(agent, call.name, state)
+            if tool is not None and key in state.answered_calls:
+                self._repeat(agent, call, state)
+                if agent.planning is not None:
+                    # It has the result and asks for it again: one last call may only write the answer.
+                    return self._force_final(agent, state, why=f"{call.name} requested again")
+                continue
             if tool is not None:
                 outcome = self._run_tool(agent, tool, call, arguments, parse_error, state)
+                last = state.events[-1] if state.events else None
+                if last is not None and last.type == "tool_call" and last.data.get("call_id") == call.id:
+                    state.answered_calls.add(key)
                 if outcome is not None:
                     # The run is decided (e.g. handed to people): later calls in this response do not run, and
                     # a handoff in the same response no longer matters.
@@ -649,6 +673,19 @@ class Runner:
 
     # ---- confirmations, plans, artifacts, thoughts ---------------------------------------------------------
 
+    def _repeat(self, agent: Agent, call: ToolCall, state: _RunState) -> None:
+        """The model asked again for a call that already succeeded this run (small models do this instead of
+        reading the result: "call A forever"). Nothing is sent again; the model is pointed at the result it has,
+        and the next call is made without that tool, so it moves on instead of asking a third time."""
+        nxt = "update the plan or call final_answer" if agent.planning is not None else "answer the customer"
+        content = (
+            f"You already called {call.name} with these arguments; its result is above. Do not call it again: "
+            f"use that result and {nxt}."
+        )
+        self._emit(state, agent, RunEvent("tool_refused", agent.key, name=call.name, detail="repeated call"))
+        self._add_tool_result(state, call, content, agent)
+        state.withheld.add(call.name)
+
     def _hold(
         self,
         agent: Agent,
@@ -767,43 +804,35 @@ class Runner:
             RunEvent("plan", agent.key, detail="end of run", data={"plan": plan.as_record()}),
         )
 
-    def _force_final(self, agent: Agent, state: _RunState) -> NextStep:
-        """The tool budget is spent: one last call that may only write the final answer."""
+    def _force_final(self, agent: Agent, state: _RunState, *, why: str = "") -> NextStep:
+        """The tool budget is spent (or the agent loops on a result it has): one last call that may only write
+        the final answer; none ends the run as `tool_budget` (or `loop_detected`)."""
         assert agent.planning is not None
-        spent = f"{state.tool_calls} tool calls used, the limit is {agent.planning.max_tool_calls}"
+        spent = why or f"{state.tool_calls} tool calls used, the limit is {agent.planning.max_tool_calls}"
+        error: ErrorKind = "loop_detected" if why else "tool_budget"
         limited = self._check_limits(state, agent)
         if limited is not None:
             return limited
-        final = next(
-            t for t in planning.planning_tools(with_artifacts=False) if t.name == planning.ANSWER_TOOL
-        )
-        spec = _function_spec(final.name, final.description, final.parameters)
-        note = "You have no tool calls left. Call final_answer now with the complete answer for the customer."
-        if agent.tool_protocol == "text":
-            note = (
-                "You have no tool calls left. Write the complete answer for the customer in <final_answer>."
-            )
-        state.items.append({"role": "user", "content": note})
+        # No tools at all on this call: small models answer from a result they have only when no tool is
+        # offered (docs/actions.md), and a model that loops on a tool would call it again.
+        state.items.append({"role": "user", "content": planning.FINAL_NOTE})
         try:
-            response = self._call_model(agent, [spec], state, tool_choice="required")
+            response = self._call_model(agent, [], state)
         except ModelError as exc:
-            return NextStepStop(RunError("tool_budget", f"{spent}; the final call failed: {exc.kind}"))
-        said = (response.content or "").strip()
-        if not response.tool_calls and said:
+            return NextStepStop(RunError(error, f"{spent}; the final call failed: {exc.kind}"))
+        said = planning.plain_answer(response.content or "")
+        offered = [planning.ANSWER_TOOL, *(t.name for t in self._agent_tools(agent, state))]
+        for call in recover_text_tool_calls(said, offered):
+            # A call written as text although none was offered: only a final answer's text is usable.
+            arguments, _ = _parse_arguments(call.arguments)
+            answer = arguments.get("answer") if call.name == planning.ANSWER_TOOL else None
+            said = answer.strip() if isinstance(answer, str) else ""
+            break
+        if said and planning.customer_facing(said) and not planning.echoes_note(said):
+            if agent.planning is not None and state.context.plan is not None:
+                state.context.plan.status = "done"
             return NextStepFinalOutput(Reply(said))
-        for call in response.tool_calls:
-            if call.name != final.name:
-                continue
-            arguments, parse_error = _parse_arguments(call.arguments)
-            state.items.append(
-                text_protocol.assistant_item(state.text_raw)
-                if agent.tool_protocol == "text"
-                else _assistant_message(dataclasses.replace(response, tool_calls=[call]))
-            )
-            outcome = self._run_tool(agent, final, call, arguments, parse_error, state)
-            if isinstance(outcome, Reply):
-                return NextStepFinalOutput(outcome)
-        return NextStepStop(RunError("tool_budget", spent))
+        return NextStepStop(RunError(error, spent))
 
     def _compress(self, agent: Agent, tool: Tool, call: ToolCall, content: str, state: _RunState) -> str:
         """A long output becomes an artifact of the run; the context gets a reference and its beginning."""

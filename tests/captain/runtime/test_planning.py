@@ -227,12 +227,26 @@ def test_plan_resumes_after_the_confirmation() -> None:
     assert plan.history and plan.history[0]["status"] == "waiting"
 
 
-def test_the_same_call_three_times_stops_the_run() -> None:
+def test_a_repeated_call_gets_one_last_call_for_the_answer() -> None:
+    """A planning agent that keeps asking for a result it has is not asked to call tools again: one last call
+    may only answer, and no answer ends the run as a loop."""
     shop = Shop()
-    model = ScriptedModel(*[calls(("get_order", {"order_id": "1042"})) for _ in range(3)])
+    model = ScriptedModel(
+        *[calls(("get_order", {"order_id": "1042"})) for _ in range(2)],
+        reply("Thought: I have it.\nOrder 1042 was delivered."),
+    )
+    result = _run(model, _agent(shop), RunContext(account_id=1, conversation_id=1))
+    assert result.outcome == Reply("Order 1042 was delivered.")
+    assert len(shop.lookups) == 1  # the repeat was answered from the first result, never sent again
+    assert model.calls[2]["tools"] == []  # the last call offers no tool at all
+
+    shop = Shop()
+    model = ScriptedModel(
+        *[calls(("get_order", {"order_id": "1042"})) for _ in range(2)],
+        reply('{"name": "get_order", "arguments": {"order_id": "1042"}}'),
+    )
     result = _run(model, _agent(shop), RunContext(account_id=1, conversation_id=1))
     assert isinstance(result.outcome, RunError) and result.outcome.error == "loop_detected"
-    assert len(shop.lookups) == 2
 
 
 def test_no_progress_on_the_plan_stops_the_run() -> None:
@@ -252,12 +266,12 @@ def test_the_tool_budget_ends_with_a_forced_final_answer() -> None:
     model = ScriptedModel(
         calls(("get_order", {"order_id": "1"})),
         calls(("get_order", {"order_id": "2"})),
-        calls(("final_answer", {"answer": "Order 1 and 2 were delivered."})),
+        reply('{"name": "final_answer", "arguments": {"answer": "Order 1 and 2 were delivered."}}'),
     )
     agent = _agent(shop, planning=PlanningSettings(max_tool_calls=2, no_progress_limit=10))
     result = _run(model, agent, RunContext(1, 1))
     assert result.outcome == Reply("Order 1 and 2 were delivered.")
-    assert model.offered(2) == ["final_answer"]
+    assert model.calls[2]["tools"] == []
     assert len(shop.lookups) == 2
 
 

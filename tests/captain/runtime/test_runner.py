@@ -520,7 +520,12 @@ def test_loop_guard_stops_the_third_identical_call():
 
     assert isinstance(result.outcome, RunError)
     assert result.outcome.error == "loop_detected"
-    assert len(rec.calls) == 3  # the third identical call did not run
+    # The second identical call is answered with a pointer to the result the model already has, not run
+    # again, and the next model call is made without that tool; the third identical call ends the run.
+    assert len(rec.calls) == 2
+    repeated = [m for m in model.calls[3]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert repeated.startswith("You already called faq_lookup with these arguments")
+    assert "faq_lookup" not in model.offered(3)
     assert len(model.calls) == 4
 
 
