@@ -353,10 +353,6 @@ class Runner:
         tool_choice: str | None = None,
     ) -> ModelResponse:
         state.turns += 1
-        if agent.planning is not None and tools and tool_choice is None:
-            # A planning agent acts only through tools, its answer included (`final_answer`, `ask_customer`):
-            # requiring a call keeps a small model from answering from nothing instead of looking things up.
-            tool_choice = "required"
         system = agent.instructions
         if agent.planning is not None:
             left = max(0, agent.planning.max_tool_calls - state.tool_calls)
