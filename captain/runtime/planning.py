@@ -103,10 +103,15 @@ def plain_answer(text: str) -> str:
 
 
 def echoes_note(text: str) -> bool:
-    """The model repeated the instruction instead of answering (small models do)."""
+    """The model repeated one of our instructions instead of answering (small models do): most of its words
+    are the instruction's."""
     words = set(re.findall(r"\w+", text.lower()))
-    note = set(re.findall(r"\w+", FINAL_NOTE.lower()))
-    return bool(words) and len(words & note) / len(words) > 0.6
+    if not words:
+        return False
+    return any(
+        len(words & set(re.findall(r"\w+", note.lower()))) / len(words) > 0.6
+        for note in (FINAL_NOTE, TOOL_REMINDER, UPDATE_REMINDER)
+    )
 
 
 def update_plan(ctx: RunContext, args: dict[str, Any]) -> str:

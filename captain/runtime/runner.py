@@ -487,6 +487,8 @@ class Runner:
                 state.items.append({"role": "assistant", "content": text})
                 state.items.append({"role": "user", "content": planning.TOOL_REMINDER})
                 return NextStepRunAgain()
+            if agent.planning is not None and planning.echoes_note(text):
+                return NextStepStop(RunError("malformed_reply", f"{agent.key} repeated an instruction"))
             if agent.structured:
                 return self._structured_reply(agent, text, state)
             return NextStepFinalOutput(Reply(text))

@@ -470,3 +470,15 @@ def test_a_planning_agent_answering_without_a_tool_is_reminded_once() -> None:
     assert model.calls[1]["messages"][-1]["content"].startswith("(Reply by calling a tool")
     assert [e.type for e in result.events].count("protocol_error") == 1
     assert result.outcome == Reply("Your order was delivered.")
+
+
+def test_an_echoed_instruction_is_never_sent_to_the_customer() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        reply("Sure."),
+        reply(
+            "(Reply by calling a tool: look up or change what you need with your tools, or call final_answer"
+        ),
+    )
+    result = _run(model, _agent(shop), RunContext(1, 1))
+    assert isinstance(result.outcome, RunError) and result.outcome.error == "malformed_reply"
