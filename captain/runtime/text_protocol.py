@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import DEFAULT_SETTINGS, ModelClient, ModelResponse, ModelSettings, ToolCall
+from .planning import PLANNING_TOOL_NAMES
 from .text_tools import recover_text_tool_calls
+from .types import HANDOFF_PREFIX
 
 # ---- the prompt ----------------------------------------------------------------------------------------------
 
@@ -92,6 +94,11 @@ def _example_arguments(parameters: dict[str, Any]) -> str:
     return json.dumps(example, ensure_ascii=False)
 
 
+def _bookkeeping(name: str) -> bool:
+    """Transfers and the planning tools: never the tool of the example."""
+    return name.startswith(HANDOFF_PREFIX) or name in PLANNING_TOOL_NAMES
+
+
 def protocol_prompt(tool_specs: Sequence[dict[str, Any]]) -> str:
     """The block appended to the agent's system prompt: the tools, the reply format, one worked example."""
     functions = [_function(spec) for spec in tool_specs]
@@ -110,7 +117,9 @@ def protocol_prompt(tool_specs: Sequence[dict[str, Any]]) -> str:
         "- to answer the customer: <final_answer>your reply to the customer</final_answer>",
     ]
     if functions:
-        first = functions[0]
+        # The example names one of the agent's own tools: small models copy the example, and a first tool that
+        # hands the conversation over (or ends the task) would be copied into a handover nobody wanted.
+        first = next((f for f in functions if not _bookkeeping(str(f.get("name", "")))), functions[0])
         parameters = first.get("parameters") if isinstance(first.get("parameters"), dict) else {}
         name = first.get("name", "")
         lines += [

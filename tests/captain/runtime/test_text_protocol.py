@@ -345,3 +345,15 @@ def test_a_stream_stops_as_soon_as_the_action_is_closed():
     assert turn.raw == ACTION_REPLY + "\nO", "nothing after the first character past the action was read"
     assert [c.name for c in turn.calls] == ["lookup_order"] and response.content is None
     assert response.usage.output_tokens == len(turn.raw) and response.usage.input_tokens > 0
+
+
+def test_the_example_names_one_of_the_agents_own_tools_not_a_handover() -> None:
+    from captain.runtime.text_protocol import protocol_prompt
+
+    def spec(name: str) -> dict:
+        parameters = {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}
+        return {"type": "function", "function": {"name": name, "description": name, "parameters": parameters}}
+
+    prompt = protocol_prompt([spec("handoff_to_human"), spec("update_plan"), spec("get_order")])
+    example = prompt.split("Example:")[1]
+    assert '<action name="get_order">' in example and "handoff_to_human" not in example
