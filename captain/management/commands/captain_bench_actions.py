@@ -254,8 +254,13 @@ class Command(BaseCommand):
             flags.append(f"missing={verdict.missing}")
         if not verdict.reply_ok and not run.error:
             flags.append("reply")
+        if verdict.dangling:
+            flags.append("left-asking")
         seconds = sum(t.seconds for t in run.turns)
         self.stdout.write(
             f"  [{run.mode:19}] {run.task.id:24} {mark:4} {seconds:6.1f}s {' '.join(flags):24} "
             f"{(run.error or run.final_reply)[:100]!r}"
         )
+        for turn in run.turns:
+            if turn.outcome not in ("reply", "none") and turn.detail:
+                self.stdout.write(f"      {turn.outcome}: {turn.detail[:200]}")
