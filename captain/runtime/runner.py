@@ -760,6 +760,10 @@ class Runner:
         )
         if answered.confirmed and tool is not None and owner is not None:
             self._run_tool(owner, tool, call, answered.arguments, None, state, confirmed=True)
+            # Done once: the same call asked for again in this run is a repeat, never a second refund.
+            key = (call.name, json.dumps(answered.arguments, sort_keys=True))
+            state.call_counts[key] = state.call_counts.get(key, 0) + 1
+            state.answered_calls.add(key)
             return
         note = answered.note or "The customer did not confirm; nothing was done."
         if answered.confirmed:

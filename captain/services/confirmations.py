@@ -50,8 +50,20 @@ _NO = re.compile(
 )
 
 
-def customer_answer(text: str) -> Answer:
-    """`yes` only when the message says nothing but yes; `no` when it says no or cancel; else `other`."""
+# Words a yes may carry besides the question's own ("yes, do it now", "yes cancel it").
+_FILLER = {"it", "that", "this", "them", "now", "the", "go", "ahead", "do", "please", "and", "so"}
+
+
+def _restates(rest: list[str], question: str) -> bool:
+    """The words after the yes only repeat what was asked ("yes cancel it" to "Cancel order 1006?"): nothing
+    new, no other number, no other action."""
+    asked = set(re.findall(r"\w+", unicodedata.normalize("NFKC", question).lower()))
+    return bool(asked) and all(word in _FILLER or word in asked for word in rest)
+
+
+def customer_answer(text: str, question: str = "") -> Answer:
+    """`yes` only when the message says nothing but yes (or yes and words of the `question` itself); `no` when
+    it starts by saying no; else `other`."""
     normalised = unicodedata.normalize("NFKC", text).lower().strip()
     words = re.sub(r"[^\w\s']+", " ", normalised)
     words = _POLITE.sub(" ", words)
@@ -62,6 +74,10 @@ def customer_answer(text: str) -> Answer:
         return "no"
     if words in _YES:
         return "yes"
+    tokens = words.split()
+    for size in (3, 2, 1):
+        if " ".join(tokens[:size]) in _YES and _restates(tokens[size:], question):
+            return "yes"
     return "other"
 
 
@@ -99,7 +115,7 @@ def confirmation_settle(*, conversation: Conversation, message_ids: list[int]) -
         .values_list("content", flat=True)
     )
     text = " ".join(t for t in texts if t).strip()
-    answer = customer_answer(text) if text else "other"
+    answer = customer_answer(text, row.question) if text else "other"
     status = {
         "yes": ToolConfirmation.Status.CONFIRMED,
         "no": ToolConfirmation.Status.DECLINED,

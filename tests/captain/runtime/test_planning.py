@@ -482,3 +482,20 @@ def test_an_echoed_instruction_is_never_sent_to_the_customer() -> None:
     )
     result = _run(model, _agent(shop), RunContext(1, 1))
     assert isinstance(result.outcome, RunError) and result.outcome.error == "malformed_reply"
+
+
+def test_a_confirmed_call_asked_for_again_is_not_held_or_run_twice() -> None:
+    shop = Shop()
+    model = ScriptedModel(
+        calls(("refund_order", {"order_id": "1042", "amount": 20})),  # the model asks for it once more
+        reply("Refunded 20 EUR."),  # the last, tool-less call
+    )
+    context = RunContext(
+        account_id=1,
+        conversation_id=1,
+        answered=ConfirmedCall("refund_order", {"order_id": "1042", "amount": 20}, confirmed=True),
+    )
+    result = _run(model, _agent(shop), context)
+    assert shop.changes == [{"order_id": "1042", "amount": 20}]
+    assert result.outcome == Reply("Refunded 20 EUR.")
+    assert not [e for e in result.events if e.type == "confirmation" and e.data.get("status") == "asked"]

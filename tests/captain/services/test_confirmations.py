@@ -48,6 +48,21 @@ def test_only_a_message_that_says_nothing_but_yes_confirms(said: str, answer: st
     assert customer_answer(said) == answer
 
 
+@pytest.mark.parametrize(
+    ("said", "answer"),
+    [
+        ("yes cancel it", "yes"),
+        ("Yes, cancel order 1006 please", "yes"),
+        ("ok do it now", "yes"),
+        ("yes cancel order 1005", "other"),  # another order than the one asked about
+        ("yes and refund it too", "other"),
+        ("yes but only 10 euros", "other"),
+    ],
+)
+def test_a_yes_may_repeat_the_question_but_say_nothing_new(said: str, answer: str) -> None:
+    assert customer_answer(said, "Cancel order 1006? Reply yes or no.") == answer
+
+
 class Shop:
     """The customer's shop API: records every request it gets."""
 
