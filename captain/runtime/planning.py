@@ -19,6 +19,7 @@ imports Django.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from .types import PlanState, PlanStep, Reply, RunContext, Tool, ToolFailed, ToolOutput
@@ -102,16 +103,13 @@ def plain_answer(text: str) -> str:
     return _MARKUP.sub("", text).strip()
 
 
-def echoes_note(text: str) -> bool:
-    """The model repeated one of our instructions instead of answering (small models do): most of its words
-    are the instruction's."""
+def echoes_note(text: str, notes: Sequence[str] = (FINAL_NOTE, TOOL_REMINDER, UPDATE_REMINDER)) -> bool:
+    """The model repeated one of our instructions or notes instead of answering (small models do): most of its
+    words are the note's."""
     words = set(re.findall(r"\w+", text.lower()))
     if not words:
         return False
-    return any(
-        len(words & set(re.findall(r"\w+", note.lower()))) / len(words) > 0.6
-        for note in (FINAL_NOTE, TOOL_REMINDER, UPDATE_REMINDER)
-    )
+    return any(len(words & set(re.findall(r"\w+", note.lower()))) / len(words) > 0.6 for note in notes)
 
 
 def update_plan(ctx: RunContext, args: dict[str, Any]) -> str:

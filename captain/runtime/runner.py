@@ -151,6 +151,8 @@ class _RunState:
     given, not a second request."""
     withheld: set[str] = field(default_factory=set)
     """Tools left out of the next model call (one the model just asked for again)."""
+    notes: list[str] = field(default_factory=list)
+    """Notes the run gave the model in its own words (a confirmation's outcome): a reply echoing one is refused."""
     planning_reasked: bool = False
     """A planning agent that answered without a tool was reminded once."""
     text_raw: str = ""
@@ -487,7 +489,10 @@ class Runner:
                 state.items.append({"role": "assistant", "content": text})
                 state.items.append({"role": "user", "content": planning.TOOL_REMINDER})
                 return NextStepRunAgain()
-            if agent.planning is not None and planning.echoes_note(text):
+            if (agent.planning is not None and planning.echoes_note(text)) or (
+                state.notes and planning.echoes_note(text, state.notes)
+            ):
+                # Our words to the model ("The customer declined; nothing was done ...") are never the reply.
                 return NextStepStop(RunError("malformed_reply", f"{agent.key} repeated an instruction"))
             if agent.structured:
                 return self._structured_reply(agent, text, state)
@@ -765,6 +770,8 @@ class Runner:
             state.call_counts[key] = state.call_counts.get(key, 0) + 1
             state.answered_calls.add(key)
             return
+        if answered.note:
+            state.notes.append(answered.note)
         note = answered.note or "The customer did not confirm; nothing was done."
         if answered.confirmed:
             note = "The customer confirmed, but the tool is no longer available; nothing was done."

@@ -499,3 +499,18 @@ def test_a_confirmed_call_asked_for_again_is_not_held_or_run_twice() -> None:
     assert shop.changes == [{"order_id": "1042", "amount": 20}]
     assert result.outcome == Reply("Refunded 20 EUR.")
     assert not [e for e in result.events if e.type == "confirmation" and e.data.get("status") == "asked"]
+
+
+def test_a_reply_echoing_the_confirmation_note_is_not_sent() -> None:
+    shop = Shop()
+    note = "The customer declined; nothing was done. Do not do it unless they ask again."
+    model = ScriptedModel(reply(note))
+    context = RunContext(
+        account_id=1,
+        conversation_id=1,
+        answered=ConfirmedCall(
+            "refund_order", {"order_id": "1042", "amount": 20}, confirmed=False, note=note
+        ),
+    )
+    result = _run(model, _agent(shop, planning=None), context)
+    assert isinstance(result.outcome, RunError) and result.outcome.error == "malformed_reply"
