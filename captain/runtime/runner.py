@@ -526,7 +526,7 @@ class Runner:
             tool = self._tool(agent, call.name, state)
             if tool is not None and key in state.answered_calls:
                 self._repeat(agent, call, state)
-                if agent.planning is not None:
+                if agent.planning is not None and call.name not in planning.PLANNING_TOOL_NAMES:
                     # It has the result and asks for it again: one last call may only write the answer.
                     return self._force_final(agent, state, why=f"{call.name} requested again")
                 continue
