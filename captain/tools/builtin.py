@@ -25,7 +25,7 @@ def _conversation(ctx: RunContext) -> Conversation | None:
     return access_conversation(account_id=ctx.account_id, conversation_id=ctx.conversation_id)
 
 
-def _dry_run(ctx: RunContext) -> bool:
+def is_dry_run(ctx: RunContext) -> bool:
     """Playground runs have no customer conversation: tools describe what they would do and change nothing."""
     return bool(ctx.extra.get("dry_run")) or ctx.conversation_id is None
 
@@ -64,7 +64,7 @@ def add_label(ctx: RunContext, args: dict[str, Any]) -> str:
     if args["label"] not in known:
         choices = ", ".join(known) if known else "none: this team has no labels yet"
         return f"Label '{args['label']}' does not exist; nothing was changed. Labels you may use: {choices}."
-    conversation = None if _dry_run(ctx) else _conversation(ctx)
+    conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
         conversation_services.conversation_add_label(
             conversation=conversation, name=args["label"], create=False
@@ -73,14 +73,14 @@ def add_label(ctx: RunContext, args: dict[str, Any]) -> str:
 
 
 def set_priority(ctx: RunContext, args: dict[str, Any]) -> str:
-    conversation = None if _dry_run(ctx) else _conversation(ctx)
+    conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
         conversation_services.conversation_set_priority(conversation=conversation, priority=args["priority"])
     return f"Priority set to {args['priority']}."
 
 
 def add_private_note(ctx: RunContext, args: dict[str, Any]) -> str:
-    conversation = None if _dry_run(ctx) else _conversation(ctx)
+    conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
         message_create_note(conversation=conversation, content=args["note"])
     return "Note added for the support team."
@@ -93,7 +93,7 @@ def remember(ctx: RunContext, args: dict[str, Any]) -> str:
     from ..services.memory import MemoryWriteRefused, memory_write
 
     assistant = Assistant.objects.filter(pk=ctx.extra["assistant_id"], account_id=ctx.account_id).first()
-    conversation = None if _dry_run(ctx) else _conversation(ctx)
+    conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if assistant is None:
         return "Nothing was remembered: the assistant is gone."
     if conversation is None:

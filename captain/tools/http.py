@@ -20,17 +20,14 @@ from ..services.custom_tools import (
     custom_tool_schema,
     custom_tool_url,
 )
-
-
-def _dry_run(ctx: RunContext) -> bool:
-    return bool(ctx.extra.get("dry_run")) or ctx.conversation_id is None
+from .builtin import is_dry_run
 
 
 def _function(row: CustomTool) -> Any:
     def call(ctx: RunContext, args: dict[str, Any]) -> str:
         if row.account_id != ctx.account_id:  # built for another tenant's run: never call it
             raise PermissionError("custom tool of another account")
-        if row.changes_something and _dry_run(ctx):
+        if row.changes_something and is_dry_run(ctx):
             return f"Playground: would send {row.method} {custom_tool_url(row, args)} (nothing was sent)"
         identity = None
         if row.identity_header:
