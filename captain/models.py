@@ -2,6 +2,7 @@
 
 import re
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
@@ -210,6 +211,15 @@ class Scenario(models.Model):
         "Empty: the assistant's model.",
     )
     temperature = models.FloatField(null=True, blank=True, help_text="Empty: the assistant's temperature.")
+    handoff_team = models.ForeignKey(
+        "helpdesk.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The team whose people pick up this scenario's escalations (assigned round-robin). Empty: the "
+        "routing node's team, else nobody in particular.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -347,9 +357,14 @@ class CreditLedgerEntry(models.Model):
     class Kind(models.TextChoices):
         AI_REPLY = "ai_reply", "AI reply"
         REFUND = "refund", "Refund (delivery failed)"
+        COPILOT = "copilot", "Copilot (draft, summary, rewrite for an agent)"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    message = models.ForeignKey(Message, on_delete=models.PROTECT, related_name="+")
+    # The message paid for; empty for copilot work, which pays for its `copilot_run` instead.
+    message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    copilot_run = models.ForeignKey(
+        "CopilotRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.AI_REPLY)
     amount = models.IntegerField(help_text="Credits used (negative for a refund).")
     assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -358,7 +373,14 @@ class CreditLedgerEntry(models.Model):
 
     class Meta:
         verbose_name_plural = "credit ledger entries"
-        constraints = [models.UniqueConstraint(fields=["message", "kind"], name="ledger_unique_message_kind")]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "kind"], name="ledger_unique_message_kind"),
+            models.UniqueConstraint(fields=["copilot_run", "kind"], name="ledger_unique_copilot_kind"),
+            models.CheckConstraint(
+                condition=Q(message__isnull=False) | Q(copilot_run__isnull=False),
+                name="ledger_pays_for_something",
+            ),
+        ]
         indexes = [models.Index(fields=["account", "created_at"], name="ledger_account_created_idx")]
 
     def __str__(self) -> str:
@@ -409,6 +431,54 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run #{self.pk}: {self.outcome}"
+
+
+class CopilotRun(models.Model):
+    """One piece of copilot work an agent asked for in a conversation (captain.services.copilot): a draft reply
+    grounded in the assistant's knowledge, a summary, or a rewrite of the agent's text. Runs in a worker,
+    streams into the composer over the conversation's live channel, and is charged like an AI reply when it
+    produced text (nothing on failure)."""
+
+    class Kind(models.TextChoices):
+        DRAFT = "draft", "Draft a reply"
+        SUMMARY = "summary", "Summarise the conversation"
+        REPHRASE = "rephrase", "Rephrase"
+        FIX_TONE = "fix_tone", "Fix tone (friendly, professional)"
+        TRANSLATE = "translate", "Translate into the customer's language"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="copilot_runs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    input_text = models.TextField(
+        blank=True, help_text="The agent's text to rewrite (rephrase, tone, translate)."
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    output = models.TextField(blank=True)
+    sources = models.JSONField(default=list, blank=True)
+    """The knowledge a draft was grounded in (`captain.runtime.knowledge.Source.as_record`)."""
+    error = models.CharField(max_length=500, blank=True)
+    llm_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    credit_used = models.BooleanField(default=False)
+    trace_id = models.CharField(max_length=32, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["conversation", "created_at"], name="copilot_run_conversation_idx")]
+
+    def __str__(self) -> str:
+        return f"Copilot {self.kind} #{self.pk}: {self.status}"
 
 
 class SpanRecord(models.Model):
@@ -491,6 +561,14 @@ class RoutingNode(models.Model):
     router_endpoint = models.CharField(max_length=100, blank=True)
     is_global = models.BooleanField(default=False, help_text="Reachable from every node (e.g. restart).")
     examples = models.JSONField(default=list, blank=True, help_text="Phrases customers use for this node.")
+    handoff_team = models.ForeignKey(
+        "helpdesk.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The team whose people pick up escalations made at this node (assigned round-robin).",
+    )
 
     class Meta:
         ordering = ["id"]

@@ -11,7 +11,7 @@ from helpdesk.services.conversations import conversation_escalate, conversation_
 from helpdesk.services.messages import message_create_ai_reply
 
 from ..conf import captain_setting
-from ..models import Assistant, ReplyJob, Run, RunArtifact
+from ..models import TRIAGE_KEY, Assistant, ReplyJob, RoutingNode, Run, RunArtifact, Scenario
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from .confirmations import confirmation_hold
 from .credits import credit_debit, credit_release
@@ -132,10 +132,10 @@ def outcome_apply(
             transaction.savepoint_rollback(savepoint)
             reply_message = None
             recorded, detail = Run.Outcome.HUMAN_HANDOFF, "Credit limit reached."
-            reply_message = _escalate(conversation, assistant, detail, None)
+            reply_message = _escalate(conversation, assistant, detail, None, agent_key)
     elif isinstance(outcome, HumanHandoff):
         detail = outcome.reason
-        reply_message = _escalate(conversation, assistant, outcome.reason, outcome.priority)
+        reply_message = _escalate(conversation, assistant, outcome.reason, outcome.priority, agent_key)
     elif isinstance(outcome, Resolve):
         detail = outcome.reason
         if assistant and assistant.resolution_message.strip():
@@ -151,7 +151,7 @@ def outcome_apply(
     elif isinstance(outcome, RunError):
         reason = error_reason(outcome)
         detail = reason if outcome.error == "model_unavailable" else f"{reason} {outcome.detail}".strip()
-        reply_message = _escalate(conversation, assistant, reason, None)
+        reply_message = _escalate(conversation, assistant, reason, None, agent_key)
     # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
     credit_release(message_ids=trigger_message_ids)
 
@@ -197,8 +197,32 @@ def outcome_apply(
     return AppliedOutcome(run=run, reply_message=reply_message, credit_used=credit_used)
 
 
+def handoff_team_id(assistant: Assistant | None, agent_key: str) -> int | None:
+    """The team that picks up an escalation made by `agent_key`: its scenario's team, else its routing node's
+    team, else the triage node's team; None when nobody in particular."""
+    if assistant is None:
+        return None
+    if agent_key and agent_key != TRIAGE_KEY:
+        team_id = (
+            Scenario.objects.filter(assistant=assistant, key=agent_key)
+            .values_list("handoff_team_id", flat=True)
+            .first()
+        )
+        if team_id:
+            return team_id
+    for key in dict.fromkeys([agent_key or TRIAGE_KEY, TRIAGE_KEY]):
+        team_id = (
+            RoutingNode.objects.filter(assistant=assistant, key=key)
+            .values_list("handoff_team_id", flat=True)
+            .first()
+        )
+        if team_id:
+            return team_id
+    return None
+
+
 def _escalate(
-    conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None
+    conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None, agent_key: str
 ) -> Message | None:
     conversation.ai_agent_key = ""
     conversation.save(update_fields=["ai_agent_key"])
@@ -207,4 +231,5 @@ def _escalate(
         reason=reason,
         priority=priority,
         customer_message=handoff_message_for(conversation, assistant),
+        team_id=handoff_team_id(assistant, agent_key),
     )

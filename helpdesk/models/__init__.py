@@ -1,22 +1,31 @@
 from .account import Account, Membership
 from .attachment import Attachment
 from .attributes import CustomAttributeDefinition
+from .canned import CannedResponse
 from .contact import Contact, ContactInbox
 from .conversation import Conversation, Label
+from .csat import CsatResponse
 from .delivery import Delivery
 from .inbox import Inbox
 from .message import Message
+from .notification import Notification
+from .team import Team, TeamMember
 
 __all__ = [
     "Account",
     "Attachment",
+    "CannedResponse",
     "Contact",
     "ContactInbox",
     "Conversation",
+    "CsatResponse",
     "CustomAttributeDefinition",
     "Delivery",
     "Inbox",
     "Label",
     "Membership",
     "Message",
+    "Notification",
+    "Team",
+    "TeamMember",
 ]

@@ -22,6 +22,20 @@ class Account(models.Model):
         validators=[validate_time_zone],
         help_text="The team's time zone (IANA name): the AI reads the current date and time in it.",
     )
+    auto_resolve_ai_after_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        default=30,
+        help_text="A conversation the AI is handling that has been quiet this long is judged by the model: "
+        "resolved, or handed to people. Empty: never.",
+    )
+    auto_resolve_waiting_after_hours = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        default=48,
+        help_text="A conversation where people answered and the customer has not replied for this long is "
+        "resolved. Empty: never.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -37,7 +51,28 @@ class Membership(models.Model):
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+
+    class Availability(models.TextChoices):
+        ONLINE = "online", "Online"
+        BUSY = "busy", "Busy"
+        OFFLINE = "offline", "Offline"
+
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.AGENT)
+    availability = models.CharField(
+        max_length=8,
+        choices=Availability.choices,
+        default=Availability.ONLINE,
+        help_text="Only online people get conversations assigned automatically.",
+    )
+    max_open_assignments = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        default=10,
+        help_text="Automatic assignment stops at this many unresolved conversations. Empty: no limit.",
+    )
+    email_notifications = models.BooleanField(
+        default=True, help_text="Also send this person's notifications by e-mail."
+    )
 
     class Meta:
         constraints = [

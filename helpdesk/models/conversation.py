@@ -26,6 +26,11 @@ class Conversation(models.Model):
         RESOLVED = "resolved", "Resolved"
         SNOOZED = "snoozed", "Snoozed"
 
+    class ResolvedBy(models.TextChoices):
+        AI = "ai", "The AI"
+        AGENT = "agent", "People"
+        INACTIVITY = "inactivity", "No answer from the customer"
+
     class Priority(models.TextChoices):
         NONE = "none", "None"
         LOW = "low", "Low"
@@ -50,6 +55,23 @@ class Conversation(models.Model):
     escalation_reason = models.TextField(blank=True)
     # Typed values for the account's conversation attribute definitions (helpdesk.models.attributes), by key.
     custom_attributes = models.JSONField(default=dict, blank=True)
+    # The team whose people pick up this conversation's escalations (helpdesk.models.team).
+    team = models.ForeignKey(
+        "helpdesk.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
+    )
+    snoozed_until = models.DateTimeField(
+        null=True, blank=True, help_text="Snoozed: woken at this time or by the customer's next message."
+    )
+    # Reporting facts, written once by the services that change them (helpdesk.selectors.reports reads them).
+    first_reply_at = models.DateTimeField(
+        null=True, blank=True, help_text="First public answer to the customer (AI or people)."
+    )
+    escalated_at = models.DateTimeField(
+        null=True, blank=True, help_text="First time the conversation was handed to people."
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=16, choices=ResolvedBy.choices, blank=True)
+    csat_requested_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -59,6 +81,10 @@ class Conversation(models.Model):
             models.Index(fields=["contact_inbox", "status"], name="conv_contact_inbox_status_idx"),
             # The dashboard's "needs people" and "unassigned" lists: oldest waiting customer first.
             models.Index(fields=["account", "status", "waiting_since"], name="conv_account_waiting_idx"),
+            # The auto-resolve and snooze sweeps scan every account by status and time.
+            models.Index(fields=["status", "last_activity_at"], name="conv_status_activity_idx"),
+            models.Index(fields=["status", "snoozed_until"], name="conv_status_snoozed_idx"),
+            models.Index(fields=["account", "created_at"], name="conv_account_created_idx"),
         ]
 
     def __str__(self) -> str:

@@ -43,6 +43,26 @@ class Inbox(models.Model):
     handoff_message = models.TextField(
         blank=True, help_text="Sent to the customer when the conversation is handed to people."
     )
+
+    class AfterResolution(models.TextChoices):
+        NEW = "new", "Start a new conversation"
+        REOPEN = "reopen", "Reopen the last conversation"
+
+    after_resolution = models.CharField(
+        max_length=8,
+        choices=AfterResolution.choices,
+        default=AfterResolution.NEW,
+        help_text="When a customer writes after their conversation was resolved: start a new conversation, or "
+        "reopen the resolved one (one conversation per customer on this inbox).",
+    )
+    csat_survey_enabled = models.BooleanField(
+        default=False,
+        help_text="After a conversation is resolved, ask the customer to rate it (1-5) in this channel.",
+    )
+    csat_message = models.TextField(
+        blank=True,
+        help_text="The rating question. Empty: a built-in text.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

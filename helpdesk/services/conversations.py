@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from helpdesk.models import Conversation, Label, Message
+from helpdesk.models import Conversation, Label, Message, Team
 
 from .activities import message_create_activity
+from .assignment import conversation_auto_assign
+from .csat import csat_request_after_resolution
 from .messages import ai_taken_over, message_create_note
+from .notifications import notify_assigned, notify_escalated
 
 
 @transaction.atomic
@@ -20,8 +25,13 @@ def conversation_escalate(
     customer_message: str,
     priority: str | None = None,
     by: str = "The AI",
+    team_id: int | None = None,
 ) -> Message | None:
     """Hand the conversation to people: status `open`, the reason kept as a private note, the customer told.
+
+    `reason` is what the people who pick it up read (plain language; the AI's internals stay in its debug log).
+    `team_id` names the team that picks it up: the conversation is assigned round-robin among its available
+    members (helpdesk.services.assignment), and whoever should know is notified.
 
     Returns the outgoing message to the customer (queued for delivery), or None if there was nothing to say.
     """
@@ -30,33 +40,65 @@ def conversation_escalate(
     )  # local: both modules are small and import each other's names
 
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
+    now = timezone.now()
     conversation.status = Conversation.Status.OPEN
-    conversation.waiting_since = conversation.waiting_since or timezone.now()
+    conversation.waiting_since = conversation.waiting_since or now
+    conversation.escalated_at = conversation.escalated_at or now
     conversation.escalation_reason = reason[:2000]
-    fields = ["status", "waiting_since", "escalation_reason"]
+    conversation.snoozed_until = None
+    fields = ["status", "waiting_since", "escalated_at", "escalation_reason", "snoozed_until"]
     if priority and priority in Conversation.Priority.values:
         conversation.priority = priority
         fields.append("priority")
+    if team_id is not None and Team.objects.filter(pk=team_id, account_id=conversation.account_id).exists():
+        conversation.team_id = team_id
+        fields.append("team")
     conversation.save(update_fields=fields)
     message_create_note(conversation=conversation, content=f"Handoff reason: {reason}")
     message_create_activity(conversation=conversation, content=f"{by} handed the conversation to the team.")
+    assignee = conversation_auto_assign(conversation=conversation)
+    notify_escalated(conversation=conversation, assignee=assignee)
     if not customer_message.strip():
         return None
     return message_create_ai_reply(
-        conversation=conversation, content=customer_message, agent_key="", agent_name="Handoff"
+        conversation=conversation, content=customer_message, agent_key="", agent_name="Handoff", answer=False
     )
 
 
 @transaction.atomic
-def conversation_set_status(*, conversation: Conversation, status: str, actor: User | str) -> Conversation:
+def conversation_set_status(
+    *,
+    conversation: Conversation,
+    status: str,
+    actor: User | str,
+    resolved_by: str = "",
+    snoozed_until: datetime | None = None,
+) -> Conversation:
+    """Change the status. Resolving records when and by whom (`resolved_by`: a person when `actor` is a user,
+    else the AI unless given) and asks for a rating when the inbox does (after commit); snoozing needs
+    `snoozed_until` (the sweep or the customer's next message wakes it)."""
     if status not in Conversation.Status.values:
         raise ValueError(f"Unknown status {status!r}")
+    if status == Conversation.Status.SNOOZED and snoozed_until is None:
+        raise ValueError("Snoozing needs a wake-up time.")
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
-    if conversation.status == status:
+    if conversation.status == status and status != Conversation.Status.SNOOZED:
         return conversation
     previous = conversation.status
     conversation.status = status
-    fields = ["status"]
+    fields = ["status", "snoozed_until"]
+    conversation.snoozed_until = snoozed_until if status == Conversation.Status.SNOOZED else None
+    if status == Conversation.Status.RESOLVED:
+        conversation.resolved_at = timezone.now()
+        conversation.resolved_by = resolved_by or (
+            Conversation.ResolvedBy.AGENT if isinstance(actor, User) else Conversation.ResolvedBy.AI
+        )
+        fields += ["resolved_at", "resolved_by"]
+    elif previous == Conversation.Status.RESOLVED:
+        # Reopened: the next resolution is measured again.
+        conversation.resolved_at = None
+        conversation.resolved_by = ""
+        fields += ["resolved_at", "resolved_by"]
     if status in (Conversation.Status.RESOLVED, Conversation.Status.PENDING):
         conversation.waiting_since = None
         fields.append("waiting_since")
@@ -65,9 +107,18 @@ def conversation_set_status(*, conversation: Conversation, status: str, actor: U
         conversation.ai_agent_key = ""
         fields.append("ai_agent_key")
     conversation.save(update_fields=fields)
-    message_create_activity(
-        conversation=conversation, content=f"{actor} changed the status from {previous} to {status}."
-    )
+    if status == Conversation.Status.SNOOZED:
+        until = timezone.localtime(snoozed_until).strftime("%Y-%m-%d %H:%M %Z")
+        message_create_activity(
+            conversation=conversation, content=f"{actor} snoozed the conversation until {until}."
+        )
+    else:
+        message_create_activity(
+            conversation=conversation, content=f"{actor} changed the status from {previous} to {status}."
+        )
+    if status == Conversation.Status.RESOLVED:
+        conversation_id = conversation.pk
+        transaction.on_commit(lambda: csat_request_after_resolution(conversation_id=conversation_id))
     if (
         previous == Conversation.Status.PENDING
         and status == Conversation.Status.OPEN
@@ -107,6 +158,10 @@ def conversation_set_priority(*, conversation: Conversation, priority: str) -> N
     conversation.priority = priority
 
 
-def conversation_assign(*, conversation: Conversation, assignee: User | None) -> None:
+def conversation_assign(*, conversation: Conversation, assignee: User | None, by: User | None = None) -> None:
+    """Assign to a person (or nobody). The new assignee is notified unless they assigned themselves."""
+    previous = conversation.assignee_id
     Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee)
     conversation.assignee = assignee
+    if assignee is not None and assignee.pk != previous and (by is None or by.pk != assignee.pk):
+        notify_assigned(conversation=conversation, assignee=assignee, by=by)

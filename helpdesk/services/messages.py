@@ -15,6 +15,7 @@ from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
 from .activities import message_create_activity
 from .attachments import attachments_create
+from .notifications import notify_mentions
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool)
     # then updating the row unlocked deadlocked on PostgreSQL with a worker queued for it. Reading under the
     # lock also keeps the status we write back current (an escalation committed a moment ago is not reverted
     # to "AI handling").
+    inbox = contact_inbox.inbox
     conversation = (
         Conversation.objects.select_for_update(no_key=True)
         .filter(contact_inbox=contact_inbox)
@@ -71,11 +73,34 @@ def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool)
     )
     if conversation is not None:
         if conversation.status == Conversation.Status.SNOOZED:
+            # The customer's message wakes a snoozed conversation before its time.
             conversation.status = Conversation.Status.OPEN
+            conversation.snoozed_until = None
+            message_create_activity(
+                conversation=conversation, content="The customer's message woke the conversation."
+            )
         return conversation, False
+    if inbox.after_resolution == Inbox.AfterResolution.REOPEN:
+        # One conversation per customer on this inbox: their next message reopens the last one.
+        last = (
+            Conversation.objects.select_for_update(no_key=True)
+            .filter(contact_inbox=contact_inbox)
+            .order_by("-id")
+            .first()
+        )
+        if last is not None:
+            last.status = Conversation.Status.PENDING if ai_handles else Conversation.Status.OPEN
+            last.resolved_at = None
+            last.resolved_by = ""
+            last.ai_agent_key = ""
+            last.save(update_fields=["status", "resolved_at", "resolved_by", "ai_agent_key"])
+            message_create_activity(
+                conversation=last, content="The customer wrote again: the resolved conversation was reopened."
+            )
+            return last, False
     conversation = Conversation.objects.create(
-        account_id=contact_inbox.inbox.account_id,
-        inbox=contact_inbox.inbox,
+        account_id=inbox.account_id,
+        inbox=inbox,
         contact=contact_inbox.contact,
         contact_inbox=contact_inbox,
         status=Conversation.Status.PENDING if ai_handles else Conversation.Status.OPEN,
@@ -130,7 +155,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     conversation.last_activity_at = timezone.now()
     if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
         conversation.waiting_since = message.created_at
-    conversation.save(update_fields=["status", "last_activity_at", "waiting_since"])
+    conversation.save(update_fields=["status", "snoozed_until", "last_activity_at", "waiting_since"])
     if new_conversation and inbox.greeting_message.strip():
         message_create_greeting(conversation=conversation, content=inbox.greeting_message)
     if for_ai:
@@ -154,8 +179,9 @@ def message_create_greeting(*, conversation: Conversation, content: str) -> Mess
 
 
 def message_create_note(*, conversation: Conversation, content: str, user: User | None = None) -> Message:
-    """A private note: visible to people only. `user` None means the AI wrote it."""
-    return Message.objects.create(
+    """A private note: visible to people only. `user` None means the AI wrote it. People it @mentions are
+    notified."""
+    note = Message.objects.create(
         account_id=conversation.account_id,
         inbox_id=conversation.inbox_id,
         conversation=conversation,
@@ -165,10 +191,17 @@ def message_create_note(*, conversation: Conversation, content: str, user: User 
         sender_user=user,
         content=content,
     )
+    if user is not None:
+        notify_mentions(note=note, author=user)
+    return note
 
 
-def _touch(conversation: Conversation, *fields: str) -> None:
+def _touch(conversation: Conversation, *fields: str, answer: bool = True) -> None:
     conversation.last_activity_at = timezone.now()
+    if answer and conversation.first_reply_at is None:
+        # The first public answer (a person's or the AI's reply) is the reports' first response.
+        conversation.first_reply_at = conversation.last_activity_at
+        fields = (*fields, "first_reply_at")
     conversation.save(update_fields=["last_activity_at", *fields])
 
 
@@ -204,9 +237,10 @@ def ai_taken_over(*, conversation: Conversation) -> None:
 
 
 def message_create_ai_reply(
-    *, conversation: Conversation, content: str, agent_key: str, agent_name: str
+    *, conversation: Conversation, content: str, agent_key: str, agent_name: str, answer: bool = True
 ) -> Message:
-    """An AI reply, queued for delivery on commit. The caller owns the transaction (credits are written in it)."""
+    """An AI reply, queued for delivery on commit. The caller owns the transaction (credits are written in it).
+    `answer=False` for a notice that answers nothing (the handoff message): it is not a first response."""
     message = Message.objects.create(
         account_id=conversation.account_id,
         inbox_id=conversation.inbox_id,
@@ -217,6 +251,6 @@ def message_create_ai_reply(
         ai_agent_name=agent_name,
         content=content,
     )
-    _touch(conversation)
+    _touch(conversation, answer=answer)
     delivery_enqueue(message=message)
     return message

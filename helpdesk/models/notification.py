@@ -1,0 +1,30 @@
+from django.conf import settings
+from django.db import models
+
+from .account import Account
+from .conversation import Conversation
+
+
+class Notification(models.Model):
+    """Something one person should know about (helpdesk.services.notifications): shown in the dashboard's bell,
+    pushed live, and e-mailed when the person asked for it."""
+
+    class Kind(models.TextChoices):
+        ESCALATION = "escalation", "A conversation needs people"
+        ASSIGNED = "assigned", "Assigned to you"
+        MENTION = "mention", "Mentioned in a note"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    text = models.CharField(max_length=300)
+    read_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["user", "account", "read_at"], name="notification_unread_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.user}: {self.text[:40]}"
