@@ -31,6 +31,10 @@ ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("captain-dashboard:knowledge", "Knowledge"),
 )
 
+ACCOUNT = "app/accounts/<int:account_id>/"
+"""URL prefix of every page of one account (each views module's `urlpatterns` builds on it)."""
+CONVERSATION = f"{ACCOUNT}conversations/<int:conversation_id>/"
+
 
 def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Callable[..., HttpResponse]]:
     """Decorate a view taking `(request, membership, ...)` from a URL with `account_id`.

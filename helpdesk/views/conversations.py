@@ -116,6 +116,13 @@ def reroute_form(conversation: Conversation) -> dict[str, object] | None:
     return build(conversation=conversation) if build else None
 
 
+def copilot_panel(conversation: Conversation, membership: Membership) -> dict[str, object] | None:
+    """The AI responder's copilot for this conversation (its template and the URLs it posts to); None without
+    one. The composer includes `copilot.template` next to the reply box."""
+    build = getattr(ai_responder(), "copilot_panel", None)
+    return build(conversation=conversation, membership=membership) if build else None
+
+
 @require_GET
 @account_view()
 def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
@@ -137,6 +144,7 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
         account_labels=account_labels(account_id=membership.account_id),
         priorities=Conversation.Priority.choices,
         reroute=reroute_form(conversation),
+        copilot=copilot_panel(conversation, membership),
         attributes=attributes_panel(account_id=membership.account_id, conversation=conversation),
         # The debug log holds prompts and model output: its links are for the account's administrators only.
         debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,

@@ -3,12 +3,10 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import accounts, attachments, attributes, conversations
+from . import accounts, attachments, attributes, canned, conversations, events, notifications, reports, teams
+from .base import ACCOUNT, CONVERSATION
 
 app_name = "dashboard"
-
-ACCOUNT = "app/accounts/<int:account_id>/"
-CONVERSATION = f"{ACCOUNT}conversations/<int:conversation_id>/"
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:home"), name="root"),
@@ -32,3 +30,7 @@ urlpatterns = [
     ),
     path(f"{ACCOUNT}attachments/<int:attachment_id>/", attachments.attachment_file, name="attachment-file"),
 ]
+
+# Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
+for module in (events, notifications, teams, reports, canned):
+    urlpatterns += module.urlpatterns

@@ -1,0 +1,5 @@
+"""(Being written.)"""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
