@@ -1,6 +1,10 @@
 """Django admin for captain: assistants with their scenarios, FAQ and proposed routing examples, inbox links, credits and
 run records.
 
+The assistant page is the builder's map: counts and links to its scenarios, routing rows, FAQ and knowledge (each
+also has its own page in the index, filtered by assistant), a picture of the routing graph drawn from the graph a
+run uses (captain.admin_graph), and "Try it in the playground" links. Its long settings and inlines are folded.
+
 Tenant scoping comes from `helpdesk.admin.AccountScopedAdminMixin` (one rule for both apps): non-superuser
 staff reach only accounts where they are admins. Assistants, scenarios and FAQ entries are written through the
 services in `captain.services` (the same calls the API makes); the forms in `captain.forms` show their errors.
@@ -17,24 +21,36 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 
-from helpdesk.admin import AccountScopedAdminMixin, AccountScopedInlineMixin
+from helpdesk.admin import (
+    AccountScopedAdminMixin,
+    AccountScopedInlineMixin,
+    admin_account_ids,
+    scoped_queryset,
+)
+from helpdesk.models import Account, Team
 
+from .admin_graph import routing_svg
 from .forms import (
     AssistantAdminForm,
     FaqEntryAdminForm,
     ModelEndpointAdminForm,
     RouterChoiceForm,
     RoutingEdgeInlineFormSet,
+    RoutingNodeAdminForm,
     RoutingNodeInlineFormSet,
     RoutingRuleInlineFormSet,
     ScenarioAdminForm,
     ScenarioInlineFormSet,
 )
 from .models import (
+    TRIAGE_KEY,
     Assistant,
     AssistantInbox,
+    CopilotRun,
     CreditBalance,
     CreditLedgerEntry,
     CustomTool,
@@ -74,7 +90,13 @@ from .services.faq import (
 from .services.knowledge import document_delete, document_resync
 from .services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
 from .services.routing_examples import review_examples
-from .services.scenarios import ScenarioFields, scenario_create, scenario_delete, scenario_update
+from .services.scenarios import (
+    SCENARIO_FIELDS,
+    ScenarioFields,
+    scenario_create,
+    scenario_delete,
+    scenario_update,
+)
 from .services.shortcuts import (
     SHORTCUT_FIELDS,
     shortcut_create,
@@ -99,16 +121,37 @@ def _adopt(form_instance: Model, created: Model) -> None:
     form_instance._state.db = created._state.db
 
 
+def playground_url(assistant: Assistant, start_key: str = "") -> str:
+    """The dashboard playground with this assistant (and the node to start at) chosen; see
+    captain/views/playground.py for its `assistant` and `start` parameters."""
+    try:
+        base = reverse("captain-dashboard:playground", args=[assistant.account_id])
+    except NoReverseMatch:  # captain installed without its dashboard pages
+        return ""
+    query = {"assistant": assistant.pk}
+    if start_key and start_key != TRIAGE_KEY:
+        query["start"] = start_key
+    return f"{base}?{urlencode(query)}"
+
+
+def changelist_url(model: type[Model], **filters: Any) -> str:
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
 class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
     model = Scenario
     form = ScenarioAdminForm
     formset = ScenarioInlineFormSet
     extra = 0
+    classes = ["collapse"]
+    show_change_link = True
 
 
 class FaqEntryInline(AccountScopedInlineMixin, admin.TabularInline):
     model = FaqEntry
     extra = 0
+    classes = ["collapse"]
     fields = [*FAQ_ENTRY_FIELDS, "status"]
     readonly_fields = ["status"]
 
@@ -139,6 +182,7 @@ class ShortcutInline(AccountScopedInlineMixin, admin.StackedInline):
     model = Shortcut
     form = ShortcutAdminForm
     extra = 0
+    classes = ["collapse"]
     fields = list(SHORTCUT_FIELDS)
 
 
@@ -173,6 +217,7 @@ class MemoryVariableInline(AccountScopedInlineMixin, admin.StackedInline):
     model = MemoryVariable
     form = MemoryVariableAdminForm
     extra = 0
+    classes = ["collapse"]
     fields = list(MEMORY_VARIABLE_FIELDS)
 
 
@@ -183,14 +228,19 @@ class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
     form = RouterChoiceForm
     extra = 0
     max_num = 1
-    verbose_name = "routing (graph routing is on when this exists)"
+    classes = ["collapse"]
+    # The default plural would append an "s" to the whole sentence.
+    verbose_name = "routing settings (graph routing is on when this exists)"
+    verbose_name_plural = "routing settings (graph routing is on when they exist)"
 
 
 class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
     model = RoutingNode
-    form = RouterChoiceForm
+    form = RoutingNodeAdminForm
     formset = RoutingNodeInlineFormSet
     extra = 0
+    classes = ["collapse"]
+    show_change_link = True
     fields = [
         "key",
         "mode",
@@ -201,6 +251,7 @@ class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
         "examples",
         "router_endpoint",
         "router_model",
+        "handoff_team",
     ]
 
 
@@ -208,6 +259,7 @@ class RoutingEdgeInline(AccountScopedInlineMixin, admin.TabularInline):
     model = RoutingEdge
     formset = RoutingEdgeInlineFormSet
     extra = 0
+    classes = ["collapse"]
     fields = ["source", "target"]
 
 
@@ -215,6 +267,7 @@ class RoutingRuleInline(AccountScopedInlineMixin, admin.TabularInline):
     model = RoutingRule
     formset = RoutingRuleInlineFormSet
     extra = 0
+    classes = ["collapse"]
     fields = ["node", "position", "match", "value", "target"]
 
 
@@ -242,6 +295,7 @@ class DraftedExampleInline(AccountScopedInlineMixin, admin.TabularInline):
     model = RoutingExample
     form = RoutingExampleTextForm
     extra = 0
+    classes = ["collapse"]
     can_delete = False
     fields = ["key", "text", "status", "created_at"]
     readonly_fields = ["key", "status", "created_at"]
@@ -257,10 +311,26 @@ class DraftedExampleInline(AccountScopedInlineMixin, admin.TabularInline):
         return False  # drafts come from the model; the builder's own examples go on the routing node
 
 
+# The assistant's settings, grouped so the page opens short: only the identity and rules are unfolded.
+ASSISTANT_FIELDSETS: list[tuple[str | None, list[str], bool]] = [
+    (None, ["account", "name", "description", "product_name"], False),
+    ("Instructions and rules", ["instructions", "response_guidelines", "guardrails"], False),
+    (
+        "Messages to customers",
+        ["handoff_message", "resolution_message", "unknown_message", "off_topic_message"],
+        True,
+    ),
+    ("Model", ["model_endpoint", "model", "temperature", "max_turns"], True),
+    ("Knowledge", ["knowledge_mode", "when_unknown", "cite_links", "share_contact_details"], True),
+    ("Follow-up suggestions", ["suggestions_enabled", "suggestions_persona"], True),
+]
+
+
 @admin.register(Assistant)
 class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = AssistantAdminForm
-    list_display = ["id", "name", "account", "product_name", "model", "created_at"]
+    list_display = ["id", "name", "account", "product_name", "model", "team_links", "created_at"]
+    list_filter = [("account", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["name", "product_name"]
     inlines = [ScenarioInline, FaqEntryInline, MemoryVariableInline]
     routing_inlines = [
@@ -281,7 +351,52 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Assistant | None = None) -> list[str]:
         # An assistant stays in its account: its FAQ entries, runs and ledger rows are that account's.
-        return ["account"] if obj is not None and obj.pk else []
+        if obj is not None and obj.pk:
+            return ["account", "team_overview", "playground_link", "routing_picture"]
+        return []
+
+    def get_fieldsets(self, request: HttpRequest, obj: Assistant | None = None) -> list:
+        listed = {name for _, names, _ in ASSISTANT_FIELDSETS for name in names}
+        # A field added to ASSISTANT_FIELDS later still reaches the form (a field left out of every fieldset
+        # would silently not be saved).
+        extra = [name for name in ASSISTANT_FIELDS if name not in listed]
+        fieldsets: list = []
+        if obj is not None and obj.pk:
+            fieldsets.append(
+                ("The team at a glance", {"fields": ["team_overview", "playground_link", "routing_picture"]})
+            )
+        for title, names, folded in ASSISTANT_FIELDSETS:
+            names = [*names, *extra] if title == "Instructions and rules" else names
+            fieldsets.append((title, {"fields": names, "classes": ["collapse"] if folded else []}))
+        return fieldsets
+
+    @admin.display(description="Builder pages")
+    def team_overview(self, obj: Assistant) -> str:
+        return _team_links(obj)
+
+    @admin.display(description="Builder pages")
+    def team_links(self, obj: Assistant) -> str:
+        return _team_links(obj)
+
+    @admin.display(description="Playground")
+    def playground_link(self, obj: Assistant) -> str:
+        url = playground_url(obj)
+        if not url:
+            return "The playground is not installed on this site."
+        return format_html('<a href="{}" class="playground-link">Try it in the playground</a>', url)
+
+    @admin.display(description="Routing graph")
+    def routing_picture(self, obj: Assistant) -> str:
+        legend = (
+            "Graph routing is on: each node decides with its mode; dashed boxes are global nodes (reachable "
+            "from every node); double arrows go both ways."
+            if RoutingConfig.objects.filter(assistant=obj).exists()
+            else "Graph routing is off: the triage assistant hands over with its own model's handoff tools "
+            "(the plain star); dashed boxes are reachable from every node."
+        )
+        return format_html(
+            '<div class="routing-picture">{}<p class="help">{}</p></div>', routing_svg(obj), legend
+        )
 
     def save_model(self, request: HttpRequest, obj: Assistant, form, change: bool) -> None:
         fields = {name: form.cleaned_data[name] for name in ASSISTANT_FIELDS if name in form.cleaned_data}
@@ -328,7 +443,248 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 _adopt(obj, shortcut_create(assistant=assistant, **_values(obj, SHORTCUT_FIELDS)))
             else:
                 obj.save()
+        for obj in [*formset.new_objects, *(o for o, _ in formset.changed_objects)]:
+            if isinstance(obj, Scenario):
+                _scenario_team_save(obj)
         formset.save_m2m()
+
+
+def _scenario_team_save(scenario: Scenario) -> None:
+    """The form's handoff team (a relation the form names `handoff_team`) saved through the scenario service,
+    which checks it belongs to the assistant's account, after the service saved the rest."""
+    scenario_update(scenario=scenario, handoff_team_id=scenario.handoff_team_id)
+
+
+def _team_links(obj: Assistant) -> str:
+    """ "Scenarios (4) · Routing · FAQ (12) · Knowledge (3) · Memory · Routing examples": each its own page,
+    filtered to this assistant."""
+    links = [
+        ("Scenarios", Scenario, Scenario.objects.filter(assistant=obj).count()),
+        ("Routing nodes", RoutingNode, RoutingNode.objects.filter(assistant=obj).count()),
+        ("Edges", RoutingEdge, RoutingEdge.objects.filter(assistant=obj).count()),
+        ("Rules", RoutingRule, RoutingRule.objects.filter(assistant=obj).count()),
+        ("Routing examples", RoutingExample, RoutingExample.objects.filter(assistant=obj).count()),
+        ("FAQ", FaqEntry, FaqEntry.objects.filter(assistant=obj).count()),
+        ("Knowledge", KnowledgeDocument, KnowledgeDocument.objects.filter(assistant=obj).count()),
+        ("Memory", MemoryVariable, MemoryVariable.objects.filter(assistant=obj).count()),
+    ]
+    return format_html(
+        '<span class="team-links">{}</span>',
+        format_html_join(
+            " \u00b7 ",
+            '<a href="{}" data-page="{}">{} ({})</a>',
+            (
+                (changelist_url(model, assistant__id__exact=obj.pk), model._meta.model_name, label, count)
+                for label, model, count in links
+            ),
+        ),
+    )
+
+
+@admin.register(Scenario)
+class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Scenarios on their own pages (also editable on their assistant's page). Written through the scenario
+    services, like the API."""
+
+    form = ScenarioAdminForm
+    list_display = ["title", "key", "assistant", "mode", "enabled", "handoff_team", "try_it"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "enabled", "mode"]
+    list_select_related = ["assistant", "handoff_team"]
+    search_fields = ["title", "key", "description"]
+
+    def get_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
+        fields = ["assistant", *SCENARIO_FIELDS, "handoff_team"]
+        return [*fields, "playground_link"] if obj is not None and obj.pk else fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
+        # A scenario's key, tools and conversations belong to its assistant: it never moves.
+        return ["assistant", "playground_link"] if obj is not None and obj.pk else []
+
+    def get_form(
+        self, request: HttpRequest, obj: Scenario | None = None, change: bool = False, **kwargs: Any
+    ):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        account_id = obj.assistant.account_id if obj is not None and obj.pk else None
+
+        class ScopedScenarioForm(form_class):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                self.offer_tools_of(account_id)
+                if account_id is None and "handoff_team" in self.fields:
+                    # A new scenario: any team of the accounts this user administers; clean() then refuses a
+                    # team of another account than the chosen assistant's.
+                    self.fields["handoff_team"].queryset = scoped_queryset(Team, _admin_scope(request))
+
+        return ScopedScenarioForm
+
+    @admin.display(description="Playground")
+    def try_it(self, obj: Scenario) -> str:
+        url = playground_url(obj.assistant, obj.key)
+        return format_html('<a href="{}">Try it</a>', url) if url else ""
+
+    @admin.display(description="Playground")
+    def playground_link(self, obj: Scenario) -> str:
+        url = playground_url(obj.assistant, obj.key)
+        if not url:
+            return "The playground is not installed on this site."
+        return format_html(
+            '<a href="{}" class="playground-link">Try it in the playground</a> (starts here)', url
+        )
+
+    def save_model(self, request: HttpRequest, obj: Scenario, form, change: bool) -> None:
+        fields = {name: form.cleaned_data[name] for name in SCENARIO_WRITABLE if name in form.cleaned_data}
+        if change:
+            scenario_update(scenario=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
+        else:
+            key = form.cleaned_data.get("key") or None
+            _adopt(obj, scenario_create(assistant=obj.assistant, key=key, **fields))
+        obj.handoff_team = form.cleaned_data.get("handoff_team")
+        _scenario_team_save(obj)
+
+    def delete_model(self, request: HttpRequest, obj: Scenario) -> None:
+        scenario_delete(scenario=obj)
+
+
+def _admin_scope(request: HttpRequest) -> frozenset[int]:
+    if request.user.is_superuser:
+        return frozenset(Account.objects.values_list("pk", flat=True))
+    return admin_account_ids(request)
+
+
+class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Routing rows on their own pages, filtered by assistant. The rules of a whole graph (keys naming this
+    assistant's scenarios, no duplicates) are checked on the assistant page, which saves them together; here the
+    same per-row checks run through the assistant's graph validation."""
+
+    list_filter: Any = [("assistant", admin.RelatedOnlyFieldListFilter)]
+    list_select_related = ["assistant"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        return ["assistant"] if obj is not None and obj.pk else []
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        key_fields = self.key_fields
+
+        class CheckedForm(form_class):  # type: ignore[valid-type,misc]
+            def clean(self) -> dict:
+                cleaned = super().clean()
+                assistant = cleaned.get("assistant") or (
+                    self.instance.assistant if self.instance.assistant_id else None
+                )
+                if assistant is None:
+                    return cleaned
+                from .services.routing import routing_reference_errors
+
+                for name, target in key_fields:
+                    if name in cleaned:
+                        for error in routing_reference_errors(
+                            assistant=assistant, where=name, key=cleaned.get(name) or "", target=target
+                        ):
+                            self.add_error(name, error)
+                return cleaned
+
+        return CheckedForm
+
+    key_fields: tuple[tuple[str, bool], ...] = ()
+
+
+@admin.register(RoutingNode)
+class RoutingNodeAdmin(RoutingRowAdmin):
+    form = RoutingNodeAdminForm
+    list_display = ["key", "assistant", "mode", "timing", "is_global", "handoff_team", "try_it"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "mode", "is_global"]
+    list_select_related = ["assistant", "handoff_team"]
+    search_fields = ["key", "rule_prompt"]
+    key_fields = (("key", False),)
+    fields = [
+        "assistant",
+        "key",
+        "mode",
+        "timing",
+        "history_rounds",
+        "rule_prompt",
+        "is_global",
+        "examples",
+        "router_endpoint",
+        "router_model",
+        "handoff_team",
+    ]
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class TeamScopedForm(form_class):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                if not self.instance.assistant_id and "handoff_team" in self.fields:
+                    self.fields["handoff_team"].queryset = scoped_queryset(Team, _admin_scope(request))
+
+        return TeamScopedForm
+
+    @admin.display(description="Playground")
+    def try_it(self, obj: RoutingNode) -> str:
+        url = playground_url(obj.assistant, obj.key)
+        return format_html('<a href="{}">Try it</a>', url) if url else ""
+
+
+@admin.register(RoutingEdge)
+class RoutingEdgeAdmin(RoutingRowAdmin):
+    list_display = ["__str__", "assistant", "source", "target"]
+    search_fields = ["source", "target"]
+    fields = ["assistant", "source", "target"]
+    key_fields = (("source", False), ("target", True))
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class EdgeForm(form_class):  # type: ignore[valid-type,misc]
+            def clean(self) -> dict:
+                cleaned = super().clean()
+                if cleaned.get("source") and cleaned.get("source") == cleaned.get("target"):
+                    self.add_error("target", "A node cannot route to itself.")
+                return cleaned
+
+        return EdgeForm
+
+
+@admin.register(RoutingRule)
+class RoutingRuleAdmin(RoutingRowAdmin):
+    list_display = ["__str__", "assistant", "node", "position", "match", "target"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "match"]
+    search_fields = ["node", "value", "target"]
+    fields = ["assistant", "node", "position", "match", "value", "target"]
+    key_fields = (("node", False), ("target", True))
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class RuleForm(form_class):  # type: ignore[valid-type,misc]
+            def clean(self) -> dict:
+                cleaned = super().clean()
+                if cleaned.get("match") == "regex":
+                    import re
+
+                    try:
+                        re.compile(cleaned.get("value") or "")
+                    except re.error as exc:
+                        self.add_error("value", f"Invalid regular expression: {exc}")
+                return cleaned
+
+        return RuleForm
+
+
+@admin.register(CopilotRun)
+class CopilotRunAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """What the agents' copilot drafted, summarised or rephrased, and what it cost (read only: runs write them)."""
+
+    read_only = True
+    list_display = ["id", "kind", "status", "conversation", "user", "created_at"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["conversation", "user"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: CopilotRun | None = None) -> list[str]:
+        return [f.name for f in CopilotRun._meta.concrete_fields]
 
 
 @admin.register(ModelEndpoint)
@@ -337,7 +693,15 @@ class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     form = ModelEndpointAdminForm
     # The form's fields plus which models use the text tool protocol (`manage.py captain_probe_tools`).
-    fields = ["account", "name", "base_url", "model_names", "text_tool_models", "new_api_key"]
+    fields = [
+        "account",
+        "name",
+        "base_url",
+        "model_names",
+        "vision_models",
+        "text_tool_models",
+        "new_api_key",
+    ]
     list_display = ["name", "account", "base_url", "text_tool_models", "created_at"]
     search_fields = ["name"]
 
@@ -484,7 +848,7 @@ class MemoryVariableAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         "writable_by_agents",
         "writable_by_api",
     ]
-    list_filter = ["kind", "scope"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "kind", "scope"]
     list_select_related = ["assistant"]
     search_fields = ["name", "description"]
 
@@ -505,7 +869,8 @@ class FaqEntryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     form = FaqEntryAdminForm
     list_display = ["id", "question", "assistant", "status", "source", "enabled"]
-    list_filter = ["status", "source", "enabled"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "status", "source", "enabled"]
+    list_select_related = ["assistant"]
     search_fields = ["question", "answer"]
     actions = ["approve_selected", "reject_selected"]
     REVIEW_READONLY = ["status", "source", "source_document", "source_conversation", "reviewed_at"]
@@ -562,7 +927,7 @@ class RoutingExampleAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     form = RoutingExampleTextForm
     list_display = ["id", "assistant", "key", "text", "source", "status", "signal", "created_at"]
-    list_filter = ["source", "status", "signal"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "source", "status", "signal"]
     search_fields = ["text"]
     list_select_related = ["assistant"]
     actions = ["accept_selected", "reject_selected", "adopt_selected"]
@@ -756,7 +1121,7 @@ class KnowledgeDocumentAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         "chunk_count",
         "synced_at",
     ]
-    list_filter = ["status", "kind"]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "status", "kind"]
     search_fields = ["title", "source_url", "file_name"]
     list_select_related = ["assistant"]
     actions = ["resync_selected"]

@@ -5,13 +5,17 @@ these forms call in `clean()` to show the same messages the API answers with.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 
+from helpdesk.models import Team
+
 from .crypto import secret_encrypt
-from .models import Assistant, FaqEntry, ModelEndpoint, Scenario
+from .models import Assistant, FaqEntry, ModelEndpoint, RoutingNode, Scenario
 from .prompts import available_variables
 from .services.assistants import ASSISTANT_FIELDS, assistant_errors
 from .services.builder import scenario_key_from_title
@@ -26,6 +30,68 @@ TEMPLATE_HELP = (
 )
 
 
+class LinesField(forms.CharField):
+    """A list of short texts edited as one item per line (guidelines, guardrails, model names, examples): builders
+    type rules, not JSON. Blank lines are dropped. A value that is a whole JSON array of strings is read as that
+    list, so a list pasted from the API (or an older form submission) keeps working."""
+
+    def __init__(self, *, max_item_length: int = 1000, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 4, "cols": 80}))
+        super().__init__(strip=False, **kwargs)
+        self.max_item_length = max_item_length
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return "\n".join(str(item) for item in value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        if isinstance(value, list | tuple):
+            items = [str(item) for item in value]
+        else:
+            text = str(value or "").strip()
+            items = text.splitlines()
+            if text.startswith("["):
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, list) and all(isinstance(item, str) for item in parsed):
+                    items = parsed
+        cleaned = [" ".join(item.split()) for item in items]
+        cleaned = [item for item in cleaned if item]
+        too_long = [item for item in cleaned if len(item) > self.max_item_length]
+        if too_long:
+            raise ValidationError(
+                f"Each line may be at most {self.max_item_length} characters; this one is longer: "
+                f"{too_long[0][:60]}..."
+            )
+        return cleaned
+
+    def validate(self, value: Any) -> None:
+        if self.required and not value:
+            raise ValidationError(self.error_messages["required"], code="required")
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        try:
+            return self.to_python(initial or []) != self.to_python(data)
+        except ValidationError:
+            return True
+
+
+def limit_teams_to_account(field: forms.Field | None, account_id: int | None) -> None:
+    """A handoff team is one of the assistant's account's teams (no account yet: none to offer)."""
+    if isinstance(field, forms.ModelChoiceField):
+        field.queryset = Team.objects.filter(account_id=account_id) if account_id else Team.objects.none()
+
+
+def team_account_error(team: Team | None, account_id: int | None) -> str | None:
+    if team is not None and account_id is not None and team.account_id != account_id:
+        return "Choose one of this assistant's account's teams."
+    return None
+
+
 def add_field_errors(form: forms.BaseForm, errors: Mapping[str, list[str]]) -> None:
     """Show a service's field errors on the form (on the field when the form has it)."""
     for name, messages in errors.items():
@@ -34,6 +100,14 @@ def add_field_errors(form: forms.BaseForm, errors: Mapping[str, list[str]]) -> N
 
 
 class AssistantAdminForm(forms.ModelForm):
+    response_guidelines = LinesField(
+        label="Response guidelines",
+        help_text="One rule per line, e.g. “Answer in the customer's language.”",
+    )
+    guardrails = LinesField(
+        label="Guardrails", help_text="One thing the AI must never do per line, e.g. “Promise refunds.”"
+    )
+
     class Meta:
         model = Assistant
         fields = ["account", *ASSISTANT_FIELDS]
@@ -70,12 +144,14 @@ class ScenarioAdminForm(forms.ModelForm):
 
     class Meta:
         model = Scenario
-        fields = list(SCENARIO_FIELDS)
+        fields = [*SCENARIO_FIELDS, "handoff_team"]
         help_texts = {"instruction": f"How this specialist handles the conversation. {TEMPLATE_HELP}"}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.key_derived = False
+        if self.instance.assistant_id:
+            limit_teams_to_account(self.fields.get("handoff_team"), self.instance.assistant.account_id)
         key = self.fields["key"]
         if self.instance.pk:
             key.disabled = True
@@ -110,6 +186,9 @@ class ScenarioAdminForm(forms.ModelForm):
             self,
             scenario_errors(fields={k: cleaned[k] for k in checked if k in cleaned}, assistant=assistant),
         )
+        problem = team_account_error(cleaned.get("handoff_team"), assistant.account_id if assistant else None)
+        if problem:
+            self.add_error("handoff_team", problem)
         if not self.instance.pk and not cleaned.get("key") and cleaned.get("title"):
             taken = (
                 Scenario.objects.filter(assistant_id=self.instance.assistant_id).values_list("key", flat=True)
@@ -128,6 +207,9 @@ class ScenarioInlineFormSet(forms.BaseInlineFormSet):
         super().add_fields(form, index)
         if isinstance(form, ScenarioAdminForm):  # the parent assistant's account decides the custom tools
             form.offer_tools_of(self.instance.account_id if self.instance.pk else None)
+            limit_teams_to_account(
+                form.fields.get("handoff_team"), self.instance.account_id if self.instance.pk else None
+            )
 
     def clean(self) -> None:
         if any(self.errors):
@@ -240,8 +322,10 @@ class RouterChoiceForm(forms.ModelForm):
     that endpoint offers (a URL is never accepted: the server decides where its keys go)."""
 
     def clean(self) -> dict:
-        cleaned = super().clean()
-        assistant = getattr(self.instance, "assistant", None)
+        cleaned: dict[str, Any] = super().clean() or {}
+        assistant = cleaned.get("assistant") or (
+            self.instance.assistant if getattr(self.instance, "assistant_id", None) else None
+        )
         if assistant is not None:
             for problem in router_choice_errors(
                 assistant=assistant,
@@ -250,6 +334,46 @@ class RouterChoiceForm(forms.ModelForm):
                 model=cleaned.get("router_model", ""),
             ):
                 self.add_error("router_endpoint", problem)
+        return cleaned
+
+
+class RoutingNodeAdminForm(RouterChoiceForm):
+    """A routing node: its examples one per line, its handoff team one of the assistant's account's teams."""
+
+    examples = LinesField(
+        max_item_length=500,
+        help_text="Messages customers send when they need this node, one per line (the router compares them).",
+    )
+
+    class Meta:
+        model = RoutingNode
+        fields = [
+            "assistant",
+            "key",
+            "mode",
+            "timing",
+            "history_rounds",
+            "rule_prompt",
+            "is_global",
+            "examples",
+            "router_endpoint",
+            "router_model",
+            "handoff_team",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.assistant_id:
+            limit_teams_to_account(self.fields.get("handoff_team"), self.instance.assistant.account_id)
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        assistant = cleaned.get("assistant") or (
+            self.instance.assistant if self.instance.assistant_id else None
+        )
+        problem = team_account_error(cleaned.get("handoff_team"), assistant.account_id if assistant else None)
+        if problem:
+            self.add_error("handoff_team", problem)
         return cleaned
 
 
@@ -263,10 +387,22 @@ class ModelEndpointAdminForm(forms.ModelForm):
         label="API key",
         help_text="Stored encrypted. Leave blank to keep the stored key.",
     )
+    model_names = LinesField(
+        max_item_length=200, help_text="Model names assistants may use on it, one per line. Empty: any name."
+    )
+    vision_models = LinesField(
+        max_item_length=200,
+        help_text="Which of its models can see images, one per line: customers' photos reach these as images.",
+    )
+    text_tool_models = LinesField(
+        max_item_length=200,
+        help_text="Which of its models cannot return native tool calls, one per line: their agents use the text "
+        "tool protocol. `manage.py captain_probe_tools` detects it.",
+    )
 
     class Meta:
         model = ModelEndpoint
-        fields = ["account", "name", "base_url", "model_names"]
+        fields = ["account", "name", "base_url", "model_names", "vision_models", "text_tool_models"]
 
     def clean(self) -> dict:
         cleaned = super().clean()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import asdict
+from datetime import datetime
 
 from django.db import transaction
 from django.urls import reverse
@@ -90,6 +91,22 @@ class CaptainResponder:
 
         return memory_panel_context(conversation=conversation)
 
+    def copilot_panel(self, *, conversation: Conversation, membership: object) -> dict[str, object] | None:
+        """The copilot under the reply box (captain.services.copilot): the partial and where it posts. None when
+        no assistant answers the inbox (there is no model or knowledge to help with). Any member may use it."""
+        from .services.copilot import copilot_credits
+        from .services.runs import assistant_for_inbox
+
+        if assistant_for_inbox(conversation.inbox_id) is None:
+            return None
+        return {
+            "template": "captain/partials/copilot.html",
+            "start_url": reverse(
+                "captain-dashboard:copilot-start", args=[conversation.account_id, conversation.pk]
+            ),
+            "credits": copilot_credits(),
+        }
+
     def conversation_taken_over(self, *, conversation_id: int) -> None:
         """A person took the conversation over from the AI (inside their transaction): right after the router
         moved it, that is a sign the move was wrong, and the message is proposed as a routing correction."""
@@ -101,6 +118,13 @@ class CaptainResponder:
                 correction_from_takeover(conversation_id=conversation_id)
         except Exception:
             logger.exception("could not record the takeover correction of conversation %s", conversation_id)
+
+    def judge_quiet_conversation(self, *, conversation_id: int, quiet_since: datetime) -> bool:
+        """helpdesk's auto-resolve sweep: queue the model's judgement of a conversation the AI is handling that
+        has been quiet since `quiet_since` (captain.services.auto_resolve). False when it could not be queued."""
+        from .services.auto_resolve import judgement_enqueue
+
+        return judgement_enqueue(conversation_id=conversation_id, quiet_since=quiet_since)
 
     def delivery_failed(self, message: Message) -> None:
         from .services.credits import credit_refund

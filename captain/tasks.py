@@ -176,3 +176,27 @@ def sync_telegram_commands(assistant_id: int) -> int:
     from .services.shortcuts import telegram_commands_sync
 
     return telegram_commands_sync(assistant_id=assistant_id)
+
+
+@shared_task(acks_late=True)
+def auto_resolve_judge(conversation_id: int, quiet_since: str) -> str:
+    """Judge one conversation the AI was handling that went quiet (captain.services.auto_resolve): resolved,
+    or handed to people. Queued by helpdesk's auto-resolve sweep, once per quiet period; no credits charged.
+    Not rejected on a lost worker: the sweep asks again once the period's claim lapses, instead of a
+    conversation that kills its worker coming back at once for ever."""
+    from datetime import datetime
+
+    from .services.auto_resolve import judge_quiet_conversation
+
+    return judge_quiet_conversation(
+        conversation_id=conversation_id, quiet_since=datetime.fromisoformat(quiet_since)
+    )
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def copilot_generate(run_id: int) -> str:
+    """An agent's copilot request (draft, summary, rewrite): captain.services.copilot. A redelivered task runs
+    it again; the charge is once per run."""
+    from .services.copilot import copilot_run_execute
+
+    return copilot_run_execute(run_id=run_id)

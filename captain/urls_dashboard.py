@@ -3,7 +3,17 @@ at the site root next to the dashboard."""
 
 from django.urls import path
 
-from .views import debug_log, faq_review, knowledge, live, memory, playground, routing_corrections, usage
+from .views import (
+    copilot,
+    debug_log,
+    faq_review,
+    knowledge,
+    live,
+    memory,
+    playground,
+    routing_corrections,
+    usage,
+)
 
 app_name = "captain-dashboard"
 
@@ -43,4 +53,10 @@ urlpatterns = [
         memory.conversation_memory_action,
         name="conversation-memory",
     ),
+    # The conversation page's copilot (any member of the account): start a run, its result, its live text.
+    path(
+        f"{ACCOUNT}conversations/<int:conversation_id>/copilot/", copilot.copilot_start, name="copilot-start"
+    ),
+    path(f"{ACCOUNT}copilot/runs/<int:run_id>/", copilot.copilot_run_status, name="copilot-run"),
+    path(f"{ACCOUNT}copilot/runs/<int:run_id>/stream", copilot.copilot_run_stream, name="copilot-run-stream"),
 ]

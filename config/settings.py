@@ -60,6 +60,25 @@ ALLOWED_HOSTS = [
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 PUBLIC_BASE_URL = os.environ.get("HELPDESK_PUBLIC_URL", "http://127.0.0.1:8000")
 
+# ---- E-mail (notifications: helpdesk.services.notifications) ------------------------------------------------------
+# Embedded default: the console backend prints each e-mail to the web/worker log. Setting EMAIL_HOST switches to
+# SMTP; EMAIL_BACKEND names any other Django backend. The timeout bounds how long a commit's e-mail may wait.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if os.environ.get("EMAIL_HOST")
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Captain Helpdesk <helpdesk@localhost>")
+SERVER_EMAIL = os.environ.get("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
+
 # ---- HTTPS (README "Production settings") ------------------------------------------------------------------------
 # Production defaults with DEBUG off (`manage.py check --deploy` passes with them); with DEBUG on, what a
 # development server on http://127.0.0.1 needs. Each can be set on its own.
@@ -302,9 +321,20 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
 CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
+# Task modules outside the apps' `tasks.py` (autodiscovered): the conversation timers (see helpdesk/timers.py).
+CELERY_IMPORTS = ("helpdesk.timers",)
 CELERY_BEAT_SCHEDULE = {
     # Outgoing messages whose delivery task was never published (broker down, worker killed after commit).
     "helpdesk-outbox-sweep": {"task": "helpdesk.tasks.outbox_sweep", "schedule": 15.0},
+    # Conversation timers (helpdesk/timers.py): a snooze wakes within a minute of its time, a
+    # quiet AI conversation is judged within a minute of its account's threshold; a waiting customer is
+    # counted in hours, so every five minutes is plenty. Each sweep is a few indexed queries when idle.
+    "helpdesk-snoozed-wake": {"task": "helpdesk.timers.snoozed_wake_sweep", "schedule": 60.0},
+    "helpdesk-auto-resolve-ai": {"task": "helpdesk.timers.auto_resolve_ai_sweep", "schedule": 60.0},
+    "helpdesk-auto-resolve-waiting": {
+        "task": "helpdesk.timers.auto_resolve_waiting_sweep",
+        "schedule": 300.0,
+    },
     # Often enough that a message stored during a broker outage is answered soon after recovery; the sweep is
     # one indexed query when there is nothing to do.
     "captain-pending-messages-sweep": {
@@ -363,6 +393,7 @@ CAPTAIN = {
             "LOCK_LEASE_SECONDS": ("CAPTAIN_LOCK_LEASE_SECONDS", float),
             "MAX_ATTEMPTS": ("CAPTAIN_MAX_ATTEMPTS", int),
             "CREDITS_PER_REPLY": ("CAPTAIN_CREDITS_PER_REPLY", int),
+            "COPILOT_CREDITS": ("CAPTAIN_COPILOT_CREDITS", int),
             # JSON naming each endpoint's base_url, key variable (api_key_env) and models (system check
             # captain.E002); empty means the one "default" endpoint. CAPTAIN_MODELS: "name=credits,...".
             "MODEL_ENDPOINTS": ("CAPTAIN_MODEL_ENDPOINTS", lambda value: value or None),

@@ -21,18 +21,25 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from helpdesk.channels.provider_config import KEYS as PROVIDER_KEYS
+from helpdesk.channels.provider_config import MAX_VALUE_LENGTH as PROVIDER_VALUE_LENGTH
 from helpdesk.channels.provider_config import validate_provider_config
 from helpdesk.models import (
     Account,
+    CannedResponse,
     Contact,
     ContactInbox,
     Conversation,
+    CsatResponse,
     CustomAttributeDefinition,
     Delivery,
     Inbox,
     Label,
     Membership,
     Message,
+    Notification,
+    Team,
+    TeamMember,
 )
 from helpdesk.outbound import validate_outbound_url
 from helpdesk.services.attributes import attribute_definition_clean
@@ -212,8 +219,11 @@ class AccountScopedInlineMixin(_ScopedFormfieldsMixin):
 
 
 class MembershipInline(AccountScopedInlineMixin, admin.TabularInline):
+    """People of the account: role, and what automatic assignment and notifications need to know of them."""
+
     model = Membership
     extra = 0
+    fields = ["user", "role", "availability", "max_open_assignments", "email_notifications"]
 
 
 @admin.register(Account)
@@ -221,6 +231,17 @@ class AccountAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_display = ["id", "name", "time_zone", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline]
+    fieldsets = [
+        (None, {"fields": ["name", "time_zone"]}),
+        (
+            "Auto-resolve",
+            {
+                "fields": ["auto_resolve_ai_after_minutes", "auto_resolve_waiting_after_hours"],
+                "description": "Quiet conversations are closed (or, when the AI judges people are needed, handed "
+                "over) after these times. Leave a field empty to turn that rule off.",
+            },
+        ),
+    ]
     # Tenants are created and removed by the site operator.
     superuser_only_add = True
     superuser_only_delete = True
@@ -311,7 +332,34 @@ class InboxAdminForm(forms.ModelForm):
             "webhook_rate_limit_per_minute",
             "greeting_message",
             "handoff_message",
+            "after_resolution",
+            "csat_survey_enabled",
+            "csat_message",
         ]
+        labels = {"provider_config": "Other provider settings (JSON)"}
+        help_texts = {
+            "provider_config": "Advanced: settings that have no field above, as a JSON object. The fields above "
+            "take precedence for their own keys."
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Each stored setting of this inbox's channel is shown in its own field; the JSON box keeps the rest, so
+        # a key the fields do not know is neither lost nor hidden.
+        stored = self.instance.provider_config if isinstance(self.instance.provider_config, dict) else {}
+        own = PROVIDER_KEYS.get(self.instance.channel_type, {}) if self.instance.pk else {}
+        for key in own:
+            name = provider_field_name(self.instance.channel_type, key)
+            if name in self.fields and isinstance(stored.get(key), str):
+                self.initial[name] = stored[key]
+        if "provider_config" in self.fields:
+            self.initial["provider_config"] = {k: v for k, v in stored.items() if k not in own}
+        if "after_resolution" in self.fields:
+            # Left out of a submission (a scripted POST): the stored policy, or the default for a new inbox.
+            self.fields["after_resolution"].required = False
+
+    def clean_after_resolution(self) -> str:
+        return self.cleaned_data.get("after_resolution") or self.instance.after_resolution
 
     def clean_callback_url(self) -> str:
         # The server POSTs every reply there: the outbound policy decides which hosts it may be.
@@ -323,14 +371,44 @@ class InboxAdminForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         # Its keys depend on the channel type, so it is checked here rather than in clean_provider_config.
-        if "provider_config" in cleaned and cleaned.get("channel_type"):
+        channel = cleaned.get("channel_type")
+        if "provider_config" in cleaned and channel:
             if cleaned["provider_config"] is None:  # the field left empty: no settings, not JSON null
                 cleaned["provider_config"] = {}
+            if not self._merge_provider_fields(channel, cleaned):
+                return cleaned
             try:
-                validate_provider_config(cleaned["channel_type"], cleaned["provider_config"])
+                validate_provider_config(channel, cleaned["provider_config"])
             except ValidationError as exc:
                 self.add_error("provider_config", exc)
         return cleaned
+
+    def _merge_provider_fields(self, channel: str, cleaned: dict[str, Any]) -> bool:
+        """Put the chosen channel's setting fields into `provider_config` (an emptied field removes its key:
+        the channel's default applies). Each value is checked on its own field first, so the error sits next
+        to what was typed. Other channels' fields are ignored. False when a field has an error."""
+        config = cleaned["provider_config"]
+        if not isinstance(config, dict):
+            return True  # the validator names the problem ("must be a JSON object")
+        merged = dict(config)
+        ok = True
+        for key in PROVIDER_KEYS.get(channel, {}):
+            name = provider_field_name(channel, key)
+            if self.add_prefix(name) not in self.data:
+                continue  # not on the submitted page (e.g. a scripted POST with JSON only): leave the key alone
+            value = (cleaned.get(name) or "").strip()
+            if not value:
+                merged.pop(key, None)
+                continue
+            try:
+                validate_provider_config(channel, {key: value})
+            except ValidationError as exc:
+                self.add_error(name, _field_message(key, exc))
+                ok = False
+                continue
+            merged[key] = value
+        cleaned["provider_config"] = merged
+        return ok
 
     def save(self, commit: bool = True) -> Inbox:
         secret = self.cleaned_data.get("new_secret")
@@ -340,6 +418,59 @@ class InboxAdminForm(forms.ModelForm):
         if access_token:
             self.instance.access_token = access_token
         return super().save(commit=commit)
+
+
+def provider_field_name(channel: str, key: str) -> str:
+    return f"{channel}_{key}"
+
+
+def _field_message(key: str, exc: ValidationError) -> str:
+    """'provider_config["phone_number_id"] must be ...' -> 'Must be ...' (shown on the field itself)."""
+    message = exc.messages[0]
+    prefix = f'provider_config["{key}"] '
+    if message.startswith(prefix):
+        message = message[len(prefix) :]
+    return message[:1].upper() + message[1:]
+
+
+# What each key means, from the channel modules' docstrings (helpdesk/channels/<channel>.py).
+PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
+    "phone_number_id": ("Phone number ID", "Meta's phone number id (digits); required to send replies."),
+    "verify_token": ("Verify token", "Any text you choose; type the same in Meta's webhook settings."),
+    "api_version": ("Graph API version", 'e.g. "v21.0". Empty: v21.0.'),
+    "bot_user_id": (
+        "Bot user ID",
+        'Our bot\'s Slack user id (e.g. "U0123ABCD"), so its own messages are ignored.',
+    ),
+    "api_base_url": ("API base URL", "Empty: the provider's public API. Only for a proxy or a test server."),
+}
+
+_CHANNEL_TITLES = {
+    "telegram": "Telegram settings",
+    "whatsapp": "WhatsApp settings",
+    "slack": "Slack settings",
+}
+
+
+def _add_provider_fields() -> None:
+    """One optional text field per documented key of each channel (helpdesk.channels.provider_config.KEYS, the
+    list the validator enforces), declared on the form class so the admin's fieldsets may name them."""
+    for channel, keys in PROVIDER_KEYS.items():
+        for key in keys:
+            label, help_text = PROVIDER_FIELD_TEXTS.get(key, (key.replace("_", " ").capitalize(), ""))
+            field = forms.CharField(
+                label=label,
+                required=False,
+                max_length=PROVIDER_VALUE_LENGTH,
+                help_text=help_text,
+                widget=forms.TextInput(attrs={"size": 60}),
+            )
+            name = provider_field_name(channel, key)
+            InboxAdminForm.base_fields[name] = field
+            InboxAdminForm.declared_fields[name] = field
+
+
+_add_provider_fields()
 
 
 _WEBHOOK_PATHS = {
@@ -357,14 +488,14 @@ _PROVIDER_SETUP = {
     ),
     Inbox.ChannelType.WHATSAPP: (
         "In the Meta app's WhatsApp webhook settings use this URL as callback URL and "
-        "<code>provider_config.verify_token</code> as verify token, and subscribe to <code>messages</code>. "
-        "Secret = the app secret; Access token = a system-user token; set "
-        "<code>provider_config.phone_number_id</code>. Replies are split at 4096 characters."
+        "the <em>Verify token</em> above as verify token, and subscribe to <code>messages</code>. "
+        "Secret = the app secret; Access token = a system-user token; set the <em>Phone number ID</em> above. "
+        "Replies are split at 4096 characters."
     ),
     Inbox.ChannelType.SLACK: (
         "Use this URL as the app's Event Subscriptions request URL and subscribe to <code>message.im</code> "
         "(and <code>message.channels</code> if wanted). Secret = the signing secret; Access token = the bot "
-        "token (chat:write); set <code>provider_config.bot_user_id</code> so our own messages are ignored. "
+        "token (chat:write); set the <em>Bot user ID</em> above so our own messages are ignored. "
         "Replies over 40,000 characters are shortened. For quick-reply buttons (follow-up suggestions), also set "
         "Interactivity &amp; Shortcuts &rarr; Request URL to this URL."
     ),
@@ -383,15 +514,41 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["channel_type"]
     search_fields = ["name"]
     readonly_fields = ["webhook_setup"]
-    fieldsets = [
-        (None, {"fields": ["account", "name", "channel_type", "new_secret", "callback_url"]}),
-        (
-            "Provider channels (Telegram, WhatsApp, Slack)",
-            {"fields": ["new_access_token", "provider_config", "webhook_rate_limit_per_minute"]},
-        ),
-        ("Messages", {"fields": ["greeting_message", "handoff_message"]}),
-        ("Webhook", {"fields": ["webhook_setup"]}),
-    ]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Inbox | None = None) -> list:
+        # A saved inbox shows its own channel's settings; a new one shows every channel's, folded (only the
+        # chosen channel's are saved).
+        channels = [obj.channel_type] if obj is not None and obj.pk else list(_CHANNEL_TITLES)
+        provider = [
+            (
+                _CHANNEL_TITLES[channel],
+                {
+                    "fields": [provider_field_name(channel, key) for key in PROVIDER_KEYS.get(channel, {})],
+                    "classes": [] if obj is not None and obj.pk else ["collapse"],
+                },
+            )
+            for channel in channels
+            if PROVIDER_KEYS.get(channel)
+        ]
+        return [
+            (None, {"fields": ["account", "name", "channel_type", "new_secret", "callback_url"]}),
+            (
+                "Provider channels (Telegram, WhatsApp, Slack)",
+                {"fields": ["new_access_token", "webhook_rate_limit_per_minute"]},
+            ),
+            *provider,
+            ("Messages", {"fields": ["greeting_message", "handoff_message"]}),
+            (
+                "After resolution",
+                {
+                    "fields": ["after_resolution", "csat_survey_enabled", "csat_message"],
+                    "description": "What happens when a customer writes after their conversation was resolved, "
+                    "and whether they are asked to rate it.",
+                },
+            ),
+            ("Webhook", {"fields": ["webhook_setup"]}),
+            ("Other provider settings (advanced)", {"fields": ["provider_config"], "classes": ["collapse"]}),
+        ]
 
     @admin.display(description="Webhook URL and setup")
     def webhook_setup(self, inbox: Inbox) -> str:
@@ -554,3 +711,96 @@ class MessageAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Message | None = None) -> list[str]:
         return [f.name for f in Message._meta.concrete_fields]
+
+
+# ---- teams, canned responses, satisfaction, notifications ---------------------------------------------------
+
+
+class TeamMemberFormSet(forms.BaseInlineFormSet):
+    """A team's members are people of the team's account: a user of another account (or none) is refused on
+    the row, whoever edits (the user choices are scoped too, but a superuser sees every user)."""
+
+    def clean(self) -> None:
+        super().clean()
+        account_id = self.instance.account_id
+        if account_id is None:
+            return
+        members = set(Membership.objects.filter(account_id=account_id).values_list("user_id", flat=True))
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None)
+            if not data or data.get("DELETE") or data.get("user") is None:
+                continue
+            if data["user"].pk not in members:
+                form.add_error("user", f"{data['user']} is not a member of {self.instance.account}.")
+
+
+class TeamMemberInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = TeamMember
+    formset = TeamMemberFormSet
+    extra = 0
+    fields = ["user", "last_assigned_at"]
+    readonly_fields = ["last_assigned_at"]
+    verbose_name = "member"
+    verbose_name_plural = "members"
+
+
+@admin.register(Team)
+class TeamAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Teams pick up the escalations of the scenarios and routing nodes that name them, round-robin among
+    their online members with room for more (helpdesk.services.assignment)."""
+
+    list_display = ["name", "account", "auto_assign", "member_count"]
+    list_filter = ["auto_assign", ("account", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name", "description"]
+    fields = ["account", "name", "description", "auto_assign"]
+    inlines = [TeamMemberInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Team | None = None) -> list[str]:
+        # Scenarios and conversations of the account point at it: a team stays in its account.
+        return ["account"] if obj is not None and obj.pk else []
+
+    @admin.display(description="Members")
+    def member_count(self, obj: Team) -> int:
+        return obj.team_members.count()
+
+
+@admin.register(CannedResponse)
+class CannedResponseAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Saved replies; agents type `/` and the short code in the composer."""
+
+    list_display = ["short_code", "account", "preview", "created_at"]
+    list_filter = [("account", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["short_code", "content"]
+    fields = ["account", "short_code", "content"]
+
+    @admin.display(description="Content")
+    def preview(self, obj: CannedResponse) -> str:
+        return obj.content[:80]
+
+
+@admin.register(CsatResponse)
+class CsatResponseAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """Customers' ratings (read only: they come from the customers' answers in their channel)."""
+
+    read_only = True
+    list_display = ["conversation", "rating", "comment", "account", "created_at"]
+    list_filter = ["rating"]
+    list_select_related = ["conversation", "account"]
+    search_fields = ["comment"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: CsatResponse | None = None) -> list[str]:
+        return [f.name for f in CsatResponse._meta.concrete_fields]
+
+
+@admin.register(Notification)
+class NotificationAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
+    """What people were told (read only: escalations, assignments and mentions write them)."""
+
+    read_only = True
+    list_display = ["created_at", "user", "kind", "text", "read_at", "account"]
+    list_filter = ["kind"]
+    list_select_related = ["user", "account"]
+    search_fields = ["text"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Notification | None = None) -> list[str]:
+        return [f.name for f in Notification._meta.concrete_fields]

@@ -57,7 +57,10 @@ def ai_responder() -> Any:
     transaction for a message it will answer, to record its job) and `message_received(message_id) -> None`
     (called after commit). Optional, looked up by name: `reply_sources`, `reroute_form(conversation=)` (the
     conversation page's "should have gone to" form, or None), `memory_panel(conversation=)` (the conversation
-    page's AI memory panel, or None) and `conversation_taken_over(conversation_id=)` (a person took the
-    conversation over from the AI; called inside their transaction).
+    page's AI memory panel, or None), `conversation_taken_over(conversation_id=)` (a person took the
+    conversation over from the AI; called inside their transaction), `copilot_panel(conversation=, membership=)`
+    (the composer's copilot: its template and URLs, or None) and `judge_quiet_conversation(conversation_id=,
+    quiet_since=) -> bool` (the auto-resolve sweep asks the AI to judge a quiet conversation it handles; False
+    when it could not be asked, so the sweep tries again later).
     """
     return _load_responder(helpdesk_setting("AI_RESPONDER"))

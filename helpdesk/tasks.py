@@ -1,5 +1,6 @@
 """Celery tasks of the helpdesk: delivering outgoing messages (helpdesk/delivery/). Tasks take ids, never
-message bodies."""
+message bodies. The conversation timers (snooze, auto-resolve) are in helpdesk/timers.py: they change
+conversations through the services, which this module must stay below (tests/helpdesk/test_import_cycles.py)."""
 
 from __future__ import annotations
 

@@ -385,22 +385,27 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
             ready=lambda program: "beat: Starting..." in program.new_output(),
         )
     )
-    # --timeout: requests are short (model runs, playground turns included, happen in the workers); 60 s leaves
-    # room for an admin's slow page without letting a stuck request hold a worker for long.
+    # ASGI (uvicorn workers under gunicorn): the live-update streams stay open as long as a dashboard tab is,
+    # and an event loop holds hundreds of them where a thread each would not (README "Live updates").
+    # --timeout: with this worker class it is the event loop's heartbeat (a blocked loop is restarted), not a
+    # per-request limit, so open streams are not cut by it; streams end themselves after a few minutes.
+    # --graceful-timeout: on a restart, open streams get this long before the worker is stopped (they reconnect).
     sup.start(
         Program(
             "web",
             [
                 str(bindir / "gunicorn"),
-                "config.wsgi",
+                "config.asgi",
+                "-k",
+                "uvicorn_worker.UvicornWorker",
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",
                 "2",
-                "--threads",
-                "4",
                 "--timeout",
                 "60",
+                "--graceful-timeout",
+                "10",
                 "--access-logfile",
                 "-",
             ],

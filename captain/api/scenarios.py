@@ -30,7 +30,7 @@ class ScenarioOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Scenario
         ref_name = "Scenario"
-        fields = ["id", *SCENARIO_FIELDS, "created_at"]
+        fields = ["id", *SCENARIO_FIELDS, "handoff_team", "created_at"]
         read_only_fields = fields
 
 
@@ -53,6 +53,8 @@ class ScenarioInputSerializer(serializers.Serializer):
     model_endpoint = serializers.CharField(max_length=100, required=False, allow_blank=True)
     model = serializers.CharField(max_length=200, required=False, allow_blank=True)
     temperature = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=2)
+    # A team of this account (the service checks it); null: the routing node's team, else nobody in particular.
+    handoff_team_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
 
     class Meta:
         ref_name = "ScenarioInput"

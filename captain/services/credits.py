@@ -14,7 +14,7 @@ from django.db.models import F, Sum
 from helpdesk.models import Message
 
 from ..conf import captain_setting
-from ..models import Assistant, CreditBalance, CreditLedgerEntry, CreditReservation
+from ..models import Assistant, CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
 from .jobs import jobs_pending_ids_query
 
 
@@ -110,5 +110,39 @@ def credit_refund(*, message: Message) -> bool:
         return False  # already refunded
     CreditBalance.objects.filter(account_id=charge.account_id, used__gte=charge.amount).update(
         used=F("used") - charge.amount
+    )
+    return True
+
+
+# ---- copilot work (captain.services.copilot) ------------------------------------------------------------------
+
+
+def credit_copilot_affordable(*, account_id: int, amount: int) -> bool:
+    """Whether the account's unheld credits could pay `amount` now. Asked before the model is called, so an
+    account at its limit gets a clear refusal instead of a draft it cannot pay for; `credit_copilot_debit`
+    checks again under the lock, and that check is the one that counts."""
+    balance = credit_balance_for(account_id)
+    return balance.used + _held(account_id) + amount <= balance.limit
+
+
+def credit_copilot_debit(*, run: CopilotRun, amount: int) -> bool:
+    """Charge for a copilot run that produced text, inside the caller's transaction (which also stores the
+    text). False (and nothing written) when the limit would be exceeded. Idempotent: a run already charged
+    (a redelivered task) is not charged again; the ledger's unique (copilot_run, kind) backs that up."""
+    credit_balance_for(run.account_id)
+    balance = CreditBalance.objects.select_for_update(no_key=True).get(account_id=run.account_id)
+    kind = CreditLedgerEntry.Kind.COPILOT
+    if CreditLedgerEntry.objects.filter(copilot_run=run, kind=kind).exists():
+        return True
+    if balance.used + _held(run.account_id) + amount > balance.limit:
+        return False
+    CreditBalance.objects.filter(pk=balance.pk).update(used=F("used") + amount)
+    CreditLedgerEntry.objects.create(
+        account_id=run.account_id,
+        copilot_run=run,
+        kind=kind,
+        amount=amount,
+        assistant_id=run.assistant_id,
+        agent_key=f"copilot:{run.kind}",
     )
     return True

@@ -15,6 +15,7 @@ from ..models import TRIAGE_KEY, Assistant, ReplyJob, RoutingNode, Run, RunArtif
 from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from .confirmations import confirmation_hold
 from .credits import credit_debit, credit_release
+from .handoff_reasons import plain_handoff_reason
 from .jobs import jobs_any_pending, jobs_finish
 from .plans import LoadedPlan, plan_store
 
@@ -134,8 +135,10 @@ def outcome_apply(
             recorded, detail = Run.Outcome.HUMAN_HANDOFF, "Credit limit reached."
             reply_message = _escalate(conversation, assistant, detail, None, agent_key)
     elif isinstance(outcome, HumanHandoff):
+        # Agents read the reason in plain words; the router's details stay in the run's detail and spans.
         detail = outcome.reason
-        reply_message = _escalate(conversation, assistant, outcome.reason, outcome.priority, agent_key)
+        reason = plain_handoff_reason(outcome.reason)
+        reply_message = _escalate(conversation, assistant, reason, outcome.priority, agent_key)
     elif isinstance(outcome, Resolve):
         detail = outcome.reason
         if assistant and assistant.resolution_message.strip():

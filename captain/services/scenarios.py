@@ -16,6 +16,8 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from helpdesk.models import Team
+
 from ..models import Assistant, RoutingExample, Scenario, ScenarioMode, validate_scenario_key
 from ..tools import SCENARIO_TOOL_NAMES
 from .builder import (
@@ -51,14 +53,18 @@ class ScenarioFields(TypedDict, total=False):
     """A model the endpoint offers, used by this specialist instead of the assistant's; empty: the assistant's."""
     temperature: float | None
     """None: the assistant's."""
+    handoff_team_id: int | None
+    """The team (of the assistant's account) whose people pick up this scenario's escalations; None: the
+    routing node's team, else nobody in particular."""
 
 
 SCENARIO_FIELDS: tuple[str, ...] = (
     "title",
     "key",
-    *(f for f in ScenarioFields.__annotations__ if f != "title"),
+    *(f for f in ScenarioFields.__annotations__ if f not in ("title", "handoff_team_id")),
 )
-"""Every field a builder sees, `key` included (writable on creation only)."""
+"""Every field a builder sees as a plain value, `key` included (writable on creation only). The handoff team is
+a relation: forms and serializers name it `handoff_team` themselves."""
 
 
 def _only_scenario_fields(fields: Mapping[str, Any]) -> None:
@@ -107,6 +113,11 @@ def scenario_errors(*, fields: Mapping[str, Any], assistant: Assistant | None = 
         calls = fields["max_tool_calls"]
         if not isinstance(calls, int) or isinstance(calls, bool) or not 1 <= calls <= MAX_TOOL_CALLS_LIMIT:
             errors["max_tool_calls"] = [f"A whole number from 1 to {MAX_TOOL_CALLS_LIMIT}."]
+    team_id = fields.get("handoff_team_id")
+    if team_id is not None and (
+        assistant is None or not Team.objects.filter(pk=team_id, account_id=assistant.account_id).exists()
+    ):
+        errors["handoff_team_id"] = ["No such team in this account."]
     temperature = fields.get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         errors["temperature"] = ["Between 0 and 2, or empty for the assistant's."]

@@ -30,7 +30,16 @@ from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context
 
-from ..models import CustomTool, ModelEndpoint, Plan, Run, RunArtifact, ToolConfirmation
+from ..models import (
+    CopilotRun,
+    CustomTool,
+    ModelEndpoint,
+    Plan,
+    Run,
+    RunArtifact,
+    SpanRecord,
+    ToolConfirmation,
+)
 from ..selectors import conversation_runs, credits_by_message, spans_by_trace
 from ..services.live import conversation_run_in_progress
 from ..services.redaction import account_secrets, scrub
@@ -100,6 +109,7 @@ def with_action_flags(runs: QuerySet[Run]) -> QuerySet[Run]:
         has_artifacts=Exists(RunArtifact.objects.filter(run=OuterRef("pk"))),
         conversation_has_plans=Exists(Plan.objects.filter(conversation_id=conversation)),
         conversation_has_confirmations=Exists(ToolConfirmation.objects.filter(conversation_id=conversation)),
+        conversation_has_copilot_runs=Exists(CopilotRun.objects.filter(conversation_id=conversation)),
         account_has_tool_secrets=Exists(
             CustomTool.objects.filter(account_id=account).exclude(secret_encrypted="")
         ),
@@ -221,6 +231,45 @@ def conversation_plans(conversation_id: int, account_id: int, secrets: list[str]
     return plans
 
 
+COPILOT_RUNS_SHOWN = 20
+
+
+@dataclass
+class CopilotLog:
+    """A copilot run an agent asked for in the conversation (captain.services.copilot), with its spans."""
+
+    run: CopilotRun
+    roots: list[SpanNode]
+    output: str
+    input_text: str
+
+
+def copilot_logs(conversation_id: int, account_id: int, secrets: list[str]) -> list[CopilotLog]:
+    """The conversation's newest copilot runs with their span trees: 1 query for the runs, 1 for their spans."""
+    runs = list(
+        CopilotRun.objects.filter(conversation_id=conversation_id, account_id=account_id)
+        .select_related("user")
+        .order_by("-id")[:COPILOT_RUNS_SHOWN]
+    )
+    if runs and not secrets:
+        # The page read no secrets for its AI runs (it had none to show): the copilot's spans still need them.
+        secrets = account_secrets(account_id)
+    spans: dict[str, list[SpanRecord]] = defaultdict(list)
+    trace_ids = {r.trace_id for r in runs if r.trace_id}
+    if trace_ids:
+        for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
+            spans[span.trace_id].append(span)
+    return [
+        CopilotLog(
+            run=run,
+            roots=span_tree(scrub_spans(spans.get(run.trace_id, []), secrets) if run.trace_id else []),
+            output=scrub(run.output, secrets),
+            input_text=scrub(run.input_text, secrets),
+        )
+        for run in runs
+    ]
+
+
 @require_GET
 @account_view(admin_only=True)
 def conversation_runs_page(
@@ -252,6 +301,10 @@ def conversation_runs_page(
         else []
     )
     has_plans = any(getattr(r, "conversation_has_plans", True) for r in shown)
+    # The copilot's runs are listed on the first page; a conversation without any costs no query for them.
+    show_copilot = page == 1 and (
+        not shown or any(getattr(r, "conversation_has_copilot_runs", True) for r in shown)
+    )
     context = frame_context(
         request,
         membership,
@@ -259,6 +312,7 @@ def conversation_runs_page(
         logs=run_logs(shown, secrets=secrets, confirmations=confirmations),
         plans=conversation_plans(conversation.id, membership.account_id, secrets) if has_plans else [],
         confirmations=[_confirmation_view(c, "", secrets) for c in confirmations],
+        copilot_logs=copilot_logs(conversation.id, membership.account_id, secrets) if show_copilot else [],
         live=conversation_run_in_progress(conversation.id),
         page=page,
         has_next=has_next,

@@ -1,37 +1,29 @@
 """Server-sent events: a run's thoughts and events as they happen, for the playground and the debug log.
 
-Each stream relays the scope's Redis channel (captain.services.live) as `data: <json>` lines, sends a comment
-line as a heartbeat when it is quiet (so proxies keep the connection and a closed tab is noticed), and ends on
-the run's `end` message or after MAX_STREAM_SECONDS (the browser reconnects by itself; a gthread worker is not
-held longer than that). Same access as the pages they feed: the account's administrators only, another
+Each stream relays the scope's Redis channel (captain.services.live) through the web process' hub
+(helpdesk.realtime.hub: one Redis subscription per process, not one per browser) as `data: <json>` frames,
+sends a comment line as a heartbeat when it is quiet (so proxies keep the connection and a closed tab is
+noticed), and ends on the run's `end` message, when the run is over without having said so, or after
+MAX_STREAM_SECONDS (the browser reconnects by itself). Async views: under the ASGI server Django would buffer a
+synchronous stream whole. Same access as the pages they feed: the account's administrators only, another
 tenant's run or conversation is a 404.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
-from collections.abc import Callable, Generator, Iterator
-from typing import cast
+from collections.abc import Callable
 
-import redis
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from asgiref.sync import sync_to_async
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from helpdesk.models import Membership
+from helpdesk.realtime.hub import get_hub
+from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import dashboard_conversation
-from helpdesk.views.base import account_view
+from helpdesk.views.events import READY_SECONDS, stream_membership
 
 from ..models import PlaygroundRun
-from ..services.live import (
-    LiveSubscription,
-    conversation_run_in_progress,
-    conversation_scope,
-    playground_scope,
-)
-
-logger = logging.getLogger(__name__)
+from ..services.live import conversation_run_in_progress, conversation_scope, live_channel, playground_scope
 
 MAX_STREAM_SECONDS = 120.0
 HEARTBEAT_SECONDS = 15.0
@@ -41,90 +33,64 @@ RETRY_MS = 2000
 """How long the browser waits before reconnecting a stream that ended without `end`."""
 
 
-def _frame(message: dict[str, object]) -> bytes:
-    return f"data: {json.dumps(message, ensure_ascii=False)}\n\n".encode()
+async def event_stream(scope: str, *, finished: Callable[[], bool]) -> HttpResponse:
+    """The SSE response for one live scope (`playground:<id>`, `conversation:<id>`, `copilot:<run_id>`).
 
-
-def _stream(subscription: LiveSubscription, *, finished: Callable[[], bool]) -> Generator[bytes]:
-    try:
-        yield f"retry: {RETRY_MS}\n: connected\n\n".encode()
-        if finished():  # over before we subscribed: say so now, the page reloads what was stored
-            yield _frame({"type": "end", "at": time.time()})
-            return
-        deadline = time.monotonic() + MAX_STREAM_SECONDS
-        last_sent = time.monotonic()
-        while (remaining := deadline - time.monotonic()) > 0:
-            quiet = True
-            for message in subscription.messages(timeout=min(CHECK_SECONDS, remaining)):
-                quiet = False
-                last_sent = time.monotonic()
-                yield _frame(message)
-                if message.get("type") == "end":
-                    return
-            if not quiet:
-                continue
-            # A run whose `end` was lost (a killed worker, Redis away for a moment) still ends the stream.
-            if finished():
-                yield _frame({"type": "end", "at": time.time()})
-                return
-            if time.monotonic() - last_sent >= HEARTBEAT_SECONDS:
-                last_sent = time.monotonic()
-                yield b": heartbeat\n\n"
-    except (redis.RedisError, OSError) as exc:
-        logger.warning("live stream %s stopped: %s", subscription.scope, type(exc).__name__)
-    finally:
-        subscription.close()
-
-
-class _EventStream:
-    """The stream as Django's response holds it: `close()` (called by the WSGI server when the response is done
-    or the client went away) releases the Redis subscription even if the stream never started."""
-
-    def __init__(self, subscription: LiveSubscription, finished: Callable[[], bool]) -> None:
-        self._subscription = subscription
-        self._frames = _stream(subscription, finished=finished)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self._frames
-
-    def close(self) -> None:
-        self._frames.close()
-        self._subscription.close()
-
-
-def _event_stream(scope: str, *, finished: Callable[[], bool]) -> HttpResponse:
-    try:
-        subscription = LiveSubscription(scope)
-    except (redis.RedisError, OSError):
-        # The page falls back to reloading; a 503 tells EventSource not to retry.
-        return HttpResponse("Live updates are unavailable.", status=503, content_type="text/plain")
-    response = StreamingHttpResponse(_EventStream(subscription, finished), content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache, no-store"
-    response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
-    # `account_view` is typed for HttpResponse; Django serves any HttpResponseBase the same way.
-    return cast(HttpResponse, response)
+    Call it (awaited) from an async view once access is checked, and only when
+    `helpdesk.realtime.stream.can_stream(request)` (else return `no_stream()`: a WSGI server cannot stream).
+    `finished` is an ordinary function (it may query the database): true when the run is over, so a stream
+    whose `end` was lost still ends. The hub is subscribed before `finished` is first asked, so an `end`
+    published in between is not missed.
+    """
+    hub = get_hub()
+    listener = hub.listen(live_channel(scope))
+    if not await hub.wait_ready(READY_SECONDS):
+        listener.close()
+        return unavailable()  # the page falls back to reloading; a 503 tells EventSource not to retry
+    frames = sse_stream(
+        listener,
+        # Thread-sensitive, like every ORM call of a request: this stream keeps a thread for its checks (few
+        # people watch a run; the dashboard's account stream, which many tabs hold, has no such checks).
+        finished=sync_to_async(finished),
+        ends_on="end",
+        max_seconds=MAX_STREAM_SECONDS,
+        heartbeat_seconds=HEARTBEAT_SECONDS,
+        check_seconds=CHECK_SECONDS,
+        retry_ms=RETRY_MS,
+    )
+    return sse_response(frames, listener)
 
 
 @require_GET
-@account_view(admin_only=True)
-def playground_run_live(request: HttpRequest, membership: Membership, run_id: int) -> HttpResponse:
+async def playground_run_live(request: HttpRequest, account_id: int, run_id: int) -> HttpResponse:
     """`.../playground/runs/<run_id>/live`: the thoughts and events of one playground turn."""
-    if not PlaygroundRun.objects.filter(pk=run_id, account_id=membership.account_id).exists():
+    access = await stream_membership(request, account_id, admin_only=True)
+    if isinstance(access, HttpResponse):
+        return access
+    if not await PlaygroundRun.objects.filter(pk=run_id, account_id=access.account_id).aexists():
         raise Http404("No such playground run.")
 
     def finished() -> bool:
         return PlaygroundRun.objects.filter(pk=run_id, status=PlaygroundRun.Status.DONE).exists()
 
-    return _event_stream(playground_scope(run_id), finished=finished)
+    if not can_stream(request):
+        return no_stream()
+    return await event_stream(playground_scope(run_id), finished=finished)
 
 
 @require_GET
-@account_view(admin_only=True)
-def conversation_live(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+async def conversation_live(request: HttpRequest, account_id: int, conversation_id: int) -> HttpResponse:
     """`.../conversations/<id>/live`: the thoughts and events of the conversation's runs while they run."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    access = await stream_membership(request, account_id, admin_only=True)
+    if isinstance(access, HttpResponse):
+        return access
+    conversation = await sync_to_async(dashboard_conversation)(
+        account_id=access.account_id, conversation_id=conversation_id
+    )
 
     def finished() -> bool:
         return not conversation_run_in_progress(conversation.id)
 
-    return _event_stream(conversation_scope(conversation.id), finished=finished)
+    if not can_stream(request):
+        return no_stream()
+    return await event_stream(conversation_scope(conversation.id), finished=finished)

@@ -6,7 +6,10 @@ account answers 404 exactly like a missing one. Writes call `helpdesk.services` 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -53,6 +56,7 @@ class ConversationOutputSerializer(serializers.ModelSerializer):
             "ai_agent_key",
             "waiting_since",
             "escalation_reason",
+            "snoozed_until",
             "last_activity_at",
             "created_at",
         ]
@@ -175,13 +179,36 @@ class ConversationMessagesApi(AccountApi):
 
 
 class ConversationStatusApi(AccountApi):
-    """`POST .../conversations/<cid>/status/ {status}`: `pending` hands the conversation back to the AI."""
+    """`POST .../conversations/<cid>/status/ {status}`: `pending` hands the conversation back to the AI;
+    `snoozed` with `snoozed_until` (a time in the future) hides it until then, or until the customer writes."""
 
     class InputSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=Conversation.Status.choices)
+        snoozed_until = serializers.DateTimeField(
+            required=False,
+            allow_null=True,
+            help_text="With status `snoozed`: when the conversation opens again (ISO 8601, in the future).",
+        )
 
         class Meta:
             ref_name = "ConversationStatusInput"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            until = attrs.get("snoozed_until")
+            if attrs["status"] == Conversation.Status.SNOOZED:
+                if until is None:
+                    raise serializers.ValidationError(
+                        {"snoozed_until": "Say until when to snooze (a date and time in the future)."}
+                    )
+                if until <= timezone.now():
+                    raise serializers.ValidationError(
+                        {"snoozed_until": "The wake-up time has passed: choose a time in the future."}
+                    )
+            elif until is not None:
+                raise serializers.ValidationError(
+                    {"snoozed_until": "A wake-up time goes only with the status snoozed."}
+                )
+            return attrs
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
@@ -189,7 +216,10 @@ class ConversationStatusApi(AccountApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         conversation = conversation_set_status(
-            conversation=conversation, status=data.validated_data["status"], actor=request.user
+            conversation=conversation,
+            status=data.validated_data["status"],
+            actor=request.user,
+            snoozed_until=data.validated_data.get("snoozed_until"),
         )
         return conversation_response(conversation)
 

@@ -1,8 +1,8 @@
 """REST API of the helpdesk, mounted at /api/v1/. Every route is scoped to `accounts/<account_id>/`."""
 
-from django.urls import path
+from django.urls import include, path
 
-from . import attributes, conversations
+from . import attributes, canned_responses, conversations
 
 app_name = "helpdesk-api"
 
@@ -52,4 +52,8 @@ urlpatterns = [
         attributes.DefinitionDetailApi.as_view(),
         name="attribute-definition-detail",
     ),
+    *canned_responses.urlpatterns,
 ]
+urlpatterns += [path("", include("helpdesk.api.teams")), path("", include("helpdesk.api.reports"))]
+urlpatterns += [path("", include("helpdesk.api.csat"))]
+urlpatterns += [path("", include("helpdesk.api.notifications"))]

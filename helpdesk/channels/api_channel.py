@@ -6,6 +6,9 @@ Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL 
 `helpdesk.delivery.dispatch.outbound_event`). A reply offered with follow-up questions carries them as
 `"suggestions": ["...", ...]` (at most 3); the customer's choice comes back as an ordinary inbound message with
 that text. Without suggestions the key is absent.
+A satisfaction rating request (helpdesk.channels.rating) is the one event with `"csat": true`; its
+`"suggestions"` are `["1", "2", "3", "4", "5"]` and `"quick_replies"` repeats them. The customer answers with an
+ordinary inbound message whose text is the number ("4"); a comment may follow in the next message.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rest_framework import serializers
 
 from helpdesk.outbound import OutboundRefused, outbound_client
 
+from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 
 TIMESTAMP_HEADER = "X-Helpdesk-Timestamp"
@@ -106,6 +110,8 @@ def send(
     HTTP parser's complaint quoting it) can carry whatever the server behind the URL holds."""
     if not callback_url:
         return DeliveryResult(ok=False, permanent=True, error="The inbox has no callback URL.")
+    if rating.is_rating_request(event.get("suggestions") or ()):
+        event = {**event, "csat": True, "quick_replies": list(rating.RATING_CHOICES)}
     body = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
     headers = {"Content-Type": "application/json", EVENT_ID_HEADER: event_id, **signed_headers(secret, body)}
     try:

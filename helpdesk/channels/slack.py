@@ -21,7 +21,9 @@ with one button per question (text <= 75 characters, the full question in `value
 A tap arrives at the same URL (set it as the app's Interactivity Request URL too) as a form-encoded
 `payload=<json>` of type `block_actions`, signed like events; it becomes an ordinary message from that user in that
 channel (and thread) with the full question, dedup key `slack-action:<user>:<action_ts>`, answered 200 at once.
-Other interactions are ignored with 200.
+A rating request (helpdesk.channels.rating) carries the question as a section and an actions block
+`block_id: "csat"` with five buttons (⭐ .. ⭐⭐⭐⭐⭐, `action_id` `csat_1`..`csat_5`, `value` the digit); a tap
+arrives the same way and becomes a message with the digit. Other interactions are ignored with 200.
 
 Outbound: `POST {api_base_url}/api/chat.postMessage` with `{channel, text, thread_ts?}` (plus `blocks` with quick
 replies) and
@@ -44,6 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .provider_http import (
     ProviderAnswer,
@@ -73,6 +76,9 @@ MAX_ACTION_ELEMENTS = 25
 QUICK_REPLY_BLOCK_ID = "quick_replies"
 QUICK_REPLY_ACTION_PREFIX = "quick_reply_"
 """`action_id` of our quick-reply buttons (`quick_reply_0`, `quick_reply_1`...): only their taps are messages."""
+RATING_BLOCK_ID = "csat"
+RATING_ACTION_PREFIX = "csat_"
+"""`action_id` of our rating buttons (`csat_1`..`csat_5`); their taps are messages too (the digit)."""
 
 # Message subtypes that are still a person writing to us; every other subtype is an edit, a bot or a notice.
 _CUSTOMER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
@@ -231,7 +237,7 @@ def parse_interaction(payload: Any) -> list[InboundMessage]:
             for a in map(dict_or_empty, list_or_empty(payload.get("actions")))
             if a.get("type") == "button"
             and isinstance(a.get("action_id"), str)
-            and a["action_id"].startswith(QUICK_REPLY_ACTION_PREFIX)
+            and a["action_id"].startswith((QUICK_REPLY_ACTION_PREFIX, RATING_ACTION_PREFIX))
         ),
         None,
     )
@@ -246,6 +252,8 @@ def parse_interaction(payload: Any) -> list[InboundMessage]:
             400, "invalid_payload", "block_actions needs user.id, channel.id and action_ts."
         )
     text = _text(action.get("value"))
+    if action["action_id"].startswith(RATING_ACTION_PREFIX) and text not in rating.RATING_CHOICES:
+        return []  # a rating button always carries its digit; anything else is not ours
     if not text.strip():
         return []
     # The buttons sit on our reply; in a thread, that reply (and so the tap) belongs to the customer's thread.
@@ -291,6 +299,27 @@ def quick_reply_blocks(text: str, quick_replies: Sequence[str]) -> list[dict[str
     return blocks
 
 
+def rating_blocks(text: str) -> list[dict[str, Any]]:
+    """A rating request: the question as section blocks and one actions block of five buttons
+    (⭐ .. ⭐⭐⭐⭐⭐, `action_id` `csat_<n>`, `value` the digit)."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": part}}
+        for part in split_text(text, SECTION_TEXT_LIMIT)
+        if part.strip()
+    ]
+    buttons = [
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": rating.stars(choice), "emoji": True},
+            "value": choice,
+            "action_id": f"{RATING_ACTION_PREFIX}{choice}",
+        }
+        for choice in rating.RATING_CHOICES
+    ]
+    blocks.append({"type": "actions", "block_id": RATING_BLOCK_ID, "elements": buttons})
+    return blocks
+
+
 def send(
     *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
 ) -> SendResult:
@@ -300,7 +329,9 @@ def send(
         return SendResult(DeliveryResult(ok=False, permanent=True, error="The inbox has no Slack bot token."))
     target = destination(source_id)
     payload: dict[str, Any] = {"channel": target.channel, "text": text}
-    if quick_replies:
+    if rating.is_rating_request(quick_replies):
+        payload["blocks"] = rating_blocks(text)
+    elif quick_replies:
         # With blocks, Slack shows the blocks and uses `text` only for notifications.
         payload["blocks"] = quick_reply_blocks(text, quick_replies)
     if target.thread_ts:

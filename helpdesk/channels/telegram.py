@@ -6,15 +6,19 @@ Inbound: `POST /webhooks/telegram/<webhook_token>/`, registered with
 signature, no timestamp). The body is one `Update`.
 
 Parsed: `message` updates with `text`, or with a `photo`/`document`/`video`/`audio`/`voice` (text = the caption,
-or a short placeholder such as `[photo]`; the attachment keeps Telegram's `file_id`). Ignored with 200:
-`edited_message`, channel posts, `callback_query`, `my_chat_member`/`chat_member`, inline queries, messages from
-bots, and service messages (joins, pins) or content we do not handle (stickers, locations, polls).
-Dedup key: `tg-update:<update_id>` (update ids are unique per bot, and an inbox is one bot).
+or a short placeholder such as `[photo]`; the attachment keeps Telegram's `file_id`), and a `callback_query` from
+one of our rating buttons (callback data `csat:<1-5>`: the text is the digit). Ignored with 200:
+`edited_message`, channel posts, other `callback_query` data, `my_chat_member`/`chat_member`, inline queries,
+messages from bots, and service messages (joins, pins) or content we do not handle (stickers, locations, polls).
+Dedup key: `tg-update:<update_id>` (update ids are unique per bot, and an inbox is one bot); a rating tap's is
+`tg-callback:<callback_query.id>` (the id `answer_callback_query` needs to stop the button's spinner).
 Contact source id: the chat id (a private chat's id is the user's id; a group's is negative).
 
 Outbound: `POST {api_base_url}/bot<access_token>/sendMessage` with `{chat_id, text}`. A message with quick replies
 (follow-up questions) adds `reply_markup`: a ReplyKeyboardMarkup, one button per row, `one_time_keyboard` and
 `resize_keyboard`; a tap sends the button's text as an ordinary message (parsed like any other).
+A rating request (helpdesk.channels.rating) instead carries an InlineKeyboardMarkup: one button per row, ⭐ to
+⭐⭐⭐⭐⭐, callback data `csat:1`..`csat:5`; a tap arrives as a `callback_query` update.
 Length: Telegram refuses texts over 4096 characters (counted in UTF-16 code units), so a longer reply is SPLIT into
 several messages sent in order.
 Command menu: `set_commands` replaces the bot's menu (`setMyCommands`, or `deleteMyCommands` for none) through
@@ -33,6 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .provider_http import (
     ProviderAnswer,
@@ -126,8 +131,8 @@ def parse(payload: Any) -> list[InboundMessage]:
         raise WebhookRejected(400, "invalid_payload", "An Update needs an integer update_id.")
     message = payload.get("message")
     if message is None:
-        # edited_message, callback_query, my_chat_member, channel_post ...: answered 200, never stored.
-        return []
+        # edited_message, other callback_query, my_chat_member, channel_post ...: answered 200, never stored.
+        return _rating_tap(payload.get("callback_query"))
     if not isinstance(message, dict):
         raise WebhookRejected(400, "invalid_payload", "message must be an object.")
     chat_id = dict_or_empty(message.get("chat")).get("id")
@@ -156,6 +161,57 @@ def parse(payload: Any) -> list[InboundMessage]:
             attachments=attachments,
         )
     ]
+
+
+CALLBACK_ID_PREFIX = "tg-callback:"
+
+
+def _rating_tap(callback_query: Any) -> list[InboundMessage]:
+    """A tap on one of our rating buttons, as the digit from that chat; any other callback query: none."""
+    query = dict_or_empty(callback_query)
+    choice = rating.choice_from_button(query.get("data"))
+    query_id = query.get("id")
+    chat_id = dict_or_empty(dict_or_empty(query.get("message")).get("chat")).get("id")
+    if not choice or not isinstance(query_id, str) or not query_id:
+        return []
+    if not isinstance(chat_id, int) or isinstance(chat_id, bool):
+        raise WebhookRejected(400, "invalid_payload", "callback_query.message.chat.id must be an integer.")
+    sender = dict_or_empty(query.get("from"))
+    return [
+        InboundMessage(
+            provider_message_id=f"{CALLBACK_ID_PREFIX}{query_id}",
+            contact=_contact({"from": sender}, chat_id),
+            text=choice,
+        )
+    ]
+
+
+def rating_keyboard() -> dict[str, Any]:
+    """An InlineKeyboardMarkup for a rating request: one button per row (⭐ .. ⭐⭐⭐⭐⭐), each tap a
+    callback query with data `csat:<n>` (at most 64 bytes, as Telegram allows)."""
+    return {
+        "inline_keyboard": [
+            [{"text": rating.stars(choice), "callback_data": rating.button_id(choice)}]
+            for choice in rating.RATING_CHOICES
+        ]
+    }
+
+
+def answer_callback_query(
+    inbox: Inbox, callback_query_id: str, *, text: str = "", timeout: float = 5.0
+) -> bool:
+    """Tell Telegram a button tap was handled (`answerCallbackQuery`), so the client stops its spinner and
+    shows `text` briefly. Best effort: the rating is recorded whatever Telegram answers."""
+    if not inbox.access_token:
+        return False
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    payload: dict[str, Any] = {"callback_query_id": callback_query_id}
+    if text:
+        payload["text"] = text[:200]
+    answer = post_json(
+        f"{base}/bot{inbox.access_token}/answerCallbackQuery", payload=payload, headers={}, timeout=timeout
+    )
+    return not isinstance(answer, DeliveryResult) and classify(answer).result.ok
 
 
 def fit_text(text: str) -> list[str]:
@@ -190,7 +246,9 @@ def send(
         )
     base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
     payload: dict[str, Any] = {"chat_id": _chat_id(source_id), "text": text}
-    if quick_replies:
+    if rating.is_rating_request(quick_replies):
+        payload["reply_markup"] = rating_keyboard()
+    elif quick_replies:
         payload["reply_markup"] = reply_keyboard(quick_replies)
     answer = post_json(
         f"{base}/bot{inbox.access_token}/sendMessage",

@@ -22,6 +22,10 @@ Quick replies (follow-up questions): the last part goes as `type: "interactive"`
 at most 3 reply buttons (title <= 20 characters, shortened when longer; id `suggestion:<full question>` <= 256;
 body <= 1024 characters). A part longer than that body goes as text, then the buttons under a short body. A tap
 arrives as an `interactive.button_reply` (or `button`) message and is parsed into the full question's text.
+A rating request (helpdesk.channels.rating) has five choices, more than 3 reply buttons hold, so it goes as an
+interactive LIST: the question as body (<= 1024), a list button "⭐ 1-5" (<= 20), one section of five rows
+titled ⭐ .. ⭐⭐⭐⭐⭐ (<= 24) with ids `csat:1`..`csat:5` (<= 200). The choice arrives as an
+`interactive.list_reply` message and is parsed into the digit. A longer question goes as text first.
 
 `provider_config` keys: `phone_number_id` (required to send), `verify_token` (the handshake), `api_version`
 (default v21.0), `api_base_url` (default https://graph.facebook.com; tests point it at 127.0.0.1).
@@ -36,6 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .provider_http import (
     ProviderAnswer,
@@ -166,8 +171,10 @@ def _content(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None
     if kind == "interactive":
         interactive = dict_or_empty(message.get("interactive"))
         reply = dict_or_empty(interactive.get("button_reply") or interactive.get("list_reply"))
-        # Our quick-reply buttons carry the whole question in their id; the title may be shortened.
-        return _quick_reply_text(reply.get("id")) or str(reply.get("title") or ""), []
+        # Our quick-reply buttons carry the whole question in their id; the title may be shortened. A rating
+        # row's id carries its digit (its title is stars).
+        text = rating.choice_from_button(reply.get("id")) or _quick_reply_text(reply.get("id"))
+        return text or str(reply.get("title") or ""), []
     # reaction, system, unsupported, request_welcome, order ...: not a question for the helpdesk.
     return None
 
@@ -250,6 +257,30 @@ def reply_buttons(body: str, quick_replies: Sequence[str]) -> dict[str, Any]:
     return {"type": "button", "body": {"text": body}, "action": {"buttons": buttons}}
 
 
+RATING_LIST_BUTTON = "⭐ 1-5"
+"""The list's button label (at most 20 characters): no words, so no language."""
+
+
+def rating_list(body: str) -> dict[str, Any]:
+    """An interactive "list" message for a rating request: five rows (⭐ .. ⭐⭐⭐⭐⭐, ids `csat:1`..`csat:5`)
+    in one untitled section (a title is needed only with several); `body` must fit `INTERACTIVE_BODY_LIMIT`."""
+    return {
+        "type": "list",
+        "body": {"text": body},
+        "action": {
+            "button": RATING_LIST_BUTTON,
+            "sections": [
+                {
+                    "rows": [
+                        {"id": rating.button_id(choice), "title": rating.stars(choice)}
+                        for choice in rating.RATING_CHOICES
+                    ]
+                }
+            ],
+        },
+    }
+
+
 def send(
     *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
 ) -> SendResult:
@@ -286,13 +317,20 @@ def send(
     text_message = {"type": "text", "text": {"preview_url": False, "body": text}}
     if not quick_replies:
         return post(text_message)
+
+    def interactive(body: str) -> dict[str, Any]:
+        form = (
+            rating_list(body)
+            if rating.is_rating_request(quick_replies)
+            else reply_buttons(body, quick_replies)
+        )
+        return {"type": "interactive", "interactive": form}
+
     if len(text) <= INTERACTIVE_BODY_LIMIT:
-        return post({"type": "interactive", "interactive": reply_buttons(text, quick_replies)})
+        return post(interactive(text))
     sent = post(text_message)
     if sent.result.ok:
-        buttons = post(
-            {"type": "interactive", "interactive": reply_buttons(QUICK_REPLY_SHORT_BODY, quick_replies)}
-        )
+        buttons = post(interactive(QUICK_REPLY_SHORT_BODY))
         if not buttons.result.ok:
             logger.warning("WhatsApp quick replies not sent: %s", buttons.result.error)
     return sent

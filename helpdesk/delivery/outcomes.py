@@ -10,6 +10,7 @@ from django.db import transaction
 
 from helpdesk.conf import ai_responder
 from helpdesk.models import Delivery, Inbox, Message
+from helpdesk.realtime.events import delivery_changed
 from helpdesk.services.activities import message_create_activity
 
 from .dispatch import PART_SEPARATOR
@@ -18,6 +19,7 @@ from .outbox import delivery_update
 
 def delivery_mark_sent(*, message_id: int) -> None:
     delivery_update(message_id=message_id, status=Delivery.Status.SENT, error="", lease_until=None)
+    delivery_changed(message_id=message_id)
 
 
 def delivery_mark_retrying(*, message_id: int, error: str, due: datetime) -> None:
@@ -38,6 +40,7 @@ def delivery_mark_failed(*, message_id: int, error: str) -> None:
     delivery.error = error[:2000]
     delivery.lease_until = None
     delivery.save(update_fields=["status", "error", "lease_until", "updated_at"])
+    delivery_changed(message_id=message_id)
     message = delivery.message
     message_create_activity(
         conversation=message.conversation, content=f"A reply could not be delivered: {error[:300]}"

@@ -10,8 +10,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import Combinable, OrderBy
+from django.db.models.functions import Coalesce
 
-from helpdesk.models import Conversation, Inbox, Label, Message
+from helpdesk.models import Conversation, Inbox, Label, Message, Team
+
+from .contacts import latest_incoming_content
 
 PAGE_SIZE = 50
 PREVIEW_CHARS = 140
@@ -26,6 +29,8 @@ class Folder:
     help: str
     oldest_first: bool = False
     """Waiting customers are served oldest first; the other lists show the most recent activity first."""
+    wake_first: bool = False
+    """Snoozed conversations are listed by wake-up time, the next to wake first."""
 
     def condition(self, user: AbstractBaseUser) -> Q:
         if self.key == "ai":
@@ -36,6 +41,8 @@ class Folder:
             return Q(assignee_id=user.pk) & ~Q(status=Conversation.Status.RESOLVED)
         if self.key == "unassigned":
             return Q(status=Conversation.Status.OPEN, assignee__isnull=True)
+        if self.key == "snoozed":
+            return Q(status=Conversation.Status.SNOOZED)
         return Q(status=Conversation.Status.RESOLVED)
 
 
@@ -48,6 +55,12 @@ FOLDERS: dict[str, Folder] = {
         Folder("ai", "AI is handling", "The AI answers these conversations."),
         Folder("mine", "Mine", "Assigned to you and not resolved."),
         Folder("unassigned", "Unassigned", "Need people and nobody is assigned.", oldest_first=True),
+        Folder(
+            "snoozed",
+            "Snoozed",
+            "Put aside until a wake-up time (or the customer's next message).",
+            wake_first=True,
+        ),
         Folder("resolved", "Resolved", "Closed conversations."),
     )
 }
@@ -57,6 +70,7 @@ FOLDERS: dict[str, Folder] = {
 class ListFilters:
     inbox_id: int | None = None
     label_id: int | None = None
+    team_id: int | None = None
     priority: str = ""
     q: str = ""
 
@@ -70,6 +84,7 @@ class ListFilters:
         return cls(
             inbox_id=as_int("inbox"),
             label_id=as_int("label"),
+            team_id=as_int("team"),
             priority=priority if priority in Conversation.Priority.values else "",
             q=(params.get("q") or "").strip()[:200],
         )
@@ -79,6 +94,8 @@ class ListFilters:
             conversations = conversations.filter(inbox_id=self.inbox_id)
         if self.label_id:
             conversations = conversations.filter(labels__id=self.label_id)
+        if self.team_id:
+            conversations = conversations.filter(team_id=self.team_id)
         if self.priority:
             conversations = conversations.filter(priority=self.priority)
         if self.q:
@@ -95,7 +112,13 @@ class ListFilters:
 
     def as_query(self) -> dict[str, str]:
         """Non-empty filters as query parameters (for pagination and folder links)."""
-        pairs = {"inbox": self.inbox_id, "label": self.label_id, "priority": self.priority, "q": self.q}
+        pairs = {
+            "inbox": self.inbox_id,
+            "label": self.label_id,
+            "team": self.team_id,
+            "priority": self.priority,
+            "q": self.q,
+        }
         return {k: str(v) for k, v in pairs.items() if v}
 
 
@@ -133,7 +156,7 @@ def conversation_page(
     *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters, page: int
 ) -> ConversationPage:
     """One page of a folder: counts (1 query), the page with contact, inbox and assignee (1), labels (1),
-    the latest public message of each row (1)."""
+    the customer's last words in each row (1)."""
     counts = folder_counts(account_id=account_id, user=user, filters=filters)
     total = counts[folder.key]
     page = max(1, min(page, max(1, -(-total // PAGE_SIZE))))
@@ -143,6 +166,8 @@ def conversation_page(
     order: list[str | OrderBy]
     if folder.oldest_first:
         order = [F("waiting_since").asc(nulls_last=True), "id"]
+    elif folder.wake_first:
+        order = [F("snoozed_until").asc(nulls_last=True), "id"]
     else:
         order = ["-last_activity_at", "-id"]
     rows = list(
@@ -157,8 +182,10 @@ def conversation_page(
 
 
 def _previews(conversations: list[Conversation]) -> dict[int, str]:
-    """The latest public message of each conversation, in one query for the whole page (a correlated subquery
-    on the index (conversation, created_at), evaluated for these rows only)."""
+    """The customer's last words in each conversation (its latest incoming message: what an agent needs, not
+    the AI's handoff boilerplate that usually comes after it), else its latest public message (a conversation
+    started from our side), in one query for the whole page (correlated subqueries on the index
+    (conversation, created_at), evaluated for these rows only)."""
     if not conversations:
         return {}
     latest = (
@@ -169,15 +196,16 @@ def _previews(conversations: list[Conversation]) -> dict[int, str]:
     )
     rows = (
         Conversation.objects.filter(pk__in=[c.pk for c in conversations])
-        .annotate(preview=Subquery(latest))
+        .annotate(preview=Coalesce(latest_incoming_content(), Subquery(latest)))
         .values_list("pk", "preview")
     )
     return {pk: (preview or "")[:PREVIEW_CHARS] for pk, preview in rows}
 
 
 def filter_options(*, account_id: int) -> dict[str, list]:
-    """Inboxes and labels of the account, for the filter bar."""
+    """Inboxes, labels and teams of the account, for the filter bar."""
     return {
         "inboxes": list(Inbox.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
         "labels": list(Label.objects.filter(account_id=account_id).order_by("name")),
+        "teams": list(Team.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
     }

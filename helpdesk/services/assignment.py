@@ -15,6 +15,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from helpdesk.models import Conversation, Membership, Team, TeamMember
+from helpdesk.realtime.events import conversation_changed
 
 from .activities import message_create_activity
 
@@ -58,7 +59,13 @@ def conversation_auto_assign(*, conversation: Conversation) -> User | None:
     "Unassigned" for whoever picks it up)."""
     if conversation.team_id is None or conversation.assignee_id is not None:
         return None
-    team = Team.objects.select_for_update().filter(pk=conversation.team_id).first()
+    # Scoped to the conversation's account: a team id that reached the row some other way never hands the
+    # conversation to another tenant's people.
+    team = (
+        Team.objects.select_for_update()
+        .filter(pk=conversation.team_id, account_id=conversation.account_id)
+        .first()
+    )
     if team is None or not team.auto_assign:
         return None
     candidates = eligible_members(team=team)
@@ -72,6 +79,7 @@ def conversation_auto_assign(*, conversation: Conversation) -> User | None:
     TeamMember.objects.filter(pk=chosen.pk).update(last_assigned_at=timezone.now())
     Conversation.objects.filter(pk=conversation.pk).update(assignee=chosen.user)
     conversation.assignee = chosen.user
+    conversation_changed(conversation, change="assignee")  # .update() sends no signal
     message_create_activity(
         conversation=conversation, content=f"Assigned to {chosen.user} ({team.name}, round-robin)."
     )

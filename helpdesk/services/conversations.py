@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.models import Conversation, Label, Message, Team
+from helpdesk.realtime.events import conversation_changed
 
 from .activities import message_create_activity
 from .assignment import conversation_auto_assign
@@ -156,6 +157,7 @@ def conversation_set_priority(*, conversation: Conversation, priority: str) -> N
         raise ValueError(f"Unknown priority {priority!r}")
     Conversation.objects.filter(pk=conversation.pk).update(priority=priority)
     conversation.priority = priority
+    conversation_changed(conversation, change="priority")  # .update() sends no signal
 
 
 def conversation_assign(*, conversation: Conversation, assignee: User | None, by: User | None = None) -> None:
@@ -163,5 +165,6 @@ def conversation_assign(*, conversation: Conversation, assignee: User | None, by
     previous = conversation.assignee_id
     Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee)
     conversation.assignee = assignee
+    conversation_changed(conversation, change="assignee")  # .update() sends no signal
     if assignee is not None and assignee.pk != previous and (by is None or by.pk != assignee.pk):
         notify_assigned(conversation=conversation, assignee=assignee, by=by)

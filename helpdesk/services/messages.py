@@ -15,6 +15,7 @@ from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
 from .activities import message_create_activity
 from .attachments import attachments_create
+from .csat import csat_answer_ingest
 from .notifications import notify_mentions
 
 
@@ -121,6 +122,9 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     responder = ai_responder()
     ai_handles = bool(responder and responder.handles_inbox(inbox))
     contact_inbox = _contact_inbox_lock_or_create(inbox=inbox, contact=inbound.contact)
+    # A rating (or its comment) stays in the resolved conversation it answers: no reopening, no AI.
+    if (rated := csat_answer_ingest(contact_inbox=contact_inbox, inbound=inbound)) is not None:
+        return IngestResult(message=rated.message, created=rated.created)
     conversation, new_conversation = _conversation_for_incoming(
         contact_inbox=contact_inbox, ai_handles=ai_handles
     )

@@ -24,6 +24,8 @@ SESSION_ACCOUNT_KEY = "dashboard_account_id"
 # Pages other apps add to the navigation, by URL name. Helpdesk must not import captain, so it only knows the
 # names: when captain is not installed the names do not reverse and the links simply do not appear.
 ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
+    # Reports compare colleagues (conversations and ratings per agent): for the account's administrators.
+    ("dashboard:reports", "Reports"),
     ("captain-dashboard:playground", "Playground"),
     ("captain-dashboard:usage", "Usage"),
     ("captain-dashboard:faq-review", "FAQ review"),

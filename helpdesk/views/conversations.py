@@ -1,5 +1,9 @@
 """Conversation lists, the conversation page, its actions and the poll that shows new messages without a reload.
 
+The side panel's actions (take over, hand back, resolve, reopen, snooze, assignee, priority, labels) are plain
+forms that redirect back to the page; sent by htmx (`HX-Request`) they answer the re-rendered side panel and,
+out of band, the status line and the result, so one click changes the page without reloading it.
+
 Reads go through `helpdesk.selectors`, writes through `helpdesk.services` (the same functions the REST API and the AI's tools call), so a reply
 typed here is queued for delivery, takes over from the AI and is recorded exactly as one sent through the API.
 """
@@ -7,7 +11,10 @@ typed here is queued for delivery, takes over from the AI and is recorded exactl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import messages as flash
@@ -16,11 +23,13 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from helpdesk.conf import ai_responder
 from helpdesk.models import Conversation, Membership, Message
 from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
+from helpdesk.selectors.contacts import contact_panel
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
 from helpdesk.services.conversations import (
     conversation_add_label,
@@ -123,6 +132,23 @@ def copilot_panel(conversation: Conversation, membership: Membership) -> dict[st
     return build(conversation=conversation, membership=membership) if build else None
 
 
+def side_context(membership: Membership, conversation: Conversation) -> dict[str, Any]:
+    """What the side panel shows (the page renders it, and every one-click action renders it again)."""
+    return {
+        "conversation": conversation,
+        "members": list(account_members(account_id=membership.account_id)),
+        "account_labels": account_labels(account_id=membership.account_id),
+        "priorities": Conversation.Priority.choices,
+        "reroute": reroute_form(conversation),
+        "attributes": attributes_panel(account_id=membership.account_id, conversation=conversation),
+        "contact_panel": contact_panel(account_id=membership.account_id, conversation=conversation),
+        "snooze_choices": SNOOZE_CHOICES,
+        "snooze_min": timezone.localtime(timezone.now(), account_zone(membership)).strftime("%Y-%m-%dT%H:%M"),
+        # The debug log holds prompts and model output: its links are for the account's administrators only.
+        "debug_url": debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
+    }
+
+
 @require_GET
 @account_view()
 def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
@@ -135,21 +161,15 @@ def conversation_detail(request: HttpRequest, membership: Membership, conversati
         request,
         membership,
         folder_nav=folder_nav(),
-        conversation=conversation,
         thread=thread,
         paged_back=bool(before),
         last_id=last_id,
         first_id=thread.messages[0].pk if thread.messages else 0,
-        members=list(account_members(account_id=membership.account_id)),
-        account_labels=account_labels(account_id=membership.account_id),
-        priorities=Conversation.Priority.choices,
-        reroute=reroute_form(conversation),
         copilot=copilot_panel(conversation, membership),
-        attributes=attributes_panel(account_id=membership.account_id, conversation=conversation),
-        # The debug log holds prompts and model output: its links are for the account's administrators only.
-        debug_url=debug_log_url(membership.account_id, conversation.pk) if is_admin(membership) else None,
+        canned_url=reverse("dashboard:canned-search", args=[membership.account_id, conversation.pk]),
         poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),
         poll_interval_ms=POLL_INTERVAL_MS,
+        **side_context(membership, conversation),
     )
     return render(request, "dashboard/conversation_detail.html", context)
 
@@ -206,8 +226,64 @@ STATUS_ACTIONS: dict[str, tuple[str, str]] = {
 }
 
 
+SNOOZE_CHOICES: tuple[tuple[str, str], ...] = (
+    ("hour", "For 1 hour"),
+    ("tomorrow", "Until tomorrow 9:00"),
+    ("monday", "Until next Monday 9:00"),
+)
+
+
+def account_zone(membership: Membership) -> ZoneInfo:
+    return ZoneInfo(membership.account.time_zone or "UTC")
+
+
+def snooze_until(choice: str, *, now: datetime, zone: ZoneInfo, custom: str = "") -> datetime | None:
+    """The wake-up time for a snooze choice, in the account's time zone ("tomorrow 9:00" is the account's
+    morning, not the server's); `custom` is a `datetime-local` value. None when the choice is not valid or the
+    time is not in the future."""
+    local = now.astimezone(zone)
+    if choice == "hour":
+        return now + timedelta(hours=1)
+    if choice == "tomorrow":
+        day = (local + timedelta(days=1)).date()
+        return datetime(day.year, day.month, day.day, 9, 0, tzinfo=zone)
+    if choice == "monday":
+        day = (local + timedelta(days=7 - local.weekday())).date()
+        return datetime(day.year, day.month, day.day, 9, 0, tzinfo=zone)
+    if choice == "custom":
+        try:
+            parsed = datetime.fromisoformat(custom.strip())
+        except ValueError:
+            return None
+        until = parsed.replace(tzinfo=zone) if parsed.tzinfo is None else parsed
+        return until if until > now else None
+    return None
+
+
 def _back(membership: Membership, conversation: Conversation) -> HttpResponse:
     return redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
+
+
+def _done(
+    request: HttpRequest, membership: Membership, conversation: Conversation, text: str, *, ok: bool = True
+) -> HttpResponse:
+    """The answer to a side-panel action: for htmx, the side panel re-rendered with the status line and the
+    result out of band (no reload); without JavaScript, a flash message and the redirect back to the page."""
+    if not request.headers.get("HX-Request"):
+        (flash.success if ok else flash.error)(request, text)
+        return _back(membership, conversation)
+    fresh = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation.pk)
+    context = {
+        **side_context(membership, fresh),
+        "account": membership.account,
+        "membership": membership,
+        "result": text,
+        "result_ok": ok,
+        "oob": True,
+    }
+    return HttpResponse(
+        render_to_string("dashboard/partials/side_panel_response.html", context, request=request)
+    )
 
 
 @require_POST
@@ -234,6 +310,8 @@ def conversation_status(
     request: HttpRequest, membership: Membership, conversation_id: int, action: str
 ) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    if action == "snooze":
+        return conversation_snooze(request, membership, conversation)
     if action not in STATUS_ACTIONS:
         raise Http404("No such action.")
     status, done = STATUS_ACTIONS[action]
@@ -242,8 +320,29 @@ def conversation_status(
         if action == "take_over":
             # Taking over means "I answer this one": it lands in the person's own list.
             conversation_assign(conversation=conversation, assignee=request.user)
-    flash.success(request, done)
-    return _back(membership, conversation)
+    return _done(request, membership, conversation, done)
+
+
+def conversation_snooze(
+    request: HttpRequest, membership: Membership, conversation: Conversation
+) -> HttpResponse:
+    """`status/snooze/`: put the conversation aside until a wake-up time (`until`: a SNOOZE_CHOICES key, or
+    `custom` with `custom_at`); the sweep or the customer's next message wakes it."""
+    zone = account_zone(membership)
+    until = snooze_until(
+        request.POST.get("until", ""), now=timezone.now(), zone=zone, custom=request.POST.get("custom_at", "")
+    )
+    if until is None:
+        return _done(request, membership, conversation, "Choose a wake-up time in the future.", ok=False)
+    with transaction.atomic():
+        conversation_set_status(
+            conversation=conversation,
+            status=Conversation.Status.SNOOZED,
+            actor=request.user,
+            snoozed_until=until,
+        )
+    wake = timezone.localtime(until, zone).strftime("%a %d %b, %H:%M")
+    return _done(request, membership, conversation, f"Snoozed until {wake} ({zone.key}).")
 
 
 @require_POST
@@ -253,17 +352,16 @@ def conversation_assignee(request: HttpRequest, membership: Membership, conversa
     value = request.POST.get("assignee", "")
     if value == "":
         conversation_assign(conversation=conversation, assignee=None)
-        flash.success(request, "Conversation unassigned.")
-        return _back(membership, conversation)
+        return _done(request, membership, conversation, "Conversation unassigned.")
     # Only members of this account may be assigned: another tenant's user id is simply not found.
     assignee = account_members(account_id=membership.account_id).filter(pk=value if value.isdigit() else 0)
     user = assignee.first()
     if user is None:
-        flash.error(request, "That person is not a member of this account.")
-        return _back(membership, conversation)
+        return _done(
+            request, membership, conversation, "That person is not a member of this account.", ok=False
+        )
     conversation_assign(conversation=conversation, assignee=user)
-    flash.success(request, f"Assigned to {user}.")
-    return _back(membership, conversation)
+    return _done(request, membership, conversation, f"Assigned to {user}.")
 
 
 @require_POST
@@ -273,14 +371,15 @@ def conversation_label(request: HttpRequest, membership: Membership, conversatio
     form = LabelForm(request.POST)
     if form.is_valid() and request.POST.get("action") == "remove":
         name = form.cleaned_data["name"].lower()
-        if conversation_remove_label(conversation=conversation, name=name):
-            flash.success(request, f"Label “{name}” removed.")
-    elif form.is_valid():
+        removed = conversation_remove_label(conversation=conversation, name=name)
+        text = f"Label “{name}” removed." if removed else f"The label “{name}” was not on the conversation."
+        return _done(request, membership, conversation, text)
+    if form.is_valid():
         label = conversation_add_label(conversation=conversation, name=form.cleaned_data["name"].lower())
-        flash.success(request, f"Label “{label.name}” added.")
-    else:
-        flash.error(request, "A label is one word: letters, digits, - and _.")
-    return _back(membership, conversation)
+        return _done(request, membership, conversation, f"Label “{label.name}” added.")
+    return _done(
+        request, membership, conversation, "A label is one word: letters, digits, - and _.", ok=False
+    )
 
 
 @require_POST
@@ -288,7 +387,9 @@ def conversation_label(request: HttpRequest, membership: Membership, conversatio
 def conversation_priority(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = PriorityForm(request.POST)
-    if form.is_valid():
-        conversation_set_priority(conversation=conversation, priority=form.cleaned_data["priority"])
-        flash.success(request, f"Priority set to {conversation.get_priority_display().lower()}.")
-    return _back(membership, conversation)
+    if not form.is_valid():
+        return _done(request, membership, conversation, "Choose a priority from the list.", ok=False)
+    conversation_set_priority(conversation=conversation, priority=form.cleaned_data["priority"])
+    return _done(
+        request, membership, conversation, f"Priority set to {conversation.get_priority_display().lower()}."
+    )

@@ -126,7 +126,8 @@ def test_agent_takes_over_an_escalated_conversation_replies_and_resolves(
 
     page.go_back()
     page.click("button[data-action='take_over']")
-    expect(page.locator(".flash")).to_contain_text("You took over")
+    # A one-click action: the side panel answers in place (htmx), no reload and no flash message.
+    expect(page.locator("#action-result")).to_contain_text("You took over")
     browser.shot("taken-over")
 
     page.fill("textarea[name=content]", "Hi Dana, I'm Alice. I'll cancel it for you right away.")

@@ -1,7 +1,10 @@
 """Thoughts stream live to the playground: a planning specialist's `think` note appears on the page while the
 turn is still running (server-sent events through the real Redis), marked internal, and the page reloads to the
 answer when the turn ends. The turn runs the real task body in a thread of this process (as in
-test_dashboard_browser.py), with the scripted model holding its last answer until the test has looked."""
+test_dashboard_browser.py), with the scripted model holding its last answer until the test has looked.
+
+The pages come from the real web server (gunicorn + uvicorn worker, tests.support.servers.start_web_server):
+the live views are async and stream only under ASGI (a WSGI server would buffer them whole)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from captain.tasks import playground_turn
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory
 from tests.support import fake_llm_server as fake
+from tests.support.servers import start_test_web_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -23,7 +27,7 @@ THOUGHT = "Order 1042 was delivered on Monday, so no refund is due yet."
 
 
 @pytest.fixture
-def setup(redis_url, llm_settings, settings):
+def setup(redis_url, llm_settings, settings, tmp_path):
     from captain.services import live
 
     settings.REDIS_URL = redis_url
@@ -39,12 +43,17 @@ def setup(redis_url, llm_settings, settings):
     )
     admin = UserFactory(username="alice", first_name="Alice")  # password: PASSWORD (the factory's)
     MembershipFactory(account=assistant.account, user=admin, role=Membership.Role.ADMIN)
-    yield {"assistant": assistant, "account": assistant.account}
+    server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
+    try:
+        yield {"assistant": assistant, "account": assistant.account, "server": server}
+    finally:
+        server.stop()
     live._client.cache_clear()
     live._subscriber_client.cache_clear()
 
 
-def test_thoughts_stream_live_to_the_playground(browser, live_server, setup, llm_settings):
+def test_thoughts_stream_live_to_the_playground(browser, setup, llm_settings):
+    live_server = setup["server"]
     looked = threading.Event()
     steps = iter(
         [

@@ -20,11 +20,18 @@ pytestmark = pytest.mark.django_db
 
 # +2 for the attributes panel (the account's attribute definitions, the inbox's assistant), +1 for the page's
 # stored files (one prefetch for every message).
-MAX_CONVERSATION_QUERIES = 14
+# +2 for the contact panel (the contact's channel ids, their past conversations with their last words), +3 for
+# the page frame's notifications bell (unread notifications and their count) and availability.
+MAX_CONVERSATION_QUERIES = 19
 # +1 since the AI replies' cited knowledge sources are shown under them (one query for all of them), +1 for the
 # new messages' stored files.
 MAX_POLL_QUERIES = 9
 XSS = "<img src=x onerror=alert(1)><script>window.__xss=1</script>"
+
+
+def not_realtime(callbacks: list) -> list:
+    """On-commit callbacks other than the real-time events (helpdesk.realtime publishes after every change)."""
+    return [cb for cb in callbacks if getattr(cb, "__module__", "") != "helpdesk.realtime.publish"]
 
 
 def page(team, conversation, suffix: str = "") -> str:
@@ -101,7 +108,7 @@ def test_reply_is_queued_for_delivery_and_takes_over_from_the_ai(
     reply = conversation.messages.get(message_type="outgoing")
     assert (reply.content, reply.sender_user, reply.private) == ("Hi, Bob here", team.agent, False)
     assert delivery_of(reply).status == Delivery.Status.QUEUED
-    assert len(callbacks) == 1  # the delivery task, enqueued on commit
+    assert len(not_realtime(callbacks)) == 1  # the delivery task, enqueued on commit
     conversation.refresh_from_db()
     assert conversation.status == Conversation.Status.OPEN
     assert conversation.messages.filter(message_type="activity", content__contains="took over").exists()
@@ -113,7 +120,7 @@ def test_private_note_is_never_queued(agent_client, team, django_capture_on_comm
         agent_client.post(page(team, conversation, "reply/"), {"content": "VIP customer", "kind": "note"})
     note = conversation.messages.get()
     assert note.private and not Delivery.objects.filter(pk=note.pk).exists()
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_empty_reply_is_refused(agent_client, team):

@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from helpdesk.models import Conversation, Label, Message
+from helpdesk.models import Team as SupportTeam
 from tests.factories import ContactInboxFactory, ConversationFactory, InboxFactory, MessageFactory
 
 from .conftest import count_queries
@@ -72,7 +73,14 @@ def test_needs_people_is_oldest_first_with_reason_and_waiting_time(agent_client,
 def test_counts_per_folder(agent_client, team, mix):
     html = agent_client.get(url(team, "ai")).content.decode()
     counts = dict(re.findall(r'data-folder-count="([\w-]+)">(\d+)<', html))
-    assert counts == {"needs-people": "3", "ai": "1", "mine": "1", "unassigned": "2", "resolved": "1"}
+    assert counts == {
+        "needs-people": "3",
+        "ai": "1",
+        "mine": "1",
+        "unassigned": "2",
+        "snoozed": "0",
+        "resolved": "1",
+    }
 
 
 def test_filters_by_inbox_label_and_priority(agent_client, team, mix):
@@ -89,6 +97,16 @@ def test_filters_by_inbox_label_and_priority(agent_client, team, mix):
 
     Conversation.objects.filter(pk=mix["old_wait"].pk).update(priority="urgent")
     assert listed(agent_client.get(url(team, "needs-people", "priority=urgent"))) == [mix["old_wait"].id]
+
+
+def test_filters_by_team_and_offers_only_this_accounts_teams(agent_client, team, other_team, mix):
+    billing = SupportTeam.objects.create(account=team.account, name="Billing")
+    SupportTeam.objects.create(account=other_team.account, name="Their secret team")
+    Conversation.objects.filter(pk=mix["new_wait"].pk).update(team=billing)
+    response = agent_client.get(url(team, "needs-people", f"team={billing.id}"))
+    assert listed(response) == [mix["new_wait"].id]
+    html = response.content.decode()
+    assert ">Billing</option>" in html and "Their secret team" not in html
 
 
 def test_search_finds_names_message_text_and_ids(agent_client, team, mix):
@@ -138,11 +156,12 @@ def test_list_shows_the_latest_public_message_escaped(agent_client, team):
 def seed(team, n: int) -> None:
     """n conversations in each folder, with labels, an assignee and a few messages each."""
     label = Label.objects.get_or_create(account=team.account, name="billing")[0]
-    for status in ("pending", "open", "resolved"):
+    for status in ("pending", "open", "snoozed", "resolved"):
         for i in range(n):
             conversation = ConversationFactory(
                 contact_inbox__inbox=team.inbox,
                 status=status,
+                snoozed_until=timezone.now() + dt.timedelta(hours=i + 1) if status == "snoozed" else None,
                 assignee=team.agent if i % 2 else None,
                 waiting_since=timezone.now() if status == "open" else None,
                 escalation_reason="why" if status == "open" else "",
@@ -157,7 +176,7 @@ def seed(team, n: int) -> None:
             )
 
 
-@pytest.mark.parametrize("folder", ["needs-people", "ai", "mine", "unassigned", "resolved"])
+@pytest.mark.parametrize("folder", ["needs-people", "ai", "mine", "unassigned", "snoozed", "resolved"])
 @pytest.mark.parametrize("query", ["", "q=hello&label={label}&priority=none"])
 def test_list_queries_do_not_grow_with_the_data(
     agent_client, team, folder, query, django_assert_max_num_queries
@@ -171,3 +190,54 @@ def test_list_queries_do_not_grow_with_the_data(
         large, response = count_queries(lambda: agent_client.get(url(team, folder, query)))
     assert response.status_code == 200 and listed(response)
     assert small == large <= MAX_LIST_QUERIES
+
+
+def test_list_shows_the_customers_last_words_not_the_handoff_boilerplate(agent_client, team):
+    """After a handoff the latest public message is the bot's "a teammate is coming": the list shows what the
+    customer said instead (and the latest public message when the customer has said nothing)."""
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    MessageFactory(conversation=conversation, content="older words")
+    MessageFactory(conversation=conversation, content="My parcel never arrived")
+    MessageFactory(
+        conversation=conversation,
+        content="A teammate will be with you shortly.",
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.ASSISTANT,
+    )
+    outbound_only = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    MessageFactory(
+        conversation=outbound_only,
+        content="We opened this for you",
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.USER,
+    )
+    html = agent_client.get(url(team, "needs-people")).content.decode()
+    previews = dict(
+        re.findall(r'data-conversation="(\d+)">.*?<td class="preview">(.*?)</td>', html, flags=re.S)
+    )
+    assert previews[str(conversation.id)] == "My parcel never arrived"
+    assert previews[str(outbound_only.id)] == "We opened this for you"
+    assert "Customer's last words" in html
+
+
+def test_snoozed_folder_lists_by_wake_up_time_in_the_account_time_zone(agent_client, team):
+    team.account.time_zone = "Europe/Berlin"
+    team.account.save(update_fields=["time_zone"])
+    later = ConversationFactory(
+        contact_inbox__inbox=team.inbox,
+        status="snoozed",
+        snoozed_until=dt.datetime(2031, 1, 6, 8, 0, tzinfo=dt.UTC),
+    )
+    sooner = ConversationFactory(
+        contact_inbox__inbox=team.inbox,
+        status="snoozed",
+        snoozed_until=dt.datetime(2031, 1, 3, 8, 0, tzinfo=dt.UTC),
+    )
+    ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    response = agent_client.get(url(team, "snoozed"))
+    assert listed(response) == [sooner.id, later.id]
+    html = response.content.decode()
+    assert "Wakes up" in html
+    assert "Fri 3 Jan, 09:00" in html  # 08:00 UTC is 09:00 in Berlin
+    counts = dict(re.findall(r'data-folder-count="([\w-]+)">(\d+)<', html))
+    assert counts["snoozed"] == "2"

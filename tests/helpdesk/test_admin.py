@@ -328,3 +328,183 @@ def test_superusers_cannot_filter_on_secrets_either(account_a):
 
     assert client.get(f"/admin/helpdesk/inbox/?secret__startswith={inbox.secret[:2]}").status_code == 400
     assert client.get("/admin/helpdesk/inbox/?name__startswith=x").status_code == 200  # ordinary lookups work
+
+
+# ---- teams, canned responses, satisfaction, notifications, structured inbox settings -------------------------
+
+
+def _team_post(account, name, users):
+    data = {
+        "account": account.pk,
+        "name": name,
+        "description": "",
+        "auto_assign": "on",
+        "team_members-TOTAL_FORMS": str(len(users)),
+        "team_members-INITIAL_FORMS": "0",
+    }
+    for i, user in enumerate(users):
+        data[f"team_members-{i}-user"] = str(user.pk)
+    return data
+
+
+def test_team_members_must_be_people_of_the_teams_account(account_a, account_b):
+    from helpdesk.models import Team
+
+    # A superuser sees every user, so only the row check stands between a team and another account's people.
+    root = staff_user(is_superuser=True)
+    client = Client()
+    client.force_login(root)
+    ours, theirs = staff_user(), staff_user()
+    MembershipFactory(account=account_a, user=ours)
+    MembershipFactory(account=account_b, user=theirs)
+
+    refused = client.post("/admin/helpdesk/team/add/", _team_post(account_a, "Billing", [theirs]))
+    assert refused.status_code == 200
+    errors = [form.errors for form in refused.context["inline_admin_formsets"][0].formset.forms]
+    assert "is not a member of Alpha Co" in str(errors)
+    assert not Team.objects.exists()
+
+    saved = client.post("/admin/helpdesk/team/add/", _team_post(account_a, "Billing", [ours]))
+    assert saved.status_code == 302
+    assert list(Team.objects.get().members.all()) == [ours]
+
+
+def test_team_pages_are_scoped_and_offer_only_the_accounts_people(client_a, account_a, account_b):
+    from helpdesk.models import Team
+
+    Team.objects.create(account=account_a, name="Alpha billing")
+    Team.objects.create(account=account_b, name="Bravo billing")
+    theirs = staff_user(username="bravo-person")
+    MembershipFactory(account=account_b, user=theirs)
+    listing = client_a.get("/admin/helpdesk/team/").content.decode()
+    assert "Alpha billing" in listing and "Bravo billing" not in listing
+    add = client_a.get("/admin/helpdesk/team/add/")
+    user_choices = add.context["inline_admin_formsets"][0].formset.empty_form.fields["user"].queryset
+    assert theirs not in user_choices
+    refused = client_a.post("/admin/helpdesk/team/add/", _team_post(account_a, "Sneaky", [theirs]))
+    assert refused.status_code == 200 and not Team.objects.filter(name="Sneaky").exists()
+
+
+def test_canned_responses_are_scoped(client_a, account_a, account_b):
+    from helpdesk.models import CannedResponse
+
+    CannedResponse.objects.create(account=account_a, short_code="hello", content="Hello there")
+    CannedResponse.objects.create(account=account_b, short_code="bravo", content="Bravo secret")
+    listing = client_a.get("/admin/helpdesk/cannedresponse/").content.decode()
+    assert "/hello" in listing or "hello" in listing
+    assert "Bravo secret" not in listing and "bravo" not in listing
+    saved = client_a.post(
+        "/admin/helpdesk/cannedresponse/add/",
+        {"account": account_a.pk, "short_code": "bye", "content": "Bye!"},
+    )
+    assert saved.status_code == 302
+    refused = client_a.post(
+        "/admin/helpdesk/cannedresponse/add/", {"account": account_b.pk, "short_code": "x", "content": "x"}
+    )
+    assert refused.status_code == 200 and not CannedResponse.objects.filter(short_code="x").exists()
+
+
+def test_csat_and_notifications_are_read_only_and_scoped(client_a, staff_a, account_a, account_b):
+    from helpdesk.models import CsatResponse, Notification
+
+    own = ConversationFactory(account=account_a)
+    other = ConversationFactory(account=account_b)
+    mine = CsatResponse.objects.create(account=account_a, conversation=own, rating=4, comment="quick")
+    CsatResponse.objects.create(account=account_b, conversation=other, rating=1, comment="bravo-comment")
+    note = Notification.objects.create(
+        account=account_a, user=staff_a, kind="assigned", conversation=own, text="Assigned to you"
+    )
+    Notification.objects.create(
+        account=account_b, user=staff_a, kind="assigned", conversation=other, text="bravo-notice"
+    )
+    csat = client_a.get("/admin/helpdesk/csatresponse/").content.decode()
+    assert "quick" in csat and "bravo-comment" not in csat
+    notices = client_a.get("/admin/helpdesk/notification/").content.decode()
+    assert "Assigned to you" in notices and "bravo-notice" not in notices
+    assert client_a.get("/admin/helpdesk/csatresponse/add/").status_code == 403
+    assert client_a.get("/admin/helpdesk/notification/add/").status_code == 403
+    for obj in (mine, note):
+        url = f"/admin/helpdesk/{obj._meta.model_name}/{obj.pk}/change/"
+        assert client_a.post(url, {"rating": "5", "text": "changed"}).status_code == 403
+    mine.refresh_from_db()
+    assert mine.rating == 4
+
+
+def test_account_page_edits_auto_resolve_and_membership_capacity(account_a):
+    root = staff_user(is_superuser=True)
+    client = Client()
+    client.force_login(root)
+    person = staff_user()
+    membership = MembershipFactory(account=account_a, user=person)
+    page = client.get(f"/admin/helpdesk/account/{account_a.pk}/change/")
+    html = page.content.decode()
+    assert "Auto-resolve" in html and 'name="auto_resolve_ai_after_minutes"' in html
+    assert 'name="memberships-0-availability"' in html and 'name="memberships-0-max_open_assignments"' in html
+    data = admin_form_data(page) | {
+        "auto_resolve_ai_after_minutes": "",
+        "auto_resolve_waiting_after_hours": "72",
+        "memberships-0-availability": "busy",
+        "memberships-0-max_open_assignments": "3",
+    }
+    data.pop("memberships-0-email_notifications", None)
+    response = client.post(f"/admin/helpdesk/account/{account_a.pk}/change/", data)
+    assert response.status_code == 302, response.context and response.context["adminform"].form.errors
+    account_a.refresh_from_db()
+    membership.refresh_from_db()
+    assert (
+        account_a.auto_resolve_ai_after_minutes is None and account_a.auto_resolve_waiting_after_hours == 72
+    )
+    assert (membership.availability, membership.max_open_assignments) == ("busy", 3)
+    assert membership.email_notifications is False
+
+
+def test_whatsapp_inbox_settings_are_fields_with_errors_on_the_field(client_a, account_a):
+    inbox = InboxFactory(
+        account=account_a,
+        channel_type="whatsapp",
+        provider_config={"phone_number_id": "106540352242922", "verify_token": "tok"},
+    )
+    url = f"/admin/helpdesk/inbox/{inbox.pk}/change/"
+    page = client_a.get(url)
+    html = page.content.decode()
+    assert "WhatsApp settings" in html and "Slack settings" not in html
+    assert re.search(r'name="whatsapp_phone_number_id"[^>]*value="106540352242922"', html)
+    assert "After resolution" in html and 'name="csat_survey_enabled"' in html
+
+    data = admin_form_data(page) | {"whatsapp_phone_number_id": "../../me"}
+    refused = client_a.post(url, data)
+    assert refused.status_code == 200
+    assert refused.context["adminform"].form.errors["whatsapp_phone_number_id"] == [
+        "Must be the digits of Meta's phone number id."
+    ]
+
+    data |= {
+        "whatsapp_phone_number_id": "999",
+        "whatsapp_verify_token": "",
+        "whatsapp_api_version": "v22.0",
+        "after_resolution": "reopen",
+        "csat_survey_enabled": "on",
+    }
+    saved = client_a.post(url, data)
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    inbox.refresh_from_db()
+    # The emptied field removed its key (the channel's default applies); the others were written.
+    assert inbox.provider_config == {"phone_number_id": "999", "api_version": "v22.0"}
+    assert inbox.after_resolution == "reopen" and inbox.csat_survey_enabled is True
+
+
+def test_keys_without_a_field_stay_in_the_json_box(client_a, account_a):
+    inbox = InboxFactory(account=account_a, channel_type="slack", provider_config={"bot_user_id": "U1"})
+    # A key written before the channel's list knew it (stored directly): shown, not dropped, and named clearly.
+    Inbox.objects.filter(pk=inbox.pk).update(provider_config={"bot_user_id": "U1", "team_hint": "T9"})
+    url = f"/admin/helpdesk/inbox/{inbox.pk}/change/"
+    page = client_a.get(url)
+    box = page.context["adminform"].form["provider_config"].value()
+    assert "team_hint" in box and "bot_user_id" not in box
+    response = client_a.post(url, admin_form_data(page))
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["provider_config"] == [
+        'provider_config["team_hint"] is not a setting of this channel (known keys: bot_user_id, api_base_url).'
+    ]
+    inbox.refresh_from_db()
+    assert inbox.provider_config == {"bot_user_id": "U1", "team_hint": "T9"}

@@ -150,3 +150,102 @@ def start_celery_worker(
     if proc.poll() is not None:
         raise RuntimeError(f"celery worker exited early:\n{worker.log()}")
     return worker
+
+
+@dataclass
+class WebServer:
+    """The real web server (gunicorn with uvicorn workers on config.asgi), as `scripts/run` starts it."""
+
+    port: int
+    proc: subprocess.Popen
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes (children of the gunicorn master), which hold the streams."""
+        try:
+            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        except FileNotFoundError:
+            return []
+        return [int(pid) for pid in children]
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def start_web_server(*, env: dict[str, str], log_path: Path, workers: int = 1) -> WebServer:
+    """Start the ASGI server on a free loopback port against `env` (DATABASE_URL from
+    tests.support.database.database_url_for_subprocess, REDIS_URL) and wait until it answers."""
+    import urllib.error
+    import urllib.request
+
+    port = free_port()
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.asgi",
+            "-k",
+            "uvicorn_worker.UvicornWorker",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--timeout",
+            "60",
+            "--graceful-timeout",
+            "2",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    server = WebServer(port=port, proc=proc, log_path=log_path)
+
+    def answers() -> bool:
+        if proc.poll() is not None:
+            return True
+        try:
+            urllib.request.urlopen(f"{server.url}/auth/login/", timeout=1).close()
+            return True
+        except urllib.error.HTTPError:
+            return True  # it answered
+        except OSError:
+            return False
+
+    wait_for(answers, timeout=60, interval=0.2, what="the web server")
+    if proc.poll() is not None:
+        raise RuntimeError(f"web server exited early:\n{server.log()}")
+    return server
+
+
+def collect_static(var_dir: Path) -> dict[str, str]:
+    """Collect the static files into `var_dir` (as `scripts/run` does) and return the environment that points a
+    web server at them: with DEBUG off WhiteNoise serves STATIC_ROOT only, and the pages need their scripts."""
+    env = {"HELPDESK_VAR_DIR": str(var_dir)}
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+    )
+    return env
+
+
+def start_test_web_server(*, redis_url: str, tmp_path: Path) -> WebServer:
+    """The real web server for a test: on the test database (call from a test with database access) and
+    `redis_url`, with the static files collected, as a browser needs them."""
+    from tests.support.database import database_url_for_subprocess
+
+    env = {"DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": redis_url}
+    env.update(collect_static(tmp_path / "var"))
+    return start_web_server(env=env, log_path=tmp_path / "web.log")

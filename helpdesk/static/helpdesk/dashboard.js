@@ -1,5 +1,6 @@
 // Captain Helpdesk dashboard: the account switcher, and the poll that appends new messages to an open
-// conversation without a reload. No framework: the server renders (and escapes) every fragment we insert.
+// conversation without a reload (run when live.js reports an event for it). No framework: the server
+// renders (and escapes) every fragment we insert.
 (function () {
   "use strict";
 
@@ -15,12 +16,22 @@
   var lastId = parseInt(root.dataset.lastId || "0", 10);
   var firstId = parseInt(root.dataset.firstId || "0", 10);
   var initialStatus = root.dataset.status;
-  var interval = parseInt(root.dataset.pollInterval || "3000", 10);
+  // Live updates (live.js) trigger the poll when an event for this conversation arrives. The timer is a safety
+  // net: every minute while the stream is open (an event lost), at the page's own interval while it is not
+  // (Redis away, a server without streaming): the page then behaves as it did before live updates.
+  var FALLBACK_MS = 60000;
+  var downInterval = parseInt(root.dataset.pollInterval || "3000", 10);
+  var match = /\/conversations\/(\d+)\//.exec(root.dataset.pollUrl || "");
+  var conversationId = match ? parseInt(match[1], 10) : null;
   var busy = false;
+  var again = false;
+  var lastPoll = Date.now();
 
   function poll() {
-    if (busy || document.hidden) { return; }
+    if (busy) { again = true; return; }
+    if (document.hidden) { again = true; return; }  // polled when the tab is shown again
     busy = true;
+    lastPoll = Date.now();
     var url = root.dataset.pollUrl + "?after=" + lastId + "&since=" + firstId;
     fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.json() : null; })
@@ -47,9 +58,25 @@
           banner.hidden = false;
         }
       })
-      .catch(function () { /* a missed poll is retried at the next tick */ })
-      .finally(function () { busy = false; });
+      .catch(function () { /* a missed poll is retried at the next event or by the safety net */ })
+      .finally(function () {
+        busy = false;
+        if (again) { again = false; poll(); }
+      });
   }
 
-  window.setInterval(poll, interval);
+  document.addEventListener("helpdesk:event", function (e) {
+    var event = e.detail || {};
+    if (event.type === "resync" || (conversationId !== null && event.conversation_id === conversationId)) { poll(); }
+  });
+  document.addEventListener("helpdesk:live-state", function (e) {
+    if (e.detail === "open" && Date.now() - lastPoll > 1000) { poll(); }  // back after an outage
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden && again) { again = false; poll(); }
+  });
+  window.setInterval(function () {
+    var open = document.body.dataset.liveState === "open";
+    if (Date.now() - lastPoll >= (open ? FALLBACK_MS : downInterval)) { poll(); }
+  }, Math.min(downInterval, 5000));
 })();

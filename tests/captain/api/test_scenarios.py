@@ -6,8 +6,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from captain.models import MAX_SCENARIO_KEY_LENGTH, Scenario
-from helpdesk.models import Membership
-from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory
+from helpdesk.models import Membership, Team
+from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, ScenarioFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -197,3 +197,21 @@ def test_delete_scenario(api, assistant):
 
     assert api.delete(url(assistant, f"{scenario.id}/")).status_code == 204
     assert not Scenario.objects.exists()
+
+
+def test_handoff_team_is_set_cleared_and_limited_to_the_account(api, assistant):
+    team = Team.objects.create(account=assistant.account, name="Billing")
+    foreign = Team.objects.create(account=AccountFactory(), name="Theirs")
+    created = api.post(url(assistant), body(handoff_team_id=team.pk), format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["handoff_team"] == team.pk
+    scenario_url = url(assistant, f"{created.json()['id']}/")
+
+    refused = api.patch(scenario_url, {"handoff_team_id": foreign.pk}, format="json")
+    assert refused.status_code == 400
+    assert "No such team in this account." in str(refused.json())
+    assert Scenario.objects.get(pk=created.json()["id"]).handoff_team_id == team.pk
+
+    cleared = api.patch(scenario_url, {"handoff_team_id": None}, format="json")
+    assert cleared.status_code == 200
+    assert cleared.json()["handoff_team"] is None

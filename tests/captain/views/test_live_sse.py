@@ -1,18 +1,23 @@
 """The live views (server-sent events) on a real redis-server: what the run publishes streams to the page in
 order, the stream ends on "end" (or when the run is over without saying so), heartbeats keep a quiet stream
 open, and access is the playground's and the debug log's: another tenant gets 404, an agent 403, a visitor the
-login page."""
+login page.
+
+The views are async (the web server is ASGI): each request runs through Django's AsyncClient in an event loop
+of its own (`async_to_sync`), whose database calls come back to the test's thread, and the process' hub
+(helpdesk.realtime.hub) of that loop is closed when the stream is read."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient
 
 from captain.models import PlaygroundRun
 from captain.runtime import Agent, RunContext, RunEvent
@@ -21,6 +26,7 @@ from captain.services.live import LivePublisher, live_end
 from captain.services.locks import conversation_lock
 from captain.views import live as live_views
 from helpdesk.models import Membership
+from helpdesk.realtime.hub import close_hub, get_hub
 from tests.factories import (
     AccountFactory,
     AssistantFactory,
@@ -75,14 +81,45 @@ def conversation_url(acme) -> str:
     return f"/app/accounts/{acme['account'].id}/conversations/{acme['conversation'].id}/live"
 
 
-def frames(response) -> Iterator[str]:
-    """The stream cut into SSE frames (blocks ended by a blank line), as a browser's EventSource reads it."""
-    buffer = ""
-    for chunk in response.streaming_content:
-        buffer += chunk.decode()
-        while "\n\n" in buffer:
-            frame, buffer = buffer.split("\n\n", 1)
-            yield frame
+class Streamed:
+    """A response read whole (until the stream ended), cut into SSE frames as a browser's EventSource reads
+    them (blocks ended by a blank line)."""
+
+    def __init__(self, response, chunks: list[bytes]) -> None:
+        self.status_code = response.status_code
+        self.headers = response
+        self.location = response.get("Location", "")
+        text = b"".join(chunks).decode()
+        self.frames = [frame for frame in text.split("\n\n") if frame] if response.streaming else []
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name]
+
+
+def fetch(client, url: str, *, during=None) -> Streamed:
+    """GET through the async client with `client`'s session; `during` runs in a thread once the stream is open
+    (what a worker publishes meanwhile)."""
+
+    async def run() -> Streamed:
+        async_client = AsyncClient()
+        async_client.cookies = client.cookies
+        try:
+            response = await async_client.get(url)
+            chunks: list[bytes] = []
+            if response.streaming:
+                thread = later(0.05, during) if during else None
+                chunks = [chunk async for chunk in response.streaming_content]
+                if thread:
+                    thread.join()
+            return Streamed(response, chunks)
+        finally:
+            await close_hub()
+
+    return async_to_sync(run)()
+
+
+def frames(streamed: Streamed) -> list[str]:
+    return streamed.frames
 
 
 def data_of(frame: str) -> dict[str, Any] | None:
@@ -98,10 +135,6 @@ def later(seconds: float, action) -> threading.Thread:
 
 def test_playground_stream_relays_thoughts_and_events_in_order_and_ends_on_end(client, acme, live_redis):
     client.force_login(acme["admin"])
-    response = client.get(playground_url(acme))
-    assert response.status_code == 200
-    assert response["Content-Type"] == "text/event-stream"
-    assert "no-cache" in response["Cache-Control"] and "no-store" in response["Cache-Control"]
     scope = f"playground:{acme['run'].id}"
     context = RunContext(account_id=acme["account"].id, conversation_id=None)
 
@@ -113,9 +146,12 @@ def test_playground_stream_relays_thoughts_and_events_in_order_and_ends_on_end(c
         live_end(scope)
 
     # The view subscribed before it answered: what is published from now on is not missed.
-    thread = later(0.05, run)
-    received = []
     started = time.monotonic()
+    response = fetch(client, playground_url(acme), during=run)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/event-stream"
+    assert "no-cache" in response["Cache-Control"] and "no-store" in response["Cache-Control"]
+    received = []
     for frame in frames(response):
         if frame.startswith("retry:"):
             assert ": connected" in frame
@@ -123,7 +159,6 @@ def test_playground_stream_relays_thoughts_and_events_in_order_and_ends_on_end(c
         message = data_of(frame)
         if message is not None:
             received.append(message)
-    thread.join()
     assert time.monotonic() - started < 5  # ended on "end", not by its maximum duration
     assert [m["type"] for m in received] == ["thought", "thought", "event", "end"]
     assert "".join(m["text"] for m in received[:2]) == "Checking the order."
@@ -136,7 +171,7 @@ def test_a_quiet_stream_sends_heartbeats_and_stops_at_its_maximum_duration(
     monkeypatch.setattr(live_views, "MAX_STREAM_SECONDS", 1.0)
     client.force_login(acme["admin"])
     started = time.monotonic()
-    got = list(frames(client.get(playground_url(acme))))
+    got = list(frames(fetch(client, playground_url(acme))))
     elapsed = time.monotonic() - started
     heartbeats = [f for f in got if f == ": heartbeat"]
     assert len(heartbeats) >= 2
@@ -147,7 +182,7 @@ def test_a_quiet_stream_sends_heartbeats_and_stops_at_its_maximum_duration(
 def test_a_turn_already_over_ends_the_stream_at_once(client, acme, live_redis):
     PlaygroundRun.objects.filter(pk=acme["run"].pk).update(status=PlaygroundRun.Status.DONE)
     client.force_login(acme["admin"])
-    got = [data_of(f) for f in frames(client.get(playground_url(acme)))]
+    got = [data_of(f) for f in frames(fetch(client, playground_url(acme)))]
     assert [m["type"] for m in got if m] == ["end"]
 
 
@@ -156,8 +191,6 @@ def test_conversation_stream_follows_the_run_holding_the_lock(client, acme, live
     lease = conversation_lock(conversation.id)
     assert lease.acquire()
     client.force_login(acme["admin"])
-    response = client.get(conversation_url(acme))
-    assert response.status_code == 200
     publisher = LivePublisher(f"conversation:{conversation.id}", secrets=())
     context = RunContext(account_id=acme["account"].id, conversation_id=conversation.id)
 
@@ -166,9 +199,9 @@ def test_conversation_stream_follows_the_run_holding_the_lock(client, acme, live
         time.sleep(0.3)
         lease.release()  # the run is over; its end message is lost (no live_end): the stream still ends
 
-    thread = later(0.05, run)
+    response = fetch(client, conversation_url(acme), during=run)
+    assert response.status_code == 200
     got = [data_of(f) for f in frames(response)]
-    thread.join()
     messages = [m for m in got if m]
     assert messages[0]["type"] == "thought" and messages[0]["text"] == "The customer wants a refund."
     assert messages[-1]["type"] == "end"
@@ -176,7 +209,7 @@ def test_conversation_stream_follows_the_run_holding_the_lock(client, acme, live
 
 def test_conversation_stream_without_a_run_in_progress_ends_at_once(client, acme, live_redis):
     client.force_login(acme["admin"])
-    got = [data_of(f) for f in frames(client.get(conversation_url(acme)))]
+    got = [data_of(f) for f in frames(fetch(client, conversation_url(acme)))]
     assert [m["type"] for m in got if m] == ["end"]
 
 
@@ -207,15 +240,11 @@ def test_redis_down_answers_503_quickly(client, acme, settings):
     server = start_redis()
     settings.REDIS_URL = server.url
     server.stop()
-    live._subscriber_client.cache_clear()
-    try:
-        client.force_login(acme["admin"])
-        started = time.monotonic()
-        response = client.get(playground_url(acme))
-        assert response.status_code == 503
-        assert time.monotonic() - started < 5
-    finally:
-        live._subscriber_client.cache_clear()
+    client.force_login(acme["admin"])
+    started = time.monotonic()
+    response = fetch(client, playground_url(acme))
+    assert response.status_code == 503
+    assert time.monotonic() - started < 5
     with pytest.raises(redis.RedisError):
         redis.Redis.from_url(server.url, socket_connect_timeout=0.5).ping()
 
@@ -238,12 +267,31 @@ def test_the_playground_page_opens_the_live_view_of_its_pending_turn(client, acm
     assert '<noscript><meta http-equiv="refresh" content="1"></noscript>' in html
 
 
-def test_a_stream_closed_unread_releases_its_subscription(client, acme, live_redis):
-    """What the WSGI server does when the browser goes away: close() must not leave a Redis subscriber."""
+def test_a_stream_closed_unread_releases_its_listener_and_streams_share_one_subscription(
+    client, acme, live_redis
+):
+    """What the server does when the browser goes away before the first frame: closing the response releases
+    the stream's place in the process' hub. Streams never subscribe on their own: the hub's two patterns are
+    the process' only subscription, however many streams are open."""
     channel = f"captain:live:playground:{acme['run'].id}"
     watcher = redis.Redis.from_url(live_redis)
     client.force_login(acme["admin"])
-    response = client.get(playground_url(acme))
-    assert dict(watcher.pubsub_numsub(channel)) == {channel.encode(): 1}
-    response.close()
-    assert dict(watcher.pubsub_numsub(channel)) == {channel.encode(): 0}
+
+    async def run() -> tuple[int, int, int, int]:
+        async_client = AsyncClient()
+        async_client.cookies = client.cookies
+        try:
+            first = await async_client.get(playground_url(acme))
+            second = await async_client.get(playground_url(acme))
+            hub = get_hub()
+            open_streams, patterns = hub.stream_count, watcher.pubsub_numpat()
+            per_channel = dict(watcher.pubsub_numsub(channel))[channel.encode()]
+            first.close()
+            second.close()
+            return open_streams, patterns, per_channel, hub.stream_count
+        finally:
+            await close_hub()
+
+    open_streams, patterns, per_channel, after_close = async_to_sync(run)()
+    assert (open_streams, patterns, per_channel) == (2, 2, 0)
+    assert after_close == 0

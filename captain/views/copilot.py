@@ -1,0 +1,82 @@
+"""The copilot's endpoints on the conversation page (captain.services.copilot): start a run, read its result, and
+follow its text as it is generated. For every member of the account (agents and administrators alike: it is a
+tool for whoever answers); another account's conversation or run is a 404.
+
+    POST .../conversations/<id>/copilot/        kind=draft|summary|rephrase|fix_tone|translate [text=...]
+         202 {"id", "status_url", "stream_url"}  or 400 {"error": "<a sentence for the agent>"}
+    GET  .../copilot/runs/<run_id>/             {"id", "kind", "status", "finished", "output", "sources", "error"}
+    GET  .../copilot/runs/<run_id>/stream       server-sent events: {"type": "thought", "text": "<piece>"} ...
+                                                 then {"type": "end"} (captain.services.live's message shapes)
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from helpdesk.models import Membership
+from helpdesk.selectors import access_conversation
+from helpdesk.views.base import account_view
+from helpdesk.views.events import stream_membership
+
+from ..models import CopilotRun
+from ..services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
+from .live import event_stream
+
+
+def copilot_urls(account_id: int, run_id: int) -> dict[str, str]:
+    return {
+        "status_url": reverse("captain-dashboard:copilot-run", args=[account_id, run_id]),
+        "stream_url": reverse("captain-dashboard:copilot-run-stream", args=[account_id, run_id]),
+    }
+
+
+def _account_run(account_id: int, run_id: int) -> CopilotRun:
+    run = CopilotRun.objects.filter(pk=run_id, account_id=account_id).first()
+    if run is None:
+        raise Http404("No such copilot run.")
+    return run
+
+
+@require_POST
+@account_view()
+def copilot_start(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    try:
+        run = copilot_request(
+            conversation=conversation,
+            user=request.user,  # type: ignore[arg-type]  # account_view: always a signed-in user
+            kind=request.POST.get("kind", ""),
+            input_text=request.POST.get("text", ""),
+        )
+    except CopilotRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return JsonResponse({"id": run.pk, **copilot_urls(membership.account_id, run.pk)}, status=202)
+
+
+@require_GET
+@account_view()
+def copilot_run_status(request: HttpRequest, membership: Membership, run_id: int) -> HttpResponse:
+    run = _account_run(membership.account_id, run_id)
+    response = JsonResponse(copilot_run_result(run))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+async def copilot_run_stream(request: HttpRequest, account_id: int, run_id: int) -> HttpResponse:
+    """The run's text as it is generated. A run that is already over gets `end` at once (the page then reads
+    the status view)."""
+    access = await stream_membership(request, account_id)
+    if isinstance(access, HttpResponse):
+        return access
+    if not await CopilotRun.objects.filter(pk=run_id, account_id=access.account_id).aexists():
+        raise Http404("No such copilot run.")
+
+    def finished() -> bool:
+        return CopilotRun.objects.filter(
+            pk=run_id, status__in=[CopilotRun.Status.DONE, CopilotRun.Status.FAILED]
+        ).exists()
+
+    return await event_stream(copilot_scope(run_id), finished=finished)

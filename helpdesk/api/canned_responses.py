@@ -1,0 +1,126 @@
+"""Canned responses over the REST API: `accounts/<id>/canned-responses/[<cid>/]`.
+
+Members (agents) read, `?q=` searches short codes and contents like the composer's `/` picker; administrators
+create, change and delete. Another account's canned response answers 404, like a missing one.
+"""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from helpdesk.models import CannedResponse
+from helpdesk.selectors.canned import access_canned_response, canned_responses, canned_search
+from helpdesk.services.canned import (
+    MAX_CONTENT_CHARS,
+    canned_response_create,
+    canned_response_delete,
+    canned_response_update,
+)
+
+from .attributes import service_errors_as_400
+from .auth import AccountAdminOrReadOnlyApi, paginated_response
+
+
+class CannedOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CannedResponse
+        ref_name = "CannedResponse"
+        fields = ["id", "short_code", "content", "created_at"]
+        read_only_fields = fields
+
+
+class CannedInputSerializer(serializers.Serializer):
+    short_code = serializers.CharField(max_length=64)
+    content = serializers.CharField(max_length=MAX_CONTENT_CHARS)
+
+    class Meta:
+        ref_name = "CannedResponseInput"
+
+
+class CannedUpdateSerializer(serializers.Serializer):
+    short_code = serializers.CharField(max_length=64, required=False)
+    content = serializers.CharField(max_length=MAX_CONTENT_CHARS, required=False)
+
+    class Meta:
+        ref_name = "CannedResponseUpdate"
+
+
+class CannedFilterSerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=64, required=False, allow_blank=True)
+
+    class Meta:
+        ref_name = "CannedResponseFilter"
+
+
+class CannedCollectionApi(AccountAdminOrReadOnlyApi):
+    """`GET` the account's canned responses (`?q=` searches, `?limit=&offset=` pages) / `POST` one
+    (administrators)."""
+
+    @extend_schema(parameters=[CannedFilterSerializer], responses=CannedOutputSerializer(many=True))
+    def get(self, request: Request, account_id: int) -> Response:
+        filters = CannedFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        query = filters.validated_data.get("q", "")
+        if query:
+            found = canned_search(account_id=self.account_id, query=query)
+            return Response(CannedOutputSerializer(found, many=True).data)
+        return paginated_response(
+            request=request,
+            view=self,
+            queryset=canned_responses(account_id=self.account_id),
+            serializer_class=CannedOutputSerializer,
+        )
+
+    @extend_schema(request=CannedInputSerializer, responses={201: CannedOutputSerializer})
+    def post(self, request: Request, account_id: int) -> Response:
+        data = CannedInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with service_errors_as_400():
+            canned = canned_response_create(account_id=self.account_id, **data.validated_data)
+        return Response(CannedOutputSerializer(canned).data, status=status.HTTP_201_CREATED)
+
+
+class CannedDetailApi(AccountAdminOrReadOnlyApi):
+    """`GET`, `PATCH`/`PUT`, `DELETE` one canned response (writes: administrators)."""
+
+    def _canned(self, canned_id: int) -> CannedResponse:
+        return access_canned_response(account_id=self.account_id, canned_id=canned_id)
+
+    @extend_schema(responses=CannedOutputSerializer)
+    def get(self, request: Request, account_id: int, canned_id: int) -> Response:
+        return Response(CannedOutputSerializer(self._canned(canned_id)).data)
+
+    def _update(self, request: Request, canned_id: int) -> Response:
+        canned = self._canned(canned_id)
+        data = CannedUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with service_errors_as_400():
+            canned = canned_response_update(canned=canned, **data.validated_data)
+        return Response(CannedOutputSerializer(canned).data)
+
+    @extend_schema(request=CannedUpdateSerializer, responses=CannedOutputSerializer)
+    def patch(self, request: Request, account_id: int, canned_id: int) -> Response:
+        return self._update(request, canned_id)
+
+    @extend_schema(request=CannedUpdateSerializer, responses=CannedOutputSerializer)
+    def put(self, request: Request, account_id: int, canned_id: int) -> Response:
+        return self._update(request, canned_id)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, account_id: int, canned_id: int) -> Response:
+        canned_response_delete(canned=self._canned(canned_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+urlpatterns = [
+    path("accounts/<int:account_id>/canned-responses/", CannedCollectionApi.as_view(), name="canned-list"),
+    path(
+        "accounts/<int:account_id>/canned-responses/<int:canned_id>/",
+        CannedDetailApi.as_view(),
+        name="canned-detail",
+    ),
+]

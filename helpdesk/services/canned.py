@@ -1,0 +1,44 @@
+"""Writes of canned responses (REST API; the Django admin edits the same rows). A short code is unique within
+the account: the constraint decides, and a clash is a validation error naming the field."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from helpdesk.models import CannedResponse
+
+MAX_CONTENT_CHARS = 10_000
+
+
+def _save(canned: CannedResponse) -> CannedResponse:
+    canned.short_code = canned.short_code.strip().lower()
+    canned.full_clean(exclude=["account"], validate_unique=False, validate_constraints=False)
+    if len(canned.content) > MAX_CONTENT_CHARS:
+        raise ValidationError({"content": [f"At most {MAX_CONTENT_CHARS:,} characters."]})
+    try:
+        with transaction.atomic():
+            canned.save()
+    except IntegrityError as exc:
+        raise ValidationError(
+            {"short_code": [f"The short code “{canned.short_code}” is already used in this account."]}
+        ) from exc
+    return canned
+
+
+def canned_response_create(*, account_id: int, short_code: str, content: str) -> CannedResponse:
+    return _save(CannedResponse(account_id=account_id, short_code=short_code, content=content))
+
+
+def canned_response_update(
+    *, canned: CannedResponse, short_code: str | None = None, content: str | None = None
+) -> CannedResponse:
+    if short_code is not None:
+        canned.short_code = short_code
+    if content is not None:
+        canned.content = content
+    return _save(canned)
+
+
+def canned_response_delete(*, canned: CannedResponse) -> None:
+    canned.delete()

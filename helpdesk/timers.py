@@ -1,0 +1,44 @@
+"""Celery tasks of the conversation timers (helpdesk/services/auto_resolve.py): snoozes that end, conversations
+waiting on the customer, and quiet conversations the AI is handling. Each runs on the beat schedule.
+
+Not in helpdesk/tasks.py: these change conversations through the services (which import the outbox), and the
+delivery tasks must stay below the services (tests/helpdesk/test_import_cycles.py). Registered with the worker
+by the `CELERY_IMPORTS` setting (config/settings.py); a project that installs helpdesk as a plugin adds
+"helpdesk.timers" to its own.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from helpdesk.conf import ai_responder
+from helpdesk.services.auto_resolve import quiet_ai_judge_due, snoozed_wake_due, waiting_resolve_due
+
+__all__ = ["auto_resolve_ai_sweep", "auto_resolve_waiting_sweep", "snoozed_wake_sweep"]
+
+TIMER_SWEEP_BATCH = 200
+"""Conversations one timer sweep changes at most; the next beat tick takes the rest (oldest first)."""
+
+
+@shared_task(acks_late=True)
+def snoozed_wake_sweep() -> int:
+    """Open again the snoozed conversations whose wake-up time has come (beat, every minute)."""
+    return snoozed_wake_due(limit=TIMER_SWEEP_BATCH)
+
+
+@shared_task(acks_late=True)
+def auto_resolve_waiting_sweep() -> int:
+    """Resolve conversations left unanswered by the customer for their account's
+    `auto_resolve_waiting_after_hours` (resolved_by=inactivity; beat, every few minutes)."""
+    return waiting_resolve_due(limit=TIMER_SWEEP_BATCH)
+
+
+@shared_task(acks_late=True)
+def auto_resolve_ai_sweep() -> int:
+    """Ask the AI to judge the conversations it is handling that went quiet for their account's
+    `auto_resolve_ai_after_minutes`, each quiet period once (beat, every minute). Without an AI responder that
+    can judge, nothing is asked: those conversations stay with the AI until people look."""
+    judge = getattr(ai_responder(), "judge_quiet_conversation", None)
+    if judge is None:
+        return 0
+    return quiet_ai_judge_due(judge=judge, limit=TIMER_SWEEP_BATCH)

@@ -1,0 +1,126 @@
+"""The copilot in a real browser: an agent asks for a draft, the text arrives in the reply box with the knowledge
+it was drafted from listed under it, the agent edits it and presses Send, and the edited text is the reply in
+the thread. Nothing reaches the customer before Send.
+
+The copilot task body runs in a thread of this process (`copilot_generate.apply`, as test_live_thoughts_browser
+does for the playground): the web request queues the task in Redis exactly as in production, and the end-to-end
+suite already proves a real worker takes such tasks. The model is the scripted server over real HTTP with the
+real `openai` SDK. Whether the text arrives through the stream or through the status URL (the page reads it
+once the stream ends either way) depends on the live server; the result in the box is the same.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from captain.models import CopilotRun, CreditLedgerEntry
+from captain.services.knowledge_search import knowledge_cache_clear
+from captain.tasks import copilot_generate
+from helpdesk.models import Membership, Message
+from tests.captain.answering.knowledge_rows import document
+from tests.factories import (
+    AssistantInboxFactory,
+    ConversationFactory,
+    FaqEntryFactory,
+    MembershipFactory,
+    MessageFactory,
+    UserFactory,
+)
+from tests.support import fake_llm_server as fake
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "pass-word-123"
+DRAFT = "Hi! Refunds reach your card within 5 business days after we receive the parcel [1]."
+EDIT = " Thanks for your patience, Bob."
+
+
+@pytest.fixture
+def setup(redis_url, llm_settings, settings):
+    from captain.services import live
+
+    settings.REDIS_URL = redis_url
+    live._client.cache_clear()
+    live._subscriber_client.cache_clear()
+    knowledge_cache_clear()
+    link = AssistantInboxFactory(assistant__name="Captain", inbox__name="Website chat")
+    assistant = link.assistant
+    document(
+        assistant,
+        "Returns policy",
+        [("Refunds", "Refunds reach your card within 5 business days after we receive the parcel.")],
+        url="https://shop.example/returns",
+    )
+    FaqEntryFactory(assistant=assistant)  # "How long does a refund take?"
+    agent = UserFactory(username="bob", first_name="Bob")  # password: PASSWORD (the factory's)
+    MembershipFactory(account=assistant.account, user=agent, role=Membership.Role.AGENT)
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox, status="open")
+    MessageFactory(conversation=conversation, content="How long does my refund take? I sent the shoes back.")
+    yield {"account": assistant.account, "conversation": conversation}
+    live._client.cache_clear()
+    live._subscriber_client.cache_clear()
+    knowledge_cache_clear()
+
+
+def wait_for_queued_run(timeout: float = 10.0) -> CopilotRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = CopilotRun.objects.filter(status=CopilotRun.Status.QUEUED).first()
+        if run is not None:
+            return run
+        time.sleep(0.05)
+    raise AssertionError("the page did not start a copilot run")
+
+
+def test_draft_edit_send(browser, live_server, setup, llm_settings):
+    llm_settings.push(
+        fake.streamed(DRAFT, chunks=[DRAFT[:20], DRAFT[20:50], DRAFT[50:]], delay=0.05),
+    )
+    page = browser.page
+    page.goto(f"{live_server.url}/auth/login/?next=/app/")
+    page.fill("#id_username", "bob")
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    account, conversation = setup["account"], setup["conversation"]
+    page.goto(f"{live_server.url}/app/accounts/{account.id}/conversations/{conversation.id}/")
+    panel = page.locator("#copilot")
+    expect(panel).to_be_visible()
+    browser.shot("copilot-panel")
+
+    page.click("#copilot button[data-copilot-kind=draft]")
+    expect(panel.locator("[data-copilot-status]")).to_contain_text("Drafting a reply")
+    run = wait_for_queued_run()
+    worker = threading.Thread(target=lambda: copilot_generate.apply(args=(run.pk,)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+
+    box = page.locator("textarea[name=content]")
+    expect(box).to_have_value(DRAFT)
+    expect(panel.locator("[data-copilot-status]")).to_contain_text("Draft ready")
+    sources = panel.locator("[data-copilot-sources]")
+    expect(sources).to_be_visible()
+    link = sources.locator("a", has_text="Returns policy")
+    expect(link).to_have_attribute("href", "https://shop.example/returns")
+    browser.shot("copilot-draft")
+    # The copilot only wrote into the box: nothing was sent or stored as a reply, and the draft was charged once.
+    assert not Message.objects.filter(conversation=conversation, message_type="outgoing").exists()
+    assert CreditLedgerEntry.objects.filter(copilot_run=run, kind="copilot").count() == 1
+    (request,) = llm_settings.requests
+    assert "Refunds reach your card within 5 business days" in request["messages"][-1]["content"]
+
+    box.click()
+    page.keyboard.press("End")
+    page.keyboard.type(EDIT)
+    expect(box).to_have_value(DRAFT + EDIT)
+    page.click("#composer button[type=submit]")
+
+    reply = page.locator("#thread .msg.human").last
+    expect(reply).to_contain_text(DRAFT + EDIT)
+    browser.shot("copilot-sent")
+    sent = Message.objects.get(conversation=conversation, message_type="outgoing")
+    assert (sent.content, sent.private, sent.sender_type) == (DRAFT + EDIT, False, Message.SenderType.USER)
+    assert browser.console_errors == []
