@@ -21,6 +21,7 @@ from helpdesk.models import Inbox, Message
 from tests.factories import AssistantInboxFactory, CreditBalanceFactory
 from tests.support import fake_llm_server as fake
 from tests.support.fake_provider import Answer, FakeProvider, telegram_unauthorized
+from tests.support.on_commit import not_realtime
 from tests.support.webhook_fixtures import fixture_json
 
 pytestmark = pytest.mark.django_db
@@ -244,13 +245,13 @@ def test_saving_a_shortcut_queues_the_menu_sync_after_commit(
             action="message",
             message_template="9 to 5",
         )
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
     with django_capture_on_commit_callbacks() as callbacks:
         shortcut_update(shortcut=shortcut, description="When we are open")
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
     with django_capture_on_commit_callbacks() as callbacks:
         shortcut_delete(shortcut=shortcut)
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
 
 
 def test_an_assistant_without_telegram_queues_nothing(django_capture_on_commit_callbacks):
@@ -263,7 +264,7 @@ def test_an_assistant_without_telegram_queues_nothing(django_capture_on_commit_c
             action="message",
             message_template="x",
         )
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_the_sync_sets_the_enabled_commands_on_the_bot(telegram_link, bot_api):

@@ -12,6 +12,7 @@ from helpdesk.models import Conversation, Delivery
 from helpdesk.services.conversations import conversation_escalate
 from helpdesk.services.messages import message_create_ai_reply
 from tests.factories import ConversationFactory, MessageFactory, UserFactory
+from tests.support.on_commit import not_realtime
 from tests.support.outbox import delivery_of
 
 from .conftest import count_queries
@@ -27,11 +28,6 @@ MAX_CONVERSATION_QUERIES = 19
 # new messages' stored files.
 MAX_POLL_QUERIES = 9
 XSS = "<img src=x onerror=alert(1)><script>window.__xss=1</script>"
-
-
-def not_realtime(callbacks: list) -> list:
-    """On-commit callbacks other than the real-time events (helpdesk.realtime publishes after every change)."""
-    return [cb for cb in callbacks if getattr(cb, "__module__", "") != "helpdesk.realtime.publish"]
 
 
 def page(team, conversation, suffix: str = "") -> str:

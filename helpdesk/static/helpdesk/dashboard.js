@@ -11,11 +11,12 @@
   var root = document.getElementById("conversation");
   if (!root) { return; }
   var thread = document.getElementById("thread");
-  var statusEl = document.getElementById("status");
   var banner = document.getElementById("changed-banner");
   var lastId = parseInt(root.dataset.lastId || "0", 10);
   var firstId = parseInt(root.dataset.firstId || "0", 10);
-  var initialStatus = root.dataset.status;
+  // One-click actions (conversation.js, htmx) keep root.dataset.status current: a change made on this page is
+  // not "changed elsewhere".
+  var SETTLE_MS = 1500;
   // Live updates (live.js) trigger the poll when an event for this conversation arrives. The timer is a safety
   // net: every minute while the stream is open (an event lost), at the page's own interval while it is not
   // (Redis away, a server without streaming): the page then behaves as it did before live updates.
@@ -53,9 +54,17 @@
             el.className = "delivery delivery-" + data.deliveries[id];
           }
         });
-        if (data.status !== initialStatus) {
-          statusEl.textContent = data.status_display;
-          banner.hidden = false;
+        if (data.status !== root.dataset.status) {
+          // The event of this page's own action can beat its htmx swap: decide once the swap has settled.
+          var seen = data.status;
+          var display = data.status_display;
+          setTimeout(function () {
+            if (seen !== root.dataset.status) {
+              var statusEl = document.getElementById("status");  // htmx replaces it: look it up now
+              if (statusEl) { statusEl.textContent = display; }
+              banner.hidden = false;
+            }
+          }, SETTLE_MS);
         }
       })
       .catch(function () { /* a missed poll is retried at the next event or by the safety net */ })

@@ -106,6 +106,7 @@ def test_delete_forgets_the_examples_proposed_for_the_node():
 
 
 def test_the_api_and_the_admin_edit_the_services_field_list():
-    assert ScenarioOutputSerializer.Meta.fields == ["id", *SCENARIO_FIELDS, "created_at"]
-    assert list(ScenarioInputSerializer().fields) == list(SCENARIO_FIELDS)
-    assert ScenarioAdminForm.Meta.fields == list(SCENARIO_FIELDS)
+    # The handoff team is the one relation: the API writes its id, shows it and the admin picks it by name.
+    assert ScenarioOutputSerializer.Meta.fields == ["id", *SCENARIO_FIELDS, "handoff_team", "created_at"]
+    assert list(ScenarioInputSerializer().fields) == [*SCENARIO_FIELDS, "handoff_team_id"]
+    assert ScenarioAdminForm.Meta.fields == [*SCENARIO_FIELDS, "handoff_team"]

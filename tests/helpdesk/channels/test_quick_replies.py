@@ -17,6 +17,7 @@ from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory
 from tests.support.callback_receiver import CallbackReceiver
 from tests.support.fake_provider import FakeProvider, whatsapp_error
+from tests.support.on_commit import not_realtime
 from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import FIXTURES, fixture_body, fixture_json, outgoing_message
 
@@ -216,7 +217,7 @@ def test_whatsapp_button_reply_tap_is_an_ordinary_message_with_the_full_question
     assert message.message_type == Message.Type.INCOMING
     assert message.content == "Can I get the refund on another card?"  # not the shortened title
     assert message.conversation.contact_inbox.source_id == SHEENA
-    assert len(callbacks) == 1  # answered by the AI like any message
+    assert len(not_realtime(callbacks)) == 1  # answered by the AI like any message
 
 
 def test_whatsapp_template_button_and_foreign_button_ids_keep_their_text(client, whatsapp_inbox):
@@ -323,7 +324,7 @@ def test_slack_button_tap_is_an_ordinary_message_from_that_user_in_that_channel(
     assert message.content == "Can I get the refund on another card?"
     assert message.conversation.contact_inbox.source_id == DM_CONTACT
     assert message.provider_message_id == "slack-action:U061F7AUR:1718000160.123456"
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
     # The same request again (a retry) is a no-op.
     assert post_interaction(client, slack_inbox, block_actions()).json()["status"] == "duplicate"
     assert Message.objects.count() == 1

@@ -15,6 +15,7 @@ from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, InboxFactory
 from tests.support.fake_provider import FakeProvider, http_429, slack_error
+from tests.support.on_commit import not_realtime
 from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import fixture_body, fixture_json, outgoing_message, record_backoffs
 
@@ -76,7 +77,7 @@ def test_direct_message_is_stored_and_given_to_the_ai(client, inbox, django_capt
     assert message.content == "Hi, our invoices page shows an error since this morning"
     assert message.provider_message_id == "Ev0LAN670R"
     assert message.conversation.contact_inbox.source_id == DM_CONTACT
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
 
 
 def test_message_in_a_thread_remembers_the_thread(client, inbox):
@@ -112,7 +113,7 @@ def test_edits_bots_joins_and_mentions_are_ignored_and_start_nothing(
     assert response.status_code == 200
     assert response.json()["status"] == "ignored"
     assert (Message.objects.count(), Conversation.objects.count(), Contact.objects.count()) == (0, 0, 0)
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_our_own_bot_user_is_ignored_even_without_a_bot_id(client, inbox):
@@ -132,7 +133,7 @@ def test_slack_retry_of_the_same_event_is_a_200_no_op(client, inbox, django_capt
         )
     assert response.json()["status"] == "duplicate"
     assert Message.objects.count() == 1
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 # ---- the signature -----------------------------------------------------------------------------------------

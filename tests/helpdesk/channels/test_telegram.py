@@ -23,6 +23,7 @@ from tests.support.fake_provider import (
     telegram_retry_after,
     telegram_unauthorized,
 )
+from tests.support.on_commit import not_realtime
 from tests.support.outbox import delivery_of
 from tests.support.servers import free_port
 from tests.support.webhook_fixtures import fixture_body, outgoing_message, record_backoffs
@@ -78,7 +79,7 @@ def test_text_message_is_stored_and_given_to_the_ai(client, inbox, django_captur
     assert ReplyJob.objects.get(pk=message.pk).status == ReplyJob.Status.PENDING
     assert message.conversation.contact_inbox.source_id == ANN_CHAT
     assert message.conversation.contact.name == "Ann Lee"
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
 
 
 def test_photo_with_caption_keeps_the_largest_size_and_the_caption_as_text(client, inbox):
@@ -122,7 +123,7 @@ def test_non_message_update_is_ignored_and_starts_nothing(
     assert response.status_code == 200
     assert response.json()["status"] == "ignored"
     assert (Message.objects.count(), Conversation.objects.count(), Contact.objects.count()) == (0, 0, 0)
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_message_from_a_bot_is_ignored(client, inbox):
@@ -141,7 +142,7 @@ def test_redelivered_update_is_a_200_no_op(client, inbox, django_capture_on_comm
     assert response.status_code == 200
     assert response.json()["status"] == "duplicate"
     assert Message.objects.count() == 1
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 # ---- the secret token --------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from tests.support.fake_provider import (
     whatsapp_reengagement,
     whatsapp_token_expired,
 )
+from tests.support.on_commit import not_realtime
 from tests.support.outbox import delivery_of
 from tests.support.webhook_fixtures import fixture_body, outgoing_message, record_backoffs
 
@@ -110,7 +111,7 @@ def test_text_message_is_stored_and_given_to_the_ai(client, inbox, django_captur
     assert message.provider_message_id == "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA="
     assert message.conversation.contact_inbox.source_id == SHEENA
     assert message.conversation.contact.name == "Sheena Nelson"
-    assert len(callbacks) == 1
+    assert len(not_realtime(callbacks)) == 1
 
 
 def test_image_with_caption_keeps_the_media_id_and_the_caption_as_text(client, inbox):
@@ -146,7 +147,7 @@ def test_status_and_reaction_are_ignored_and_start_nothing(
     assert response.status_code == 200
     assert response.json()["status"] == "ignored"
     assert (Message.objects.count(), Conversation.objects.count(), Contact.objects.count()) == (0, 0, 0)
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_failed_status_marks_our_sent_reply_failed_and_tells_people(
@@ -163,7 +164,7 @@ def test_failed_status_marks_our_sent_reply_failed_and_tells_people(
     assert "131047" in delivery_of(reply).error
     assert reply.conversation.messages.filter(message_type=Message.Type.ACTIVITY).count() == 1
     assert not Message.objects.filter(message_type=Message.Type.INCOMING).exists()
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 def test_message_for_another_phone_number_of_the_app_is_ignored(client, inbox):
@@ -181,7 +182,7 @@ def test_redelivered_notification_is_a_200_no_op(client, inbox, django_capture_o
         response = post(client, inbox, body)
     assert response.json()["status"] == "duplicate"
     assert Message.objects.count() == 1
-    assert callbacks == []
+    assert not_realtime(callbacks) == []
 
 
 # ---- the signature -----------------------------------------------------------------------------------------

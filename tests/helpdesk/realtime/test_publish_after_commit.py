@@ -13,6 +13,7 @@ from django.db import transaction
 from helpdesk.realtime.publish import account_channel
 from helpdesk.services.conversations import conversation_set_priority
 from tests.factories import AccountFactory, ConversationFactory, InboxFactory
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,3 +51,22 @@ def test_a_rolled_back_change_publishes_nothing_and_a_committed_one_publishes(re
     (event,) = drain(pubsub)
     assert event["type"] == "conversation" and event["change"] == "priority"
     assert event["conversation_id"] == conversation.id and event["priority"] == "high"
+
+
+def test_an_unreachable_redis_costs_one_connect_timeout_then_events_are_skipped_for_a_moment(settings):
+    """During an outage each webhook or worker would otherwise wait one connect timeout per event."""
+    from helpdesk.realtime import publish
+
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    publish._client.cache_clear()
+    try:
+        assert publish.publish_now(1, {"type": "conversation"}) is False
+        started = time.monotonic()
+        assert publish.publish_now(1, {"type": "conversation"}) is False
+        assert time.monotonic() - started < 0.05  # skipped, not tried again
+        publish._skip_until = 0.0  # the window has passed: it tries (and fails) again
+        assert publish.publish_now(1, {"type": "conversation"}) is False
+        assert publish._skip_until > time.monotonic()
+    finally:
+        publish._skip_until = 0.0
+        publish._client.cache_clear()
