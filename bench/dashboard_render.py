@@ -96,7 +96,7 @@ def seed(n_conversations: int, n_messages: int) -> dict[str, Any]:
         [ContactInbox(contact=c, inbox=inboxes[i % 5], source_id=f"src-{i}") for i, c in enumerate(contacts)],
         batch_size=2000,
     )
-    statuses = ["pending"] * 20 + ["open"] * 33 + ["resolved"] * 47
+    statuses = ["pending"] * 20 + ["open"] * 31 + ["snoozed"] * 2 + ["resolved"] * 47
     conversations = []
     for ci in contact_inboxes:
         status = rng.choice(statuses)
@@ -116,6 +116,23 @@ def seed(n_conversations: int, n_messages: int) -> dict[str, Any]:
             )
         )
     conversations = Conversation.objects.bulk_create(conversations, batch_size=2000)
+    # The reports' facts: created_at is set on insert (auto_now_add), so it is back-dated here with the rest.
+    for c in conversations:
+        c.created_at = c.last_activity_at
+        if c.status != "pending" or rng.random() < 0.5:
+            c.first_reply_at = c.created_at + dt_minutes(rng.randint(0, 120))
+        if c.status in ("open", "snoozed") or (c.status == "resolved" and rng.random() < 0.4):
+            c.escalated_at = c.created_at + dt_minutes(rng.randint(0, 30))
+        if c.status == "resolved":
+            c.resolved_at = min(now, c.created_at + dt_minutes(rng.randint(5, 60 * 24 * 3)))
+            c.resolved_by = "agent" if c.escalated_at else rng.choice(["ai", "ai", "inactivity"])
+        if c.status == "snoozed":
+            c.snoozed_until = now + dt_minutes(rng.randint(60, 60 * 24 * 3))
+    Conversation.objects.bulk_update(
+        conversations,
+        ["created_at", "first_reply_at", "escalated_at", "resolved_at", "resolved_by", "snoozed_until"],
+        batch_size=2000,
+    )
     Through = Conversation.labels.through
     Through.objects.bulk_create(
         [
@@ -238,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         admin.force_login(data["admin"])
         a = data["account"].pk
         base = f"/app/accounts/{a}"
+        from django.utils import timezone
+
+        today = timezone.localdate()
+        year_ago = today - dt_minutes(365 * 24 * 60)
         pages = [
             ("list: needs people", agent, f"{base}/lists/needs-people/"),
             ("list: AI handling", agent, f"{base}/lists/ai/"),
@@ -258,7 +279,12 @@ def main(argv: list[str] | None = None) -> int:
                 agent,
                 f"{base}/conversations/{data['long_thread'].pk}/poll/?after=0&since=0",
             ),
+            ("list: snoozed", agent, f"{base}/lists/snoozed/"),
             ("usage (admin)", admin, f"{base}/usage/"),
+            ("reports, last 7 days (admin)", admin, f"{base}/reports/"),
+            # Every seeded conversation falls in a year: the report's one duration query reads all of them.
+            ("reports, 366 days (admin)", admin, f"{base}/reports/?start={year_ago}&end={today}"),
+            ("notifications", agent, f"{base}/notifications/"),
         ]
         results = []
         for name, client, url in pages:

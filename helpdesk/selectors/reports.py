@@ -28,15 +28,42 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import Avg, Count, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q
+from django.db.models import Avg, Count, Exists, F, FloatField, Func, OuterRef, Q
 from django.utils import timezone
 
 from helpdesk.models import Account, Conversation, CsatResponse, Label
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 366
+
+
+class SecondsBetween(Func):
+    """`SecondsBetween(later, earlier)`: `later - earlier` in seconds (a float; NULL when either is NULL), computed
+    by the database."""
+
+    output_field = FloatField()
+    arity = 2
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler,
+            connection,
+            template="((julianday(%(expressions)s)) * 86400.0)",
+            arg_joiner=") - julianday(",
+            **extra,
+        )
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler,
+            connection,
+            template="EXTRACT(EPOCH FROM (%(expressions)s))::float",
+            arg_joiner=" - ",
+            **extra,
+        )
 
 
 class ReportRangeError(ValueError):
@@ -209,12 +236,13 @@ def account_report(*, account: Account, period: ReportRange) -> Report:
     )
     by_label = [Group(name, n) for name, n in label_rows]
 
-    # Only the two durations leave the database, for the conversations that have at least one.
+    # Only the two durations leave the database, as seconds computed by the database (SQLite's datetime
+    # arithmetic through Django runs a Python function and parses two datetimes per row: 5x slower).
     durations = (
         cohort.filter(Q(first_reply_at__isnull=False) | is_resolved)
         .annotate(
-            frt=ExpressionWrapper(F("first_reply_at") - F("created_at"), output_field=DurationField()),
-            rt=ExpressionWrapper(F("resolved_at") - F("created_at"), output_field=DurationField()),
+            frt=SecondsBetween(F("first_reply_at"), F("created_at")),
+            rt=SecondsBetween(F("resolved_at"), F("created_at")),
         )
         .values_list("frt", "rt")
     )
@@ -222,9 +250,9 @@ def account_report(*, account: Account, period: ReportRange) -> Report:
     resolution: list[timedelta] = []
     for frt, rt in durations:
         if frt is not None:
-            first_response.append(frt)
+            first_response.append(timedelta(seconds=round(frt, 3)))
         if rt is not None:
-            resolution.append(rt)
+            resolution.append(timedelta(seconds=round(rt, 3)))
 
     rating = {str(k): Count("id", filter=Q(rating=k)) for k in range(1, 6)}
     csat = CsatResponse.objects.filter(
