@@ -94,6 +94,7 @@ class Receiver:
 class PoolResult:
     pool: str
     concurrency: int
+    web: str = ""
     ack_ms: list[float] = field(default_factory=list)
     non_2xx: int = 0
     replies: int = 0
@@ -136,7 +137,12 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="the scripted model's answer time (s)")
     parser.add_argument("--clients", type=int, default=4, help="threads posting webhooks")
     parser.add_argument("--pools", default="prefork:4,threads:16,gevent:64", help="pool:concurrency,...")
-    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes (gthread)")
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument(
+        "--web",
+        default="asgi",
+        help="web servers to compare, one after the other: asgi (scripts/run's), gthread",
+    )
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--timeout", type=float, default=180.0, help="per pool, for all replies to arrive")
     args = parser.parse_args()
@@ -194,76 +200,89 @@ def main() -> None:
         "CAPTAIN_LLM_TIMEOUT": str(max(10.0, args.delay * 5)),
     }
     common_env = {**os.environ, **overrides}
-    web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--worker-class",
-            "gthread",
-            "--workers",
-            str(args.web_workers),
-            "--threads",
-            "4",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=common_env,
-    )
+
+    def start_web(kind: str) -> subprocess.Popen:
+        # gthread: the WSGI app in threads (what scripts/run ran before the dashboard's event streams); asgi:
+        # uvicorn's worker on config.asgi (what it runs now), where each request's sync code gets its own thread.
+        server = (
+            ["config.wsgi:application", "--worker-class", "gthread", "--threads", "4"]
+            if kind == "gthread"
+            else ["config.asgi:application", "--worker-class", "uvicorn_worker.UvicornWorker"]
+        )
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                *server,
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(args.web_workers),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=common_env,
+        )
+
     results: list[PoolResult] = []
+    web: subprocess.Popen | None = None
     try:
-        wait_for(lambda: _up(port), timeout=30, what="gunicorn")
-        for spec in args.pools.split(","):
-            pool, _, concurrency = spec.partition(":")
-            if pool == "gevent" and not _importable("gevent"):
-                print(f"skipping {pool}: gevent is not installed")
-                continue
-            link = AssistantInboxFactory(inbox__secret="bench-secret", inbox__callback_url=receiver.url)
-            receiver.reset()
-            with calls_lock:
-                model_calls.clear()
-            worker = start_celery_worker(
-                env=overrides,
-                log_path=workdir / f"worker-{pool}.log",
-                concurrency=int(concurrency or 4),
-                pool=pool,
-            )
-            try:
-                rss_before = worker_rss(worker.proc.pid)
-                runs = Run.objects.filter(conversation__inbox=link.inbox)
-                warm: dict[str, Any] = {}
-                finished = threading.Event()
-
-                def sample_when_warm(
-                    pid: int = worker.proc.pid, runs=runs, warm=warm, finished=finished
-                ) -> None:
-                    target = max(50, args.webhooks // 10)
-                    while not finished.wait(0.2):
-                        done = runs.count()
-                        if done >= target:
-                            warm.update(rss=worker_rss(pid), runs=done)
-                            return
-
-                sampler = threading.Thread(target=sample_when_warm, daemon=True)
-                sampler.start()
-                result = _run_pool(
-                    args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message
+        for web_kind in args.web.split(","):
+            web = start_web(web_kind)
+            wait_for(lambda: _up(port), timeout=30, what="gunicorn")
+            for spec in args.pools.split(","):
+                pool, _, concurrency = spec.partition(":")
+                if pool == "gevent" and not _importable("gevent"):
+                    print(f"skipping {pool}: gevent is not installed")
+                    continue
+                link = AssistantInboxFactory(inbox__secret="bench-secret", inbox__callback_url=receiver.url)
+                receiver.reset()
+                with calls_lock:
+                    model_calls.clear()
+                worker = start_celery_worker(
+                    env=overrides,
+                    log_path=workdir / f"worker-{pool}.log",
+                    concurrency=int(concurrency or 4),
+                    pool=pool,
                 )
-                finished.set()
-                sampler.join()
-                result.rss_before, result.rss_after = rss_before, worker_rss(worker.proc.pid)
-                result.rss_warm, result.runs_warm = warm.get("rss", {}), warm.get("runs", 0)
-                result.runs = runs.count()
-                results.append(result)
-            finally:
-                worker.stop()
+                try:
+                    rss_before = worker_rss(worker.proc.pid)
+                    runs = Run.objects.filter(conversation__inbox=link.inbox)
+                    warm: dict[str, Any] = {}
+                    finished = threading.Event()
+
+                    def sample_when_warm(
+                        pid: int = worker.proc.pid, runs=runs, warm=warm, finished=finished
+                    ) -> None:
+                        target = max(50, args.webhooks // 10)
+                        while not finished.wait(0.2):
+                            done = runs.count()
+                            if done >= target:
+                                warm.update(rss=worker_rss(pid), runs=done)
+                                return
+
+                    sampler = threading.Thread(target=sample_when_warm, daemon=True)
+                    sampler.start()
+                    result = _run_pool(
+                        args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message
+                    )
+                    finished.set()
+                    sampler.join()
+                    result.rss_before, result.rss_after = rss_before, worker_rss(worker.proc.pid)
+                    result.rss_warm, result.runs_warm = warm.get("rss", {}), warm.get("runs", 0)
+                    result.runs = runs.count()
+                    result.web = web_kind
+                    results.append(result)
+                finally:
+                    worker.stop()
+            stop_process(web)
+            web = None
         _print(args, results)
     finally:
-        stop_process(web)
+        if web is not None:
+            stop_process(web)
         model.stop()
         receiver.server.shutdown()
         redis_server.stop()
@@ -340,11 +359,11 @@ def _print(args, results: list[PoolResult]) -> None:
     ideal = args.conversations / args.delay
     print(
         f"\nwebhook throughput: {args.webhooks} webhooks for {args.conversations} conversations, model delay "
-        f"{args.delay:.1f} s, {args.clients} client threads, gunicorn {args.web_workers} gthread workers x 4 "
-        f"threads, cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}"
+        f"{args.delay:.1f} s, {args.clients} client threads, gunicorn {args.web_workers} workers "
+        f"(gthread: 4 threads each; asgi: uvicorn), cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}"
     )
     header = (
-        f"{'pool':>8} {'conc':>4} | {'ack p50':>8} {'p95':>7} {'p99':>7} {'non2xx':>6} | {'replies':>7} "
+        f"{'web':>7} {'pool':>8} {'conc':>4} | {'ack p50':>8} {'p95':>7} {'p99':>7} {'non2xx':>6} | {'replies':>7} "
         f"{'rep/s':>6} {'ideal':>6} {'ratio':>6} | {'e2e over p50':>12} {'p95':>6} | unanswered"
     )
     print(header)
@@ -352,7 +371,7 @@ def _print(args, results: list[PoolResult]) -> None:
     for r in results:
         rate = r.replies / r.elapsed if r.elapsed > 0 else 0.0
         print(
-            f"{r.pool:>8} {r.concurrency:>4} | {percentile(r.ack_ms, 0.5):7.1f}m {percentile(r.ack_ms, 0.95):6.1f}m "
+            f"{r.web:>7} {r.pool:>8} {r.concurrency:>4} | {percentile(r.ack_ms, 0.5):7.1f}m {percentile(r.ack_ms, 0.95):6.1f}m "
             f"{percentile(r.ack_ms, 0.99):6.1f}m {r.non_2xx:>6} | {r.replies:>7} {rate:6.2f} {ideal:6.1f} "
             f"{rate / ideal:6.2f} | {percentile(r.overhead_s, 0.5):11.2f}s {percentile(r.overhead_s, 0.95):5.2f}s"
             f" | {r.unanswered}"
