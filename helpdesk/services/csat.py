@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.channels import rating, telegram
@@ -34,6 +34,7 @@ from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import ContactInbox, Conversation, CsatResponse, Inbox, Message
 
 from .activities import message_create_activity
+from .incoming import incoming_message_create
 
 logger = logging.getLogger(__name__)
 
@@ -166,21 +167,11 @@ def csat_answer_ingest(*, contact_inbox: ContactInbox, inbound: InboundMessage) 
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=last["pk"])
     if conversation.status != Conversation.Status.RESOLVED:
         return None  # reopened a moment ago by someone else: the normal path
-    try:
-        with transaction.atomic():
-            message = Message.objects.create(
-                account_id=inbox.account_id,
-                inbox=inbox,
-                conversation=conversation,
-                message_type=Message.Type.INCOMING,
-                sender_type=Message.SenderType.CONTACT,
-                sender_contact=contact_inbox.contact,
-                content=inbound.text,
-                provider_message_id=inbound.provider_message_id,
-            )
-    except IntegrityError:
-        existing = Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id)
-        return CsatAnswer(message=existing, created=False)
+    message, created = incoming_message_create(
+        conversation=conversation, contact_inbox=contact_inbox, inbound=inbound, content=inbound.text
+    )
+    if not created:
+        return CsatAnswer(message=message, created=False)
 
     if choice is None:
         assert response is not None  # is_comment

@@ -16,6 +16,7 @@ from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 from .activities import message_create_activity
 from .attachments import attachments_create
 from .csat import csat_answer_ingest
+from .incoming import incoming_message_create
 from .notifications import notify_mentions
 
 
@@ -133,24 +134,11 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     if inbound.attachments:
         links = "\n".join(a.get("url", "") for a in inbound.attachments if a.get("url"))
         content = f"{content}\n{links}".strip()
-    try:
-        with transaction.atomic():
-            message = Message.objects.create(
-                account_id=inbox.account_id,
-                inbox=inbox,
-                conversation=conversation,
-                message_type=Message.Type.INCOMING,
-                sender_type=Message.SenderType.CONTACT,
-                sender_contact=contact_inbox.contact,
-                content=content,
-                attachments=list(inbound.attachments),
-                provider_message_id=inbound.provider_message_id,
-            )
-    except IntegrityError:
-        return IngestResult(
-            message=Message.objects.get(inbox=inbox, provider_message_id=inbound.provider_message_id),
-            created=False,
-        )
+    message, created = incoming_message_create(
+        conversation=conversation, contact_inbox=contact_inbox, inbound=inbound, content=content
+    )
+    if not created:
+        return IngestResult(message=message, created=False)
     # The files it reports are fetched after commit; their rows commit with the message.
     attachments_create(message=message, reported=inbound.attachments)
     if for_ai:
