@@ -1,4 +1,6 @@
-"""ASGI entry point: what the web server runs (gunicorn -k uvicorn_worker.UvicornWorker config.asgi).
+"""ASGI entry point: what the web server runs (scripts/supervisor.py `web_server_argv`: gunicorn -k
+uvicorn_worker.UvicornWorker config.asgi --forwarded-allow-ips "", the last so that uvicorn never rewrites the
+client's address from X-Forwarded-For and DJANGO_TRUSTED_PROXY_COUNT alone decides who the client is).
 
 ASGI rather than WSGI so that an open dashboard holds a coroutine, not a thread: the live-update streams
 (helpdesk.realtime) stay open as long as a tab is, and a process serves hundreds of them. Ordinary views are

@@ -282,6 +282,43 @@ def _redis_ping(url: str) -> bool:
         return False
 
 
+def web_server_argv(
+    port: str | int, *, workers: int = 2, graceful_timeout: int = 10, access_log: bool = True
+) -> list[str]:
+    """The web server's command line (the end-to-end tests start the same one, tests.support.servers).
+
+    ASGI (uvicorn workers under gunicorn): the live-update streams stay open as long as a dashboard tab is, and
+    an event loop holds hundreds of them where a thread each would not (README "Live updates").
+    --timeout: with this worker class it is the event loop's heartbeat (a blocked loop is restarted), not a
+    per-request limit, so open streams are not cut by it; streams end themselves after a few minutes.
+    --graceful-timeout: on a restart, open streams get this long before the worker is stopped (they reconnect).
+    --forwarded-allow-ips "": uvicorn trusts no X-Forwarded-For / X-Forwarded-Proto (its default trusts them
+    from 127.0.0.1, or from FORWARDED_ALLOW_IPS), so the address Django sees is always the socket's peer and
+    DJANGO_TRUSTED_PROXY_COUNT alone decides which forwarded entry is the client (helpdesk.client_address, the
+    sign-in lockout and the webhooks' failed-authentication limit) and whether the request was HTTPS
+    (SECURE_PROXY_SSL_HEADER). Otherwise a forger on this machine could claim a new address for every guess.
+    """
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.asgi",
+        "-k",
+        "uvicorn_worker.UvicornWorker",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "60",
+        "--graceful-timeout",
+        str(graceful_timeout),
+        "--forwarded-allow-ips",
+        "",
+    ]
+    return [*argv, "--access-logfile", "-"] if access_log else argv
+
+
 def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     sup.say("set up (system packages and virtualenv)")
     env = os.environ
@@ -385,30 +422,10 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
             ready=lambda program: "beat: Starting..." in program.new_output(),
         )
     )
-    # ASGI (uvicorn workers under gunicorn): the live-update streams stay open as long as a dashboard tab is,
-    # and an event loop holds hundreds of them where a thread each would not (README "Live updates").
-    # --timeout: with this worker class it is the event loop's heartbeat (a blocked loop is restarted), not a
-    # per-request limit, so open streams are not cut by it; streams end themselves after a few minutes.
-    # --graceful-timeout: on a restart, open streams get this long before the worker is stopped (they reconnect).
     sup.start(
         Program(
             "web",
-            [
-                str(bindir / "gunicorn"),
-                "config.asgi",
-                "-k",
-                "uvicorn_worker.UvicornWorker",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--timeout",
-                "60",
-                "--graceful-timeout",
-                "10",
-                "--access-logfile",
-                "-",
-            ],
+            web_server_argv(port),
             var / "web.log",
             ready=lambda _: _http_ok(f"http://127.0.0.1:{port}/auth/login/"),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import redis
 
@@ -179,31 +181,29 @@ class WebServer:
         stop_process(self.proc)
 
 
+def supervisor() -> ModuleType:
+    """scripts/supervisor.py (a script, not a package module), loaded once: the tests start the web server with
+    the command line it builds, so they test the flags a user's server runs with."""
+    module = sys.modules.get("supervisor")
+    if module is None or not hasattr(module, "web_server_argv"):
+        spec = importlib.util.spec_from_file_location("supervisor", ROOT / "scripts" / "supervisor.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["supervisor"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
 def start_web_server(*, env: dict[str, str], log_path: Path, workers: int = 1) -> WebServer:
-    """Start the ASGI server on a free loopback port against `env` (DATABASE_URL from
-    tests.support.database.database_url_for_subprocess, REDIS_URL) and wait until it answers."""
+    """Start the ASGI server (the command `scripts/run` starts) on a free loopback port against `env`
+    (DATABASE_URL from tests.support.database.database_url_for_subprocess, REDIS_URL) and wait until it answers."""
     import urllib.error
     import urllib.request
 
     port = free_port()
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.asgi",
-            "-k",
-            "uvicorn_worker.UvicornWorker",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--timeout",
-            "60",
-            "--graceful-timeout",
-            "2",
-        ],
+        supervisor().web_server_argv(port, workers=workers, graceful_timeout=2, access_log=False),
         cwd=ROOT,
         env={**os.environ, **env},
         stdout=log,
