@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .sandbox import PromptTemplateError, bounded, env
+from .sandbox import PromptTemplateError, env, render
 from .static_check import check_builder_template
 from .variables import memory_declared, sample_contexts
 
@@ -20,7 +20,7 @@ def render_builder_text(source: str, **variables: Any) -> str:
         return source
     check_builder_template(source)
     try:
-        return bounded(env.from_string(source).render(**variables))
+        return render(env.from_string(source), variables)
     except PromptTemplateError:
         raise
     except Exception as exc:  # any failure of builder text (incl. ZeroDivisionError) is a template error

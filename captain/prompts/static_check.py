@@ -8,20 +8,12 @@ and every comparison must be between kinds Python can compare.
 
 from __future__ import annotations
 
-from jinja2 import TemplateError, nodes
+from jinja2 import nodes
 
-from .sandbox import PromptTemplateError, env
+from .policy import INSTRUCTIONS, TEXT_FILTERS, check_policy, parse
+from .sandbox import PromptTemplateError
 from .variables import available_variables, declared_kinds, is_namespace
 
-# Builder text needs substitution and simple conditions, nothing more. Allowing only these node types rules out
-# loops, calls, assignments and arithmetic, so no template can run for minutes (nested loops produce no output,
-# so a size cap alone would not stop them) or reach Python internals through a call.
-_ALLOWED_NODES = (
-    nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Getattr, nodes.Getitem, nodes.Const,
-    nodes.If, nodes.CondExpr, nodes.And, nodes.Or, nodes.Not, nodes.Compare, nodes.Operand, nodes.Filter,
-    nodes.Concat,
-)  # fmt: skip
-_ALLOWED_FILTERS = frozenset({"default", "d", "upper", "lower", "title", "capitalize", "trim", "e", "escape"})
 _DEFAULT_FILTERS = frozenset({"default", "d"})
 
 Kinds = frozenset[str]
@@ -45,33 +37,11 @@ _OPERATORS = {
 def check_builder_template(source: str) -> None:
     """Raise PromptTemplateError unless `source` uses only substitution, conditions and harmless filters, over
     declared variables only, in every branch."""
-    try:
-        tree = env.parse(source)
-    except TemplateError as exc:
-        raise PromptTemplateError(f"{type(exc).__name__}: {exc}") from exc
-    _check_allowlist(tree)
+    tree = parse(source)
+    # Builder text needs substitution and simple conditions, nothing more: no loops, calls, assignments or
+    # arithmetic, so no template can run for minutes or reach Python internals through a call.
+    check_policy(tree, INSTRUCTIONS)
     _check_statements(tree.body)
-
-
-def _check_allowlist(tree: nodes.Template) -> None:
-    for node in [tree, *tree.find_all(nodes.Node)]:
-        if not isinstance(node, _ALLOWED_NODES):
-            raise PromptTemplateError(f"'{type(node).__name__}' is not allowed in instructions")
-        if isinstance(node, nodes.Filter) and node.name not in _ALLOWED_FILTERS:
-            raise PromptTemplateError(f"filter '{node.name}' is not allowed in instructions")
-        if _private_name(node):
-            raise PromptTemplateError("names starting with '_' are not allowed")
-
-
-def _private_name(node: nodes.Node) -> bool:
-    if isinstance(node, nodes.Name):
-        return node.name.startswith("_")
-    if isinstance(node, nodes.Getattr):
-        return node.attr.startswith("_")
-    # contact['_x'] is the same lookup as contact._x and gets the same answer.
-    if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
-        return isinstance(node.arg.value, str) and node.arg.value.startswith("_")
-    return False
 
 
 def _check_statements(body: list[nodes.Node]) -> None:
@@ -178,7 +148,7 @@ def _variable_kind(node: nodes.Node) -> str:
         if value in declared:
             # e.g. contact.name.format: the sandbox would print a bound method's repr into the prompt.
             kind, attr = declared[value], parts[end]
-            hint = f" (for the filter write {{{{ {value}|{attr} }}}})" if attr in _ALLOWED_FILTERS else ""
+            hint = f" (for the filter write {{{{ {value}|{attr} }}}})" if attr in TEXT_FILTERS else ""
             raise PromptTemplateError(
                 f"unknown variable '{dotted}': {value} is a {kind} and has no attribute '{attr}'{hint}; {available}"
             )

@@ -3,8 +3,10 @@
 A builder describes the request (method, URL and body templates, authentication, limits) and what the model
 sees of the answer; `custom_tool_call` makes it through the outbound HTTP policy. Rules that hold everywhere:
 
-- Templates are rendered in the one prompt sandbox (`captain.prompts.sandbox.env`, through `overlay`: the same
-  sandbox class, limits and StrictUndefined, only the output finalizer differs). The arguments are always
+- Templates follow the tool-template policy (`captain.prompts.policy`: an allowlist of constructs and filters,
+  checked on save and before every render) and are rendered in the one prompt sandbox
+  (`captain.prompts.sandbox`, through `overlay`: the same sandbox class, time and size bounds and
+  StrictUndefined, only the output finalizer differs). The arguments are always
   values, never template source: in the URL each `{{ value }}` is percent-encoded with no safe character, so
   `../admin?x=1` stays one path segment; in the body each `{{ value }}` is JSON-encoded, so a string cannot
   close its quotes. The URL's scheme and host are fixed by the builder (checked on save), never an argument.
@@ -18,6 +20,7 @@ sees of the answer; `custom_tool_call` makes it through the outbound HTTP policy
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import re
@@ -31,8 +34,7 @@ import httpx
 import jsonschema
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from jinja2 import TemplateError, meta, nodes
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Template
 from jsonpath_ng import JSONPath
 from jsonpath_ng.ext import parse as jsonpath_parse
 from opentelemetry import trace
@@ -44,7 +46,8 @@ from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client
 from ..conf import captain_setting
 from ..crypto import SecretUnreadable, secret_decrypt, secret_encrypt
 from ..models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
-from ..prompts.sandbox import PromptTemplateError, bounded, env
+from ..prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
+from ..prompts.sandbox import PromptTemplateError, env, render
 from ..runtime import semconv as sc
 from ..runtime.types import ToolFailed
 from .builder import FieldErrors, raise_field_errors
@@ -90,20 +93,6 @@ _RESERVED_HEADERS = frozenset(
     {"host", "content-length", "content-type", "transfer-encoding", "connection", "accept-encoding", "cookie"}
 )
 _PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-_FORBIDDEN_NODES = (
-    nodes.Call,  # no range(), no method calls: templates substitute and format, they do not compute
-    nodes.Macro,
-    nodes.CallBlock,
-    nodes.FilterBlock,
-    nodes.Include,
-    nodes.Import,
-    nodes.FromImport,
-    nodes.Extends,
-    nodes.Block,
-    nodes.Assign,
-    nodes.AssignBlock,
-    nodes.With,
-)
 _SAMPLES: dict[str, Any] = {
     "string": "sample",
     "integer": 1,
@@ -135,35 +124,36 @@ def _json_value(value: Any) -> str:
 
 
 # Overlays of the one sandbox (same class, limits and StrictUndefined); only what `{{ ... }}` outputs differs.
-_url_env = env.overlay(finalize=_url_value)
-_json_env = env.overlay(finalize=_json_value)
+_ENVIRONMENTS = {
+    "url": env.overlay(finalize=_url_value),
+    "json": env.overlay(finalize=_json_value),
+    "text": env,
+}
 
 
-def _template_problem(source: str, allowed: Iterable[str], sandbox: SandboxedEnvironment) -> str | None:
-    """Why `source` cannot be a tool template (None when it can): syntax, a forbidden construct (calls,
-    macros, includes, nested loops), or a variable that is not one of `allowed`."""
+def _template_problem(source: str, allowed: Iterable[str]) -> str | None:
+    """Why `source` cannot be a tool template (None when it can): syntax, a construct the tool-template policy
+    does not allow (calls, `**`, nested loops, width filters: `captain.prompts.policy`), or a variable that is not
+    one of `allowed`."""
     try:
-        tree = sandbox.parse(source)
-    except TemplateError as exc:
-        return f"template syntax error: {exc}"
-    for node in tree.find_all(nodes.Node):
-        if isinstance(node, _FORBIDDEN_NODES):
-            return f"'{type(node).__name__}' is not allowed in a tool template"
-        if isinstance(node, nodes.Name) and node.name.startswith("_"):
-            return "names starting with '_' are not allowed"
-        if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
-            return "names starting with '_' are not allowed"
-        if isinstance(node, nodes.For) and any(True for _ in node.find_all(nodes.For)):
-            return "loops inside loops are not allowed"
-    unknown = sorted(meta.find_undeclared_variables(tree) - set(allowed))
-    if unknown:
-        return f"unknown variable(s): {', '.join(unknown)} (use the declared parameters)"
+        check_tool_template(source, allowed)
+    except PromptTemplateError as exc:
+        return str(exc)
     return None
 
 
-def _render(sandbox: SandboxedEnvironment, source: str, variables: Mapping[str, Any]) -> str:
+@functools.lru_cache(maxsize=512)
+def _compiled(kind: str, source: str) -> Template:
+    """`source` checked against the tool-template policy, then compiled. The check runs before every render, not
+    only on save: a template stored before the policy existed gets the same rules."""
+    check_policy(parse(source), TOOL_TEMPLATE)
+    return _ENVIRONMENTS[kind].from_string(source)
+
+
+def _render(kind: str, source: str, variables: Mapping[str, Any]) -> str:
+    """Render a tool template within the sandbox's time and size bounds; PromptTemplateError on any failure."""
     try:
-        return bounded(sandbox.from_string(source).render(**variables))
+        return render(_compiled(kind, source), variables)
     except PromptTemplateError:
         raise
     except Exception as exc:  # builder template failures of any kind (incl. the sandbox's SecurityError)
@@ -194,7 +184,7 @@ def custom_tool_schema(tool: CustomTool) -> dict[str, Any]:
 def custom_tool_url(tool: CustomTool, arguments: Mapping[str, Any]) -> str:
     """The request URL with each argument percent-encoded; ToolFailed when the template cannot render."""
     try:
-        return _render(_url_env, tool.url_template, _variables(tool, arguments)).strip()
+        return _render("url", tool.url_template, _variables(tool, arguments)).strip()
     except PromptTemplateError as exc:
         raise ToolFailed(
             f"the tool's URL template cannot be rendered ({exc}); the tool needs fixing"
@@ -207,7 +197,7 @@ def _body(tool: CustomTool, arguments: Mapping[str, Any]) -> str | None:
     if not tool.body_template.strip():
         return json.dumps(dict(arguments), ensure_ascii=False)
     try:
-        rendered = _render(_json_env, tool.body_template, _variables(tool, arguments))
+        rendered = _render("json", tool.body_template, _variables(tool, arguments))
     except PromptTemplateError as exc:
         raise ToolFailed(
             f"the tool's body template cannot be rendered ({exc}); the tool needs fixing"
@@ -231,7 +221,7 @@ def custom_tool_confirmation(tool: CustomTool, arguments: Mapping[str, Any]) -> 
     """The question the customer confirms before a call that changes something runs."""
     if tool.confirmation_template.strip():
         try:
-            return _render(env, tool.confirmation_template, _variables(tool, arguments)).strip()
+            return _render("text", tool.confirmation_template, _variables(tool, arguments)).strip()
         except PromptTemplateError:
             logger.warning(
                 "custom tool %s: confirmation template failed; using the default question", tool.pk
@@ -291,12 +281,12 @@ def _header_errors(value: str) -> list[str]:
 
 
 def _url_errors(tool: CustomTool) -> list[str]:
-    problem = _template_problem(tool.url_template, _properties(tool), _url_env)
+    problem = _template_problem(tool.url_template, _properties(tool))
     if problem:
         return [problem]
     try:
         urls = [
-            _render(_url_env, tool.url_template, _sample_arguments(tool.parameters or {}, variant))
+            _render("url", tool.url_template, _sample_arguments(tool.parameters or {}, variant))
             for variant in ("a", "b")
         ]
         hosts = [httpx.URL(url.strip()) for url in urls]
@@ -316,11 +306,11 @@ def _body_errors(tool: CustomTool) -> list[str]:
         return []
     if tool.method == CustomTool.Method.GET:
         return ["A GET request has no body: empty the body template or choose another method."]
-    problem = _template_problem(tool.body_template, _properties(tool), _json_env)
+    problem = _template_problem(tool.body_template, _properties(tool))
     if problem:
         return [problem]
     try:
-        json.loads(_render(_json_env, tool.body_template, _sample_arguments(tool.parameters or {}, "a")))
+        json.loads(_render("json", tool.body_template, _sample_arguments(tool.parameters or {}, "a")))
     except PromptTemplateError as exc:
         return [f"The body template cannot be rendered: {exc}"]
     except ValueError:
@@ -358,7 +348,7 @@ def custom_tool_errors(*, account_id: int, tool: CustomTool) -> FieldErrors:
         for field_name, extra in (("response_template", (RESPONSE_VARIABLE,)), ("confirmation_template", ())):
             source = getattr(tool, field_name)
             if source.strip():
-                problem = _template_problem(source, [*_properties(tool), *extra], env)
+                problem = _template_problem(source, [*_properties(tool), *extra])
                 errors[field_name] = [problem] if problem else []
     if tool.response_path.strip():
         try:
@@ -599,7 +589,7 @@ def _shown(
     elif tool.response_template.strip():
         try:
             shown = _render(
-                env, tool.response_template, {**_variables(tool, arguments), RESPONSE_VARIABLE: data}
+                "text", tool.response_template, {**_variables(tool, arguments), RESPONSE_VARIABLE: data}
             )
         except PromptTemplateError as exc:
             raise ToolFailed(f"the tool's response template failed on this answer ({exc})") from exc
