@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
@@ -676,12 +676,19 @@ class RoutingRuleAdmin(RoutingRowAdmin):
 
 @admin.register(CopilotRun)
 class CopilotRunAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """What the agents' copilot drafted, summarised or rephrased, and what it cost (read only: runs write them)."""
+    """What the copilot drafted, summarised or rephrased for you, and what it cost (read only: runs write them).
+    An account's administrator sees only the runs they asked for themselves: a run belongs to its asker
+    (captain.selectors.copilot_run_list), so another member's is "does not exist", as on the dashboard."""
 
     read_only = True
     list_display = ["id", "kind", "status", "conversation", "user", "created_at"]
     list_filter = ["kind", "status"]
     list_select_related = ["conversation", "user"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CopilotRun]:
+        queryset = super().get_queryset(request)
+        # Superusers run the server and see every row of every model; everyone else, their own runs.
+        return queryset if request.user.is_superuser else queryset.filter(user_id=request.user.pk)
 
     def get_readonly_fields(self, request: HttpRequest, obj: CopilotRun | None = None) -> list[str]:
         return [f.name for f in CopilotRun._meta.concrete_fields]

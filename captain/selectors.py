@@ -16,6 +16,7 @@ from helpdesk.models import Conversation
 from .models import (
     Assistant,
     AssistantInbox,
+    CopilotRun,
     CreditLedgerEntry,
     FaqEntry,
     KnowledgeChunk,
@@ -146,6 +147,22 @@ def credit_usage(*, account_id: int, days: int = CREDIT_USAGE_DAYS) -> CreditUsa
 def conversation_runs(*, conversation: Conversation) -> QuerySet[Run]:
     """AI runs of a conversation (newest first); the conversation comes from `access_conversation`."""
     return Run.objects.filter(conversation=conversation, account_id=conversation.account_id).order_by("-id")
+
+
+def copilot_run_list(*, account_id: int, user_id: int) -> QuerySet[CopilotRun]:
+    """The copilot runs `user_id` asked for in the account, newest first. A run is its asker's, not the
+    account's: it holds the text they typed and what the copilot wrote for them, so no other member, not even
+    an administrator, lists it. A run whose asker was deleted is nobody's."""
+    return CopilotRun.objects.filter(account_id=account_id, user_id=user_id).order_by("-id")
+
+
+def access_copilot_run(*, account_id: int, user_id: int, run_id: int) -> CopilotRun:
+    """The run if `user_id` asked for it in the account; 404 otherwise (another member's run too: never 403,
+    so an id does not tell that someone else asked for something)."""
+    run = copilot_run_list(account_id=account_id, user_id=user_id).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("No such copilot run.")
+    return run
 
 
 def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:

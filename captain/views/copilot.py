@@ -1,6 +1,8 @@
 """The copilot's endpoints on the conversation page (captain.services.copilot): start a run, read its result, and
 follow its text as it is generated. For every member of the account (agents and administrators alike: it is a
-tool for whoever answers); another account's conversation or run is a 404.
+tool for whoever answers). A run is read and followed only by the person who asked for it
+(`captain.selectors.access_copilot_run`): it holds their text and the copilot's answer to them, so another
+member's run, like another account's, is a 404.
 
     POST .../conversations/<id>/copilot/        kind=draft|summary|rephrase|fix_tone|translate [text=...]
          202 {"id", "status_url", "stream_url"}  or 400 {"error": "<a sentence for the agent>"}
@@ -21,6 +23,7 @@ from helpdesk.views.base import account_view
 from helpdesk.views.events import stream_membership
 
 from ..models import CopilotRun
+from ..selectors import access_copilot_run, copilot_run_list
 from ..services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
 from .live import event_stream
 
@@ -30,13 +33,6 @@ def copilot_urls(account_id: int, run_id: int) -> dict[str, str]:
         "status_url": reverse("captain-dashboard:copilot-run", args=[account_id, run_id]),
         "stream_url": reverse("captain-dashboard:copilot-run-stream", args=[account_id, run_id]),
     }
-
-
-def _account_run(account_id: int, run_id: int) -> CopilotRun:
-    run = CopilotRun.objects.filter(pk=run_id, account_id=account_id).first()
-    if run is None:
-        raise Http404("No such copilot run.")
-    return run
 
 
 @require_POST
@@ -58,7 +54,7 @@ def copilot_start(request: HttpRequest, membership: Membership, conversation_id:
 @require_GET
 @account_view()
 def copilot_run_status(request: HttpRequest, membership: Membership, run_id: int) -> HttpResponse:
-    run = _account_run(membership.account_id, run_id)
+    run = access_copilot_run(account_id=membership.account_id, user_id=membership.user_id, run_id=run_id)
     response = JsonResponse(copilot_run_result(run))
     response["Cache-Control"] = "no-store"
     return response
@@ -71,7 +67,8 @@ async def copilot_run_stream(request: HttpRequest, account_id: int, run_id: int)
     access = await stream_membership(request, account_id)
     if isinstance(access, HttpResponse):
         return access
-    if not await CopilotRun.objects.filter(pk=run_id, account_id=access.account_id).aexists():
+    own = copilot_run_list(account_id=access.account_id, user_id=access.user_id)
+    if not await own.filter(pk=run_id).aexists():
         raise Http404("No such copilot run.")
 
     def finished() -> bool:

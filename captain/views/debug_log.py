@@ -40,7 +40,7 @@ from ..models import (
     SpanRecord,
     ToolConfirmation,
 )
-from ..selectors import conversation_runs, credits_by_message, spans_by_trace
+from ..selectors import conversation_runs, copilot_run_list, credits_by_message, spans_by_trace
 from ..services.live import conversation_run_in_progress
 from ..services.redaction import account_secrets, scrub
 from .trace_tree import (
@@ -244,12 +244,14 @@ class CopilotLog:
     input_text: str
 
 
-def copilot_logs(conversation_id: int, account_id: int, secrets: list[str]) -> list[CopilotLog]:
-    """The conversation's newest copilot runs with their span trees: 1 query for the runs, 1 for their spans."""
+def copilot_logs(conversation_id: int, account_id: int, user_id: int, secrets: list[str]) -> list[CopilotLog]:
+    """The newest copilot runs the viewer asked for in the conversation, with their span trees: 1 query for the
+    runs, 1 for their spans. Only the viewer's own: a run belongs to its asker (`copilot_run_list`), and an
+    administrator reading the debug log is no exception."""
     runs = list(
-        CopilotRun.objects.filter(conversation_id=conversation_id, account_id=account_id)
-        .select_related("user")
-        .order_by("-id")[:COPILOT_RUNS_SHOWN]
+        copilot_run_list(account_id=account_id, user_id=user_id)
+        .filter(conversation_id=conversation_id)
+        .select_related("user")[:COPILOT_RUNS_SHOWN]
     )
     if runs and not secrets:
         # The page read no secrets for its AI runs (it had none to show): the copilot's spans still need them.
@@ -312,7 +314,11 @@ def conversation_runs_page(
         logs=run_logs(shown, secrets=secrets, confirmations=confirmations),
         plans=conversation_plans(conversation.id, membership.account_id, secrets) if has_plans else [],
         confirmations=[_confirmation_view(c, "", secrets) for c in confirmations],
-        copilot_logs=copilot_logs(conversation.id, membership.account_id, secrets) if show_copilot else [],
+        copilot_logs=(
+            copilot_logs(conversation.id, membership.account_id, membership.user_id, secrets)
+            if show_copilot
+            else []
+        ),
         live=conversation_run_in_progress(conversation.id),
         page=page,
         has_next=has_next,

@@ -277,7 +277,10 @@ def test_a_scenario_added_on_its_own_page_goes_through_the_service(client_a, tea
 
 def test_copilot_runs_are_read_only_and_scoped(client_a, account_a, account_b):
     own = CopilotRun.objects.create(
-        account=account_a, conversation=ConversationFactory(account=account_a), kind="draft"
+        account=account_a,
+        conversation=ConversationFactory(account=account_a),
+        user_id=int(client_a.session["_auth_user_id"]),  # a run is listed to the one who asked for it
+        kind="draft",
     )
     other = CopilotRun.objects.create(
         account=account_b, conversation=ConversationFactory(account=account_b), kind="draft"

@@ -291,7 +291,8 @@ def test_the_debug_log_lists_the_copilot_runs_with_their_spans(
 ):
     customer_says(acme, "Where is my order?")
     acme["model"].push(fake.text("- The customer asks where order 1042 is."))
-    client.force_login(acme["agent"])
+    # The debug log is for administrators, and shows each its own copilot runs (test_copilot_owner.py).
+    client.force_login(acme["admin"])
     started = start(client, acme, "summary", capture=django_capture_on_commit_callbacks)
     copilot_run_execute(run_id=started["id"])
     run = CopilotRun.objects.get()
@@ -300,7 +301,6 @@ def test_the_debug_log_lists_the_copilot_runs_with_their_spans(
     llm = SpanRecord.objects.get(trace_id=run.trace_id, name="gen_ai.chat")
     assert "Where is my order?" in json.dumps(llm.attributes)
 
-    client.force_login(acme["admin"])
     page = client.get(f"/app/accounts/{acme['account'].id}/conversations/{acme['conversation'].id}/runs/")
     html = page.content.decode()
     assert page.status_code == 200
@@ -308,7 +308,7 @@ def test_the_debug_log_lists_the_copilot_runs_with_their_spans(
     assert "Summarise the conversation" in html
     assert "The customer asks where order 1042 is." in html
     assert "gen_ai.chat" in html or "LLM" in html  # the model call's span is in the run's tree
-    assert "asked by bob" in html
+    assert "asked by alice" in html
 
 
 def test_the_debug_log_of_another_account_does_not_show_our_copilot_runs(client, acme):

@@ -30,6 +30,7 @@ def test_an_agent_sees_the_text_stream_in_pieces_then_the_end(client, acme):
         account=acme["account"],
         assistant=acme["assistant"],
         conversation=acme["conversation"],
+        user=acme["agent"],  # a run streams to the person who asked for it
         kind="summary",
     )
     client.force_login(acme["agent"])
@@ -50,6 +51,7 @@ def test_the_stream_of_a_finished_run_ends_at_once(client, acme):
         account=acme["account"],
         assistant=acme["assistant"],
         conversation=acme["conversation"],
+        user=acme["agent"],  # a run streams to the person who asked for it
         kind="draft",
         status="failed",
         error="The AI model did not answer.",
