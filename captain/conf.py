@@ -47,6 +47,12 @@ DEFAULTS: dict[str, Any] = {
     # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": True,
     "STORE_SPANS": True,
+    # Stored spans older than this many days are deleted by a beat sweep (captain.services.span_retention);
+    # 0 keeps them for ever. Each DELETE takes at most SPAN_SWEEP_BATCH rows, so the table is never locked
+    # for long, and a sweep stops after SPAN_SWEEP_SECONDS (the next one, an hour later, goes on).
+    "SPAN_RETENTION_DAYS": 30,
+    "SPAN_SWEEP_BATCH": 5000,
+    "SPAN_SWEEP_SECONDS": 60.0,
     # A job whose publish failed (broker down) has no `enqueued_at`; the sweeper takes it after this.
     "SWEEP_UNPUBLISHED_AFTER_SECONDS": 10,
     # Quiet time after a customer's latest message before the AI answers, so a burst gets one reply; and the

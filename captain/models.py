@@ -497,6 +497,8 @@ class SpanRecord(models.Model):
     class Meta:
         ordering = ["start_time", "id"]
         constraints = [models.UniqueConstraint(fields=["trace_id", "span_id"], name="span_unique_id")]
+        # The retention sweep picks its batches by age (captain.services.span_retention).
+        indexes = [models.Index(fields=["start_time"], name="span_start_time")]
 
     def __str__(self) -> str:
         return f"{self.name} {self.trace_id}/{self.span_id}"

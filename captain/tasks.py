@@ -170,6 +170,14 @@ def routing_example_drafts_sweep() -> int:
 
 
 @shared_task(acks_late=True)
+def span_retention_sweep() -> int:
+    """Periodic (beat): delete stored spans older than SPAN_RETENTION_DAYS, in batches."""
+    from .services.span_retention import spans_delete_expired
+
+    return spans_delete_expired()
+
+
+@shared_task(acks_late=True)
 def sync_telegram_commands(assistant_id: int) -> int:
     """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
     is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""

@@ -1,6 +1,8 @@
-"""Tracing setup: a TracerProvider that keeps spans in the database (for the dashboard's debug log) and exports
-them over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. Span and attribute names live in
-`captain.runtime.semconv` (AI work) and `helpdesk.tracing` (webhooks and delivery)."""
+"""Telemetry setup: a TracerProvider that keeps spans in the database (for the dashboard's debug log) and exports
+them over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and with that variable a MeterProvider exporting the
+counters (the webhook requests refused before authentication, `helpdesk.tracing`). Span and attribute names live
+in `captain.runtime.semconv` (AI work) and `helpdesk.tracing` (webhooks and delivery). Stored spans are deleted
+after `SPAN_RETENTION_DAYS` (captain.services.span_retention)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -72,11 +76,14 @@ class DatabaseSpanExporter(SpanExporter):
         return None
 
 
+def _resource(environ: Mapping[str, str]) -> Resource:
+    return Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "captain-helpdesk")})
+
+
 def build_tracer_provider(environ: Mapping[str, str] = os.environ) -> TracerProvider:
     """Our provider: spans kept in the database when enabled, exported over OTLP/HTTP when the standard
     `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variable is set (the exporter reads the other `OTEL_*` itself)."""
-    resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "captain-helpdesk")})
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=_resource(environ))
     if captain_setting("STORE_SPANS"):
         # Synchronous on purpose: the debug log must show a run as soon as its task ends.
         provider.add_span_processor(SimpleSpanProcessor(DatabaseSpanExporter()))
@@ -87,12 +94,28 @@ def build_tracer_provider(environ: Mapping[str, str] = os.environ) -> TracerProv
     return provider
 
 
+def build_meter_provider(environ: Mapping[str, str] = os.environ) -> MeterProvider | None:
+    """Counters exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT` is set; None otherwise (the
+    counters stay no-ops: metrics are not kept in the database, and the sampled log lines still count)."""
+    if not (environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")):
+        return None
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    reader = PeriodicExportingMetricReader(OTLPMetricExporter())
+    return MeterProvider(resource=_resource(environ), metric_readers=[reader])
+
+
 def configure_tracing() -> None:
-    """Install our TracerProvider once per process, unless the host application installed its own."""
+    """Install our TracerProvider and MeterProvider once per process, unless the host application installed
+    its own."""
     global _configured
     if _configured:
         return
     _configured = True
+    if not isinstance(metrics.get_meter_provider(), MeterProvider):
+        meter_provider = build_meter_provider()
+        if meter_provider is not None:
+            metrics.set_meter_provider(meter_provider)
     if isinstance(trace.get_tracer_provider(), TracerProvider):
         return
     trace.set_tracer_provider(build_tracer_provider())

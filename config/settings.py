@@ -354,6 +354,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "captain.tasks.routing_example_drafts_sweep",
         "schedule": 3600.0,
     },
+    # Stored spans past CAPTAIN_SPAN_RETENTION_DAYS, deleted in batches within a time budget per sweep.
+    "captain-span-retention": {"task": "captain.tasks.span_retention_sweep", "schedule": 3600.0},
 }
 
 # The apps' settings namespaces hold only what this deployment changes: every default lives in the app's conf
@@ -415,6 +417,8 @@ CAPTAIN = {
             "KNOWLEDGE_GROUNDING_CHECK": ("CAPTAIN_KNOWLEDGE_GROUNDING_CHECK", env_flag),
             "RECORD_CONTENT": ("CAPTAIN_RECORD_CONTENT", env_flag),
             "STORE_SPANS": ("CAPTAIN_STORE_SPANS", env_flag),
+            # Days stored spans are kept (0: for ever); an hourly sweep deletes older ones in batches.
+            "SPAN_RETENTION_DAYS": ("CAPTAIN_SPAN_RETENTION_DAYS", int),
             "SWEEP_AFTER_SECONDS": ("CAPTAIN_SWEEP_AFTER_SECONDS", int),
             "SWEEP_UNPUBLISHED_AFTER_SECONDS": ("CAPTAIN_SWEEP_UNPUBLISHED_AFTER_SECONDS", int),
             # docs/reliability.md: a burst of customer messages within this window gets one reply.

@@ -1,16 +1,18 @@
 """Webhooks of the provider channels: Telegram, WhatsApp Cloud and Slack.
 
 Same contract as the API channel's view (helpdesk.api.webhooks): the inbox is found by the URL's token and the
-channel type; the per-inbox rate limit answers 429 before anything is read; the raw body is size-checked before
-parsing (400), the provider's signature is checked over the raw bytes (401, nothing stored), a malformed body is a
-400 and never a 500, a re-delivered message is a 200 no-op, and an event that is not a customer message (statuses,
-edits, bots, joins) is a 200 `{"status": "ignored"}` that stores nothing and starts no AI run.
+channel type; a request refused before it is authenticated (unknown token, bad signature, rate limited) is only
+counted: it stores nothing, not even a span; the per-inbox rate limit answers 429; the raw body is size-checked
+before parsing (400), the provider's signature is checked over the raw bytes (401, nothing stored), a malformed
+body is a 400 and never a 500, a re-delivered message is a 200 no-op, and an event that is not a customer message
+(statuses, edits, bots, joins) is a 200 `{"status": "ignored"}` that stores nothing and starts no AI run.
 Each channel module documents what it parses and ignores.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -19,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from opentelemetry.trace import Span
 
 from helpdesk import tracing
-from helpdesk.api.webhooks import admit
+from helpdesk.api.webhooks import admit, unknown_inbox
 from helpdesk.channels import slack, telegram, whatsapp
 from helpdesk.channels.base import InboundMessage, WebhookRejected, fit_for_storage, parse_json_body
 from helpdesk.conf import helpdesk_setting
@@ -70,16 +72,16 @@ def _store(span: Span, inbox: Inbox, inbound_messages: list[InboundMessage]) -> 
 def _handle(
     request: HttpRequest, *, webhook_token: str, channel_type: str, verify: Verifier, receive: Receiver
 ) -> HttpResponse:
-    with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
-        span.set_attribute(tracing.ATTR_CHANNEL, channel_type)
-        inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=channel_type)
-        if inbox is None:
-            return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
-        span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
-        span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
-        admitted = admit(request, inbox, span, lambda body: verify(request, inbox, body))
-        if isinstance(admitted, HttpResponse):
-            return admitted
+    arrived = time.time_ns()
+    inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=channel_type)
+    if inbox is None:
+        return unknown_inbox(channel_type)
+    admitted = admit(request, inbox, lambda body: verify(request, inbox, body))
+    if isinstance(admitted, HttpResponse):
+        return admitted
+    with tracing.webhook_span(
+        channel=channel_type, inbox_id=inbox.id, account_id=inbox.account_id, start_time=arrived
+    ) as span:
         try:
             received = receive(request, inbox, admitted)
             if not isinstance(received, HttpResponse):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
-from opentelemetry.trace import Span
 
 from helpdesk import tracing
 from helpdesk.channels import api_channel
@@ -52,62 +52,67 @@ def _too_many(decision: RateLimitDecision, detail: str) -> JsonResponse:
     return response
 
 
-def admit(
-    request: HttpRequest, inbox: Inbox, span: Span, verify: Callable[[bytes], None]
-) -> bytes | HttpResponse:
+def unknown_inbox(channel: str) -> JsonResponse:
+    """The answer to a webhook URL whose token names no inbox of this channel (counted, nothing stored)."""
+    tracing.webhook_rejected(channel=channel, reason="unknown_inbox")
+    return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
+
+
+def admit(request: HttpRequest, inbox: Inbox, verify: Callable[[bytes], None]) -> bytes | HttpResponse:
     """Read and authenticate the body, then count it against the inbox's rate limit: the body, or the answer.
 
     Authentication comes first (an HMAC is cheap): unsigned requests to a known webhook URL must not use up the
     tenant's limit. A failed authentication counts against its client address instead, and past that limit is
     answered 429 rather than 401; a correctly signed request is never refused by that count.
+    Nothing refused here is stored, not even a span (the caller opens it after this): it is only counted.
     """
+    channel = inbox.channel_type
     try:
         body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
         verify(body)
     except WebhookRejected as exc:
-        span.set_attribute(tracing.ATTR_REJECTED, exc.code)
-        logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)
         if exc.status in (401, 403):
             failures = webhook_auth_failure_check(client=client_ip(request) or "unknown")
             if not failures.allowed:
+                tracing.webhook_rejected(channel=channel, reason="auth_failures_limited", inbox_id=inbox.id)
                 return _too_many(failures, "Too many failed authentications from this address.")
+        tracing.webhook_rejected(channel=channel, reason=exc.code, inbox_id=inbox.id)
         return _rejected(exc)
     decision = webhook_rate_limit_check(inbox=inbox)
     if not decision.allowed:
-        span.set_attribute(tracing.ATTR_REJECTED, "rate_limited")
+        tracing.webhook_rejected(channel=channel, reason="rate_limited", inbox_id=inbox.id)
         return _too_many(decision, f"More than {decision.limit} webhook requests per minute.")
     return body
 
 
 @csrf_exempt  # authenticated by the HMAC signature instead of a session
 @require_POST
-def api_channel_webhook(request: HttpRequest, webhook_token: str) -> JsonResponse:
+def api_channel_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
     """`POST /webhooks/api/<token>/`: the generic signed API channel."""
-    with tracing.tracer.start_as_current_span(tracing.SPAN_WEBHOOK) as span:
-        span.set_attribute(tracing.ATTR_CHANNEL, Inbox.ChannelType.API)
-        inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API)
-        if inbox is None:
-            return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
-        span.set_attribute(tracing.ATTR_INBOX_ID, inbox.id)
-        span.set_attribute(tracing.ATTR_ACCOUNT_ID, inbox.account_id)
-        admitted = admit(
-            request,
-            inbox,
-            span,
-            lambda body: api_channel.verify(
-                secret=inbox.secret,
-                headers=request.headers,
-                body=body,
-                window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
-            ),
-        )
-        if isinstance(admitted, HttpResponse):
-            return admitted
-        body = admitted
+    arrived = time.time_ns()
+    inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API)
+    if inbox is None:
+        return unknown_inbox(Inbox.ChannelType.API)
+    admitted = admit(
+        request,
+        inbox,
+        lambda body: api_channel.verify(
+            secret=inbox.secret,
+            headers=request.headers,
+            body=body,
+            window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
+        ),
+    )
+    if isinstance(admitted, HttpResponse):
+        return admitted
+    with tracing.webhook_span(
+        channel=inbox.channel_type, inbox_id=inbox.id, account_id=inbox.account_id, start_time=arrived
+    ) as span:
         try:
-            payload = parse_json_body(body, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
+            payload = parse_json_body(admitted, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
             inbound_messages = [fit_for_storage(m) for m in api_channel.parse(payload)]
         except WebhookRejected as exc:
+            # Authenticated, so kept: the sender's own integration is broken and the debug log shows it.
             span.set_attribute(tracing.ATTR_REJECTED, exc.code)
             logger.info("webhook for inbox %s rejected: %s", inbox.id, exc.code)
             return _rejected(exc)

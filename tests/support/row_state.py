@@ -12,8 +12,10 @@ from django.db import connection, transaction
 from captain.models import ReplyJob
 from helpdesk.models import Delivery, Message
 
-# Every helpdesk and captain table except the span store: each webhook request, refused ones included, leaves
-# its `helpdesk.webhook` span there (telemetry, with `helpdesk.webhook.rejected` naming the refusal).
+# Every helpdesk and captain table except the span store: each authenticated webhook request, a repeated or
+# malformed one included, leaves its `helpdesk.webhook` span there (telemetry, `helpdesk.webhook.rejected` naming
+# a refusal). Requests refused before authentication store no span (tests/helpdesk/webhooks/
+# test_rejected_requests.py holds that).
 SPAN_STORE = "captain.SpanRecord"
 
 

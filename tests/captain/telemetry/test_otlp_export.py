@@ -1,4 +1,4 @@
-"""OTLP export: with the standard endpoint variable set, spans reach an OTLP/HTTP receiver (a real one on
+"""OTLP export: with the standard endpoint variable set, spans and counters reach an OTLP/HTTP receiver (a real one on
 127.0.0.1 that records the protobuf requests)."""
 
 from __future__ import annotations
@@ -7,9 +7,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from captain.telemetry import build_tracer_provider
+from captain.telemetry import build_meter_provider, build_tracer_provider
+from helpdesk import tracing
 
 
 class _Collector(BaseHTTPRequestHandler):
@@ -60,3 +62,31 @@ def test_no_endpoint_means_no_exporter(settings):
     settings.CAPTAIN = {**settings.CAPTAIN, "STORE_SPANS": False}
     provider = build_tracer_provider({})
     assert provider._active_span_processor._span_processors == ()
+
+
+class _MetricsCollector(_Collector):
+    received: list[tuple[str, bytes]] = []
+
+
+def test_webhook_rejections_are_exported_over_otlp_http_when_the_endpoint_is_set(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _MetricsCollector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)  # the exporter reads it itself
+    try:
+        provider = build_meter_provider({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
+        assert provider is not None
+        tracing.rejection_counter(provider).add(3, {tracing.ATTR_REASON: "signature_invalid"})
+        provider.shutdown()  # collects and exports once more, then stops the reader's thread
+    finally:
+        server.shutdown()
+    [(path, body)] = _MetricsCollector.received
+    assert path == "/v1/metrics"
+    request = ExportMetricsServiceRequest.FromString(body)
+    [metric] = [m for rm in request.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    assert metric.name == tracing.METRIC_WEBHOOK_REJECTED
+    assert metric.sum.data_points[0].as_int == 3
+
+
+def test_no_endpoint_means_no_meter_provider():
+    assert build_meter_provider({}) is None

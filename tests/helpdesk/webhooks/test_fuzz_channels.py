@@ -6,7 +6,8 @@ payload) and are mutated by tests/support/json_mutations.py, then:
   consistent (every message has its conversation and contact, no conversation without a message, nothing stored
   for an "ignored" answer); the same delivery again is a no-op with the same answer (providers retry);
 - sent unsigned or wrongly signed: 401/403 and not one row added or changed in any helpdesk or captain table
-  (the span store aside: every request, refused ones included, leaves its `helpdesk.webhook` span there).
+  (the comparison leaves the span store aside, where signed requests keep their span; that refused ones store
+  none there either is held by tests/helpdesk/webhooks/test_rejected_requests.py).
 Each example runs in a savepoint rolled back afterwards, so examples cannot see each other's rows.
 `pytest --hypothesis-show-statistics` shows how the examples were answered (200 accepted/ignored, 400 why).
 Runs on SQLite in the main suite and on PostgreSQL in the `postgres` stage (which refuses NUL characters and
