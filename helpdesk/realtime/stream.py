@@ -3,7 +3,9 @@
 The stream starts with a `retry:` hint (how long EventSource waits before reconnecting), sends each accepted
 message as a `data: <json>` frame, a comment line when it has been quiet for HEARTBEAT_SECONDS (proxies keep the
 connection; a closed tab is noticed at the next write), and ends after `max_seconds` so a long-lived connection
-does not pin a worker through a deploy: the browser reconnects by itself after `retry` milliseconds.
+does not pin a worker through a deploy: the browser reconnects by itself after `retry` milliseconds. Access is
+checked when the stream opens and then again at least every ACCESS_CHECK_SECONDS (`allowed`): a stream lasts
+minutes, and a person removed from the account or signed out must not keep receiving its events meanwhile.
 
 Async on purpose: under the ASGI server Django buffers a synchronous iterator whole before sending it, and an
 async stream costs an idle coroutine and a small queue instead of a thread.
@@ -12,6 +14,7 @@ async stream costs an idle coroutine and a small queue instead of a thread.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -25,6 +28,9 @@ from .hub import Listener
 HEARTBEAT_SECONDS = 15.0
 MAX_STREAM_SECONDS = 300.0
 RETRY_MS = 2000
+ACCESS_CHECK_SECONDS = 5.0
+"""How stale the answer to "may this person still read this stream?" may be when an event is sent (`allowed`):
+the longest a member removed from the account, or a browser that signed out, keeps receiving its events."""
 
 
 def release_request_thread() -> None:
@@ -54,6 +60,7 @@ async def sse_stream(
     listener: Listener,
     *,
     accept: Callable[[dict[str, Any]], bool] | None = None,
+    allowed: Callable[[], Awaitable[bool]] | None = None,
     finished: Callable[[], Awaitable[bool]] | None = None,
     ends_on: str | None = None,
     max_seconds: float = MAX_STREAM_SECONDS,
@@ -61,9 +68,12 @@ async def sse_stream(
     check_seconds: float | None = None,
     retry_ms: int = RETRY_MS,
 ) -> AsyncIterator[bytes]:
-    """Frames for one stream. `accept` filters messages (another person's events); `finished`, polled when
-    quiet every `check_seconds`, ends the stream with an `end` message (a run over without saying so); a message
-    of type `ends_on` ends it after being sent. The listener is released however the stream ends."""
+    """Frames for one stream. `accept` filters messages (another person's events); `allowed` re-checks access
+    (the view checked it at the start): asked every ACCESS_CHECK_SECONDS, also when quiet, and before sending a
+    message that came in once that time has passed, and the stream ends without a word when it answers False
+    (the browser's reconnect then meets the view's own answer: the sign-in page or a 404). `finished`, polled
+    when quiet every `check_seconds`, ends the stream with an `end` message (a run over without saying so); a
+    message of type `ends_on` ends it after being sent. The listener is released however the stream ends."""
     try:
         release_request_thread()
         yield f"retry: {retry_ms}\n: connected\n\n".encode()
@@ -71,10 +81,19 @@ async def sse_stream(
             yield sse_frame({"type": "end", "at": time.time()})
             return
         wait = min(heartbeat_seconds, check_seconds) if check_seconds else heartbeat_seconds
-        deadline = time.monotonic() + max_seconds
-        last_sent = time.monotonic()
+        access_seconds = ACCESS_CHECK_SECONDS  # read here, not as a default, so tests can lower it
+        now = time.monotonic()
+        deadline, last_sent = now + max_seconds, now
+        next_access_check = now + access_seconds if allowed is not None else math.inf
         while (remaining := deadline - time.monotonic()) > 0:
-            message = await listener.get(timeout=min(wait, remaining))
+            until_check = max(next_access_check - time.monotonic(), 0.0)
+            message = await listener.get(timeout=min(wait, remaining, until_check))
+            if allowed is not None and time.monotonic() >= next_access_check:
+                # Before the message is sent: a burst of events costs one check, and no event goes out on an
+                # answer older than ACCESS_CHECK_SECONDS.
+                if not await allowed():
+                    return
+                next_access_check = time.monotonic() + access_seconds
             if message is not None:
                 if accept is None or accept(message):
                     last_sent = time.monotonic()

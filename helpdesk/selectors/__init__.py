@@ -14,6 +14,7 @@ from .accounts import (
     label_names,
     landing_membership,
     membership_for,
+    membership_with_user,
 )
 from .conversations import access_conversation, conversation_list, dashboard_conversation
 from .inboxes import inbox_for_webhook
@@ -33,4 +34,5 @@ __all__ = [
     "label_names",
     "landing_membership",
     "membership_for",
+    "membership_with_user",
 ]

@@ -24,6 +24,11 @@ def membership_for(*, user: Any, account_id: int) -> Membership | None:
     return Membership.objects.filter(user=user, account_id=account_id).select_related("account").first()
 
 
+def membership_with_user(*, user_id: int, account_id: int) -> Membership | None:
+    """The membership and its user in one query (an open stream's re-check, helpdesk.views.events)."""
+    return Membership.objects.filter(user_id=user_id, account_id=account_id).select_related("user").first()
+
+
 def access_membership(*, user: Any, account_id: int) -> Membership:
     """The caller's membership in the account; 404 when there is none (never reveal the account exists)."""
     membership = membership_for(user=user, account_id=account_id) if user.is_authenticated else None
