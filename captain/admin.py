@@ -79,6 +79,7 @@ from .services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
+from .services.destinations import SECRET_DROPPED_MESSAGE
 from .services.example_drafts import drafted_examples_adopt, routing_example_edit, routing_example_text_errors
 from .services.faq import (
     FAQ_ENTRY_FIELDS,
@@ -712,6 +713,11 @@ class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "account", "base_url", "text_tool_models", "created_at"]
     search_fields = ["name"]
 
+    def save_model(self, request: HttpRequest, obj: ModelEndpoint, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if getattr(form, "api_key_dropped", False):
+            self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)
+
 
 # ---- custom HTTP tools (captain/services/custom_tools.py) -------------------------------------------------------
 
@@ -803,9 +809,12 @@ class CustomToolAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         secret = form.cleaned_data.get("secret") or None
         if form.cleaned_data.get("clear_secret"):
             secret = ""
+        had_secret = bool(obj.secret_encrypted)
         custom_tool_save(
             account=obj.account, fields=_values(obj, CUSTOM_TOOL_FIELDS), secret=secret, tool=obj
         )
+        if had_secret and secret is None and not obj.secret_encrypted:
+            self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)
 
     def delete_model(self, request: HttpRequest, obj: CustomTool) -> None:
         custom_tool_delete(tool=obj)

@@ -19,6 +19,7 @@ from .models import Assistant, FaqEntry, ModelEndpoint, RoutingNode, Scenario
 from .prompts import available_variables
 from .services.assistants import ASSISTANT_FIELDS, assistant_errors
 from .services.builder import scenario_key_from_title
+from .services.destinations import secret_stays, url_origin
 from .services.faq import FAQ_ENTRY_FIELDS
 from .services.model_endpoints import model_endpoint_check
 from .services.routing import router_choice_errors
@@ -422,8 +423,15 @@ class ModelEndpointAdminForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> ModelEndpoint:
         endpoint = super().save(commit=False)
+        self.api_key_dropped = False
         if self.cleaned_data.get("new_api_key"):
             endpoint.api_key_encrypted = secret_encrypt(self.cleaned_data["new_api_key"])
+        elif endpoint.api_key_encrypted and not secret_stays(
+            url_origin(self.initial.get("base_url") or ""), url_origin(endpoint.base_url)
+        ):
+            # The key was given for another server (captain.services.destinations).
+            endpoint.api_key_encrypted = ""
+            self.api_key_dropped = True
         if commit:
             endpoint.save()
         return endpoint

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,21 +29,32 @@ from ..services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
+from ..services.destinations import SECRET_DROPPED_MESSAGE
 from .errors import service_errors_as_400
 
 
 class CustomToolOutputSerializer(serializers.ModelSerializer):
     has_secret = serializers.SerializerMethodField()
     needs_confirmation = serializers.BooleanField(read_only=True)
+    notices = serializers.SerializerMethodField(
+        help_text="What this write did besides storing the fields, e.g. a secret removed because the URL's "
+        "scheme, host or port changed (it must be given again). Empty on reads."
+    )
 
     class Meta:
         model = CustomTool
         ref_name = "CustomTool"
-        fields = ["id", *CUSTOM_TOOL_FIELDS, "has_secret", "needs_confirmation", "created_at", "updated_at"]
+        fields = [
+            "id", *CUSTOM_TOOL_FIELDS, "has_secret", "needs_confirmation", "notices", "created_at", "updated_at",
+        ]  # fmt: skip
         read_only_fields = fields
 
     def get_has_secret(self, tool: CustomTool) -> bool:
         return bool(tool.secret_encrypted)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_notices(self, tool: CustomTool) -> list[str]:
+        return list(self.context.get("notices", []))
 
 
 class CustomToolInputSerializer(serializers.Serializer):
@@ -98,12 +109,16 @@ class TestCallOutputSerializer(serializers.Serializer):
         ref_name = "CustomToolTestCall"
 
 
-def _save(account_id: int, data: dict[str, Any], tool: CustomTool | None) -> CustomTool:
+def _save(account_id: int, data: dict[str, Any], tool: CustomTool | None) -> tuple[CustomTool, list[str]]:
+    """The saved tool and the notices for the answer."""
     secret = data.pop("secret", None)
+    had_secret = bool(tool and tool.secret_encrypted)
     with service_errors_as_400():
-        return custom_tool_save(
+        saved = custom_tool_save(
             account=Account.objects.get(pk=account_id), fields=data, secret=secret, tool=tool
         )
+    dropped = had_secret and secret is None and not saved.secret_encrypted
+    return saved, [SECRET_DROPPED_MESSAGE] if dropped else []
 
 
 class CustomToolCollectionApi(AccountAdminApi):
@@ -121,8 +136,9 @@ class CustomToolCollectionApi(AccountAdminApi):
     def post(self, request: Request, account_id: int) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        tool = _save(self.account_id, dict(data.validated_data), None)
-        return Response(self.OutputSerializer(tool).data, status=status.HTTP_201_CREATED)
+        tool, notices = _save(self.account_id, dict(data.validated_data), None)
+        answer = self.OutputSerializer(tool, context={"notices": notices}).data
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class CustomToolDetailApi(AccountAdminApi):
@@ -143,7 +159,8 @@ class CustomToolDetailApi(AccountAdminApi):
         tool = self._tool(tool_id)
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        return Response(self.OutputSerializer(_save(self.account_id, dict(data.validated_data), tool)).data)
+        tool, notices = _save(self.account_id, dict(data.validated_data), tool)
+        return Response(self.OutputSerializer(tool, context={"notices": notices}).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, account_id: int, tool_id: int) -> Response:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +18,7 @@ from helpdesk.api.auth import AccountAdminApi
 from helpdesk.models import Account
 
 from ..models import ModelEndpoint
+from ..services.destinations import SECRET_DROPPED_MESSAGE
 from ..services.model_endpoints import model_endpoint_delete, model_endpoint_save, operator_endpoints
 
 
@@ -39,15 +40,25 @@ class ServerEndpointSerializer(serializers.Serializer):
 
 class OwnEndpointOutputSerializer(serializers.ModelSerializer):
     has_api_key = serializers.SerializerMethodField()
+    notices = serializers.SerializerMethodField(
+        help_text="What this write did besides storing the fields, e.g. the API key removed because the base "
+        "URL's scheme, host or port changed (it must be given again). Empty on reads."
+    )
 
     class Meta:
         model = ModelEndpoint
         ref_name = "OwnModelEndpoint"
-        fields = ["id", "name", "base_url", "model_names", "text_tool_models", "has_api_key", "created_at"]
+        fields = [
+            "id", "name", "base_url", "model_names", "text_tool_models", "has_api_key", "notices", "created_at",
+        ]  # fmt: skip
         read_only_fields = fields
 
     def get_has_api_key(self, endpoint: ModelEndpoint) -> bool:
         return bool(endpoint.api_key_encrypted)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_notices(self, endpoint: ModelEndpoint) -> list[str]:
+        return list(self.context.get("notices", []))
 
 
 class EndpointListSerializer(serializers.Serializer):
@@ -148,8 +159,11 @@ class ModelEndpointDetailApi(AccountAdminApi):
         endpoint = self._endpoint(endpoint_id)
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        had_key = bool(endpoint.api_key_encrypted)
         endpoint = _save(self.account_id, dict(data.validated_data), endpoint)
-        return Response(OwnEndpointOutputSerializer(endpoint).data)
+        dropped = had_key and "api_key" not in data.validated_data and not endpoint.api_key_encrypted
+        notices = [SECRET_DROPPED_MESSAGE] if dropped else []
+        return Response(OwnEndpointOutputSerializer(endpoint, context={"notices": notices}).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, account_id: int, endpoint_id: int) -> Response:

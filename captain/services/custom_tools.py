@@ -51,6 +51,7 @@ from ..prompts.sandbox import PromptTemplateError, env, render
 from ..runtime import semconv as sc
 from ..runtime.types import ToolFailed
 from .builder import FieldErrors, raise_field_errors
+from .destinations import Origin, secret_stays, url_origin
 
 logger = logging.getLogger(__name__)
 
@@ -378,19 +379,38 @@ def custom_tool_set_secret(tool: CustomTool, secret: str) -> None:
         tool.save(update_fields=["secret_encrypted", "updated_at"])
 
 
+def custom_tool_destination(tool: CustomTool) -> Origin | None:
+    """The (scheme, host, port) the tool's requests go to: the URL template rendered with sample arguments (the
+    save-time check makes sure no argument can change them)."""
+    try:
+        return url_origin(_render("url", tool.url_template, _sample_arguments(tool.parameters or {}, "a")))
+    except PromptTemplateError:
+        return None
+
+
+def _stored_destination(tool: CustomTool) -> Origin | None:
+    """The destination as stored, before this save's changes (the admin's form has already changed `tool`)."""
+    stored = CustomTool.objects.filter(pk=tool.pk).first() if tool.pk else None
+    return custom_tool_destination(stored) if stored else None
+
+
 def custom_tool_save(
     *, account: Account, fields: Mapping[str, Any], secret: str | None = None, tool: CustomTool | None = None
 ) -> CustomTool:
-    """Create, or update the given fields; `secret` None keeps the stored one. Raises ValidationError."""
+    """Create, or update the given fields; `secret` None keeps the stored one, unless the URL now goes to another
+    scheme, host or port (`destinations`): then it is dropped and must be given again. Raises ValidationError."""
     unknown = sorted(set(fields) - set(CUSTOM_TOOL_FIELDS))
     if unknown:
         raise TypeError(f"Not a custom tool field: {', '.join(unknown)}")
     tool = tool or CustomTool(account=account)
+    before = _stored_destination(tool)
     for name, value in fields.items():
         setattr(tool, name, value)
     custom_tool_clean(account_id=account.pk, tool=tool)
     if secret is not None:
         tool.secret_encrypted = secret_encrypt(secret)
+    elif tool.secret_encrypted and not secret_stays(before, custom_tool_destination(tool)):
+        tool.secret_encrypted = ""  # the secret was given for another destination
     try:
         with transaction.atomic():
             tool.save()
@@ -489,6 +509,10 @@ def _request(tool: CustomTool, arguments: Mapping[str, Any], identity: str | Non
         secret = secret_decrypt(tool.secret_encrypted)
     except SecretUnreadable as exc:
         raise ToolFailed("the tool's secret cannot be read; enter it again") from exc
+    if tool.auth_type != CustomTool.Auth.NONE and not secret:
+        # Never a request with an empty credential: the secret was cleared or dropped when the URL moved to
+        # another host (`destinations`), and only an administrator can give it again.
+        raise ToolFailed("the tool has no secret stored (an administrator must enter it); nothing was sent")
     headers = {"Accept": "application/json", "User-Agent": "captain-custom-tool"}
     if body is not None:
         headers["Content-Type"] = "application/json"

@@ -26,6 +26,7 @@ from ..conf import captain_setting
 from ..crypto import SecretUnreadable, secret_decrypt, secret_encrypt
 from ..models import Assistant, ModelEndpoint, RoutingConfig, RoutingNode
 from ..runtime import ModelClient, OpenAIChatModel, make_openai_client
+from .destinations import secret_stays, url_origin
 
 DEFAULT_ENDPOINT = "default"
 
@@ -309,7 +310,8 @@ def model_endpoint_save(
     endpoint: ModelEndpoint | None = None,
     text_tool_models: list[str] | None = None,
 ) -> ModelEndpoint:
-    """Create or update an account's own endpoint. `api_key` None keeps the stored key; "" clears it.
+    """Create or update an account's own endpoint. `api_key` None keeps the stored key ("" clears it), unless
+    the base URL now goes to another scheme, host or port (`destinations`): then it is dropped.
     `text_tool_models` None keeps the stored list (the models that use the text tool protocol).
     Raises ValidationError (per field) for a refused URL, a name taken, or own endpoints turned off."""
     model_endpoint_check(
@@ -324,11 +326,14 @@ def model_endpoint_save(
     ):
         raise ValidationError({"text_tool_models": ["Model names must be non-empty strings."]})
     endpoint = endpoint or ModelEndpoint(account=account)
+    stored = ModelEndpoint.objects.filter(pk=endpoint.pk).first() if endpoint.pk else None
     endpoint.name, endpoint.base_url, endpoint.model_names = name, base_url, list(model_names)
     if text_tool_models is not None:
         endpoint.text_tool_models = sorted({m.strip() for m in text_tool_models})
     if api_key is not None:
         endpoint.api_key_encrypted = secret_encrypt(api_key)
+    elif stored and not secret_stays(url_origin(stored.base_url), url_origin(base_url)):
+        endpoint.api_key_encrypted = ""  # the key was given for another server
     endpoint.save()
     return endpoint
 
