@@ -113,8 +113,8 @@ def test_a_render_stops_at_its_time_budget():
     nested = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
     error, seconds = timed(lambda: render(env.from_string(nested), {}))
     assert isinstance(error, SecurityError)
-    assert "longer than" in str(error)
-    assert RENDER_SECONDS <= seconds < RENDER_SECONDS + 0.5
+    assert "CPU time" in str(error)
+    assert RENDER_SECONDS <= seconds < 5  # CPU time is bounded; wall time depends on what else runs
 
 
 def test_a_render_stops_at_the_output_cap_while_streaming():
