@@ -376,7 +376,8 @@ HELPDESK = {
             "DELIVERY_TIMEOUT_SECONDS": ("HELPDESK_DELIVERY_TIMEOUT", float),
             "DELIVERY_BACKOFF_SECONDS": ("HELPDESK_DELIVERY_BACKOFF", float),
             # Outbound policy for tenant URLs (README "Security"): comma-separated host names, addresses or
-            # networks that may be private or use plain http, e.g. "127.0.0.1,localhost" (scripts/run's demo).
+            # networks that may be private or use plain http, each best with its port ("127.0.0.1:8082", as
+            # scripts/run's demo, "[::1]:8081"); without one, every port of it (Redis too, on 127.0.0.1).
             "OUTBOUND_ALLOWED_HOSTS": ("HELPDESK_OUTBOUND_ALLOWED_HOSTS", env_list),
             "OUTBOUND_ALLOW_HTTP": ("HELPDESK_OUTBOUND_ALLOW_HTTP", env_flag),
             "OUTBOUND_MAX_RESPONSE_BYTES": ("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", int),

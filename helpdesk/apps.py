@@ -7,5 +7,7 @@ class HelpdeskConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Dashboard events (live updates) for every saved conversation and new message.
+        # The outbound allowlist's syntax, checked at start-up (helpdesk.E001); dashboard events (live
+        # updates) for every saved conversation and new message.
+        from .outbound import checks  # noqa: F401
         from .realtime import signals  # noqa: F401

@@ -25,7 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "DELIVERY_BACKOFF_SECONDS": 2.0,
     "DELIVERY_BACKOFF_MAX_SECONDS": 300.0,
     # The outbound policy (helpdesk.outbound) for every URL a tenant configures: host names, addresses or
-    # networks exempt from the "globally routable addresses only" rule, and that may use plain http.
+    # networks exempt from the "globally routable addresses only" rule, and that may use plain http; each with
+    # `:port` (`[IPv6]:port`) for that port only, preferred: a bare entry admits every port of it.
     "OUTBOUND_ALLOWED_HOSTS": [],
     # Plain http for every host (not only allowlisted ones); https stays the default for a reason.
     "OUTBOUND_ALLOW_HTTP": False,

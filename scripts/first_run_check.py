@@ -66,6 +66,7 @@ def clean_env(**extra: str) -> dict[str, str]:
         "DATABASE_URL",
         "REDIS_URL",
         "VIRTUAL_ENV",
+        "DEMO_",  # DEMO_CALLBACK_URL / _PORT: the check sets its own
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     return {**env, **extra}
@@ -103,6 +104,8 @@ def main() -> int:
         PORT=str(port),
         REDIS_PORT=str(redis_port),
         LLM_PORT=str(llm_port),
+        # scripts/run allowlists this port for the outbound policy; demo_chat (same env) receives replies on it.
+        DEMO_CALLBACK_PORT=str(free_port()),
         PYTHONUNBUFFERED="1",
     )
     out_path = work / "scripts-run.out"

@@ -25,13 +25,25 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG_TAIL_LINES = 20
+DEMO_CALLBACK_PORT = "8082"
+"""Where `manage.py captain_demo_chat` receives the demo's replies unless DEMO_CALLBACK_PORT says otherwise (the
+command's own default is the same number: captain_demo_chat.DEFAULT_CALLBACK_PORT)."""
+
+
+def demo_outbound_allowlist(env: Mapping[str, str]) -> str:
+    """HELPDESK_OUTBOUND_ALLOWED_HOSTS for the embedded demo: the one local port a demo URL needs, the demo
+    chat's callback receiver. Not `127.0.0.1` alone, which admits every port of the machine (Redis on REDIS_PORT,
+    the model server, the web server) to any URL an account's administrator types into a custom tool or a
+    knowledge import. The bundled model needs no entry: it is the operator's endpoint, which the outbound
+    policy does not filter (only accounts' own endpoints go through it)."""
+    return f"127.0.0.1:{env.get('DEMO_CALLBACK_PORT') or DEMO_CALLBACK_PORT}"
 
 
 class RunFailed(Exception):
@@ -339,8 +351,9 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     env.setdefault("REDIS_URL", f"redis://127.0.0.1:{redis_port}/0")
     env.setdefault("HELPDESK_PUBLIC_URL", f"http://127.0.0.1:{port}")
     # The demo's callback receiver (captain_demo_chat) listens on this machine, which the outbound policy
-    # refuses for tenant URLs unless allowlisted; set the variable (even empty) to choose for yourself.
-    env.setdefault("HELPDESK_OUTBOUND_ALLOWED_HOSTS", "127.0.0.1,localhost")
+    # refuses for tenant URLs unless allowlisted: its port only. Set the variable (even empty) to choose for
+    # yourself (a DEMO_CALLBACK_URL of your own needs its host:port there).
+    env.setdefault("HELPDESK_OUTBOUND_ALLOWED_HOSTS", demo_outbound_allowlist(env))
 
     if _redis_ping(env["REDIS_URL"]):
         sup.say(f"using the Redis server already answering at {env['REDIS_URL']}")

@@ -7,7 +7,11 @@
   address refuses the host, since the socket may pick any of them.
 - `OUTBOUND_ALLOWED_HOSTS` (operator setting) lists exceptions: a host name (matched exactly, case-insensitive;
   any address it resolves to is then accepted) or an IP address / network (`127.0.0.1`, `10.0.0.0/8`: accepted
-  as the address connected to, whatever name led there).
+  as the address connected to, whatever name led there). Each may end in `:port` (`127.0.0.1:8081`,
+  `proxy.internal:8080`, `10.0.0.0/8:443`, IPv6 in brackets: `[::1]:8081`) and then admits that port only;
+  without one it admits every port. Prefer the port: `127.0.0.1` alone also opens Redis, the database and
+  every other service listening on the machine to whoever configures a URL. A malformed entry is
+  ImproperlyConfigured (a typo must not quietly admit more, or less, than the operator meant).
 
 `check_url` is the check on save; `helpdesk.outbound.transport` applies the same rules to the address each
 connection really goes to, so a name that resolves differently at send time (DNS rebinding) is still refused.
@@ -21,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import httpx
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 
 from helpdesk.conf import helpdesk_setting
 
@@ -43,25 +47,62 @@ def _ip_literal(host: str) -> IPAddress | None:
         return None
 
 
+def _split_port(entry: str) -> tuple[str, int | None]:
+    """`host[:port]`, `[IPv6][:port]`; a bare IPv6 address (two colons or more) carries no port."""
+    port: str | None = None
+    if entry.startswith("["):
+        host, closed, rest = entry[1:].partition("]")
+        if not closed or (rest and not rest.startswith(":")):
+            raise ValueError("unbalanced brackets")
+        port = rest[1:] if rest else None
+    elif entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+    else:
+        host = entry
+    if port is None:
+        return host, None
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("bad port")
+    return host, int(port)
+
+
+AnyPort = None
+"""An entry without a port: every port of the host, address or network (kept for existing configurations)."""
+Ports = frozenset[int | None]
+
+
+def _admits(ports: Ports, port: int) -> bool:
+    return AnyPort in ports or port in ports
+
+
 @dataclass(frozen=True)
 class OutboundPolicy:
-    allowed_hosts: frozenset[str] = frozenset()
-    allowed_networks: tuple[IPNetwork, ...] = ()
+    allowed_hosts: frozenset[tuple[str, int | None]] = frozenset()
+    """(host name, port or AnyPort)."""
+    allowed_networks: tuple[tuple[IPNetwork, int | None], ...] = ()
     allow_http: bool = False
 
     @classmethod
     def from_entries(cls, entries: Iterable[str], *, allow_http: bool = False) -> OutboundPolicy:
         """Allowlist entries that parse as an address or network are networks; the rest are host names."""
-        hosts: set[str] = set()
-        networks: list[IPNetwork] = []
-        for entry in entries:
-            entry = _normalised_host(entry)
+        hosts: set[tuple[str, int | None]] = set()
+        networks: list[tuple[IPNetwork, int | None]] = []
+        for raw in entries:
+            entry = raw.strip().lower()
             if not entry:
                 continue
             try:
-                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                host, port = _split_port(entry)
             except ValueError:
-                hosts.add(entry)
+                raise ImproperlyConfigured(
+                    f"HELPDESK_OUTBOUND_ALLOWED_HOSTS: {raw.strip()!r} is not host, host:port or "
+                    "[IPv6 address]:port (a port from 1 to 65535)"
+                ) from None
+            host = _normalised_host(host)
+            try:
+                networks.append((ipaddress.ip_network(host, strict=False), port))
+            except ValueError:
+                hosts.add((host, port))
         return cls(frozenset(hosts), tuple(networks), allow_http)
 
     @classmethod
@@ -71,17 +112,19 @@ class OutboundPolicy:
             entries = entries.split(",")
         return cls.from_entries(entries, allow_http=bool(helpdesk_setting("OUTBOUND_ALLOW_HTTP")))
 
-    def address_allowlisted(self, address: IPAddress) -> bool:
-        # `in` is False across IP versions, so an IPv4 network never matches an IPv6 address.
-        return any(address in network for network in self.allowed_networks)
-
-    def host_allowlisted(self, host: str) -> bool:
-        """The URL's host itself is listed: by name, or as an address inside a listed network."""
+    def name_ports(self, host: str) -> Ports:
+        """The ports listed for this host name (AnyPort for an entry without one); empty when not listed."""
         name = _normalised_host(host)
-        if name in self.allowed_hosts:
-            return True
-        literal = _ip_literal(name)
-        return literal is not None and self.address_allowlisted(literal)
+        return frozenset(port for listed, port in self.allowed_hosts if listed == name)
+
+    def address_ports(self, address: IPAddress) -> Ports:
+        # `in` is False across IP versions, so an IPv4 network never matches an IPv6 address.
+        return frozenset(port for network, port in self.allowed_networks if address in network)
+
+    def host_ports(self, host: str) -> Ports:
+        """The ports listed for the URL's host itself: by name, or as an address inside a listed network."""
+        literal = _ip_literal(_normalised_host(host))
+        return self.name_ports(host) | (self.address_ports(literal) if literal is not None else frozenset())
 
 
 def _parsed(url: str | httpx.URL) -> httpx.URL:
@@ -103,8 +146,14 @@ def _parsed(url: str | httpx.URL) -> httpx.URL:
 
 
 def _check_http(parsed: httpx.URL, policy: OutboundPolicy) -> None:
-    if parsed.scheme == "http" and not (policy.allow_http or policy.host_allowlisted(_host(parsed))):
-        raise OutboundRefused("plain http is not allowed for this host, only https")
+    if parsed.scheme != "http" or policy.allow_http:
+        return
+    port = parsed.port or DEFAULT_PORTS[parsed.scheme]
+    listed = policy.host_ports(_host(parsed))
+    if not _admits(listed, port):
+        # A host allowlisted on other ports: say which port was refused, or the operator looks for a typo.
+        other_ports = f" (port {port} is not allowlisted for it)" if listed else ""
+        raise OutboundRefused(f"plain http is not allowed for this host, only https{other_ports}")
 
 
 def _host(parsed: httpx.URL) -> str:
@@ -136,16 +185,19 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
 
 
 def checked_addresses(host: str, port: int, policy: OutboundPolicy) -> list[IPAddress]:
-    """The addresses of `host` a connection may use; OutboundRefused when any of them is refused."""
+    """The addresses of `host` a connection to `port` may use; OutboundRefused when any of them is refused."""
     addresses = resolve_host(host, port)
-    if _normalised_host(host) in policy.allowed_hosts:
+    by_name = policy.name_ports(host)
+    if _admits(by_name, port):
         return addresses
     for address in addresses:
-        if policy.address_allowlisted(address):
+        by_address = policy.address_ports(address)
+        if _admits(by_address, port):
             continue
         reason = refusal_reason(address)
         if reason is not None:
-            raise OutboundRefused(f"address is {reason}")
+            other_ports = f" and port {port} is not allowlisted for it" if by_name or by_address else ""
+            raise OutboundRefused(f"address is {reason}{other_ports}")
     return addresses
 
 

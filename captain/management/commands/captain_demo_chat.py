@@ -7,11 +7,16 @@ Run `scripts/run` in another terminal first (web server, worker, model), then e.
 Each run is a new customer (a fresh contact id, printed) unless `--contact` names one, so a conversation that an
 earlier run handed to people does not swallow the next demo. While it runs, the demo inbox's callback URL points at
 a receiver of the command's own; the command puts the previous URL back when it exits, however it exits.
+
+The receiver listens on 127.0.0.1:DEMO_CALLBACK_PORT (default 8082), the one local port scripts/run allowlists
+for the outbound policy (scripts/supervisor.py, demo_outbound_allowlist): a fixed port, because an allowlist of
+every port of 127.0.0.1 would let a tenant's URL reach Redis and the rest of the machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import threading
 import time
@@ -31,6 +36,20 @@ from helpdesk.models import Conversation, Inbox, Message
 
 from .captain_demo_seed import DEMO_WEBHOOK_TOKEN
 
+DEFAULT_CALLBACK_PORT = 8082
+"""scripts/supervisor.py's DEMO_CALLBACK_PORT: the same number, so the two agree without shared settings."""
+CALLBACK_PATH = "/captain-demo-chat/callback"
+
+
+def callback_port_default() -> int:
+    """DEMO_CALLBACK_PORT from the environment, as scripts/run reads it; else DEFAULT_CALLBACK_PORT."""
+    return int(os.environ.get("DEMO_CALLBACK_PORT") or DEFAULT_CALLBACK_PORT)
+
+
+def callback_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+
+
 # Fits the bundled 0.5B model on a CPU: a triage turn, a specialist turn and a tool call take a minute or two.
 DEFAULT_TIMEOUT_SECONDS = 300.0
 POLL_SECONDS = 0.3
@@ -39,7 +58,7 @@ POLL_SECONDS = 0.3
 class _CallbackReceiver:
     """The customer's system behind the callback URL: records every reply event POSTed to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int) -> None:
         self.events: list[dict[str, Any]] = []
         events = self.events
 
@@ -56,8 +75,15 @@ class _CallbackReceiver:
             def log_message(self, *args: object) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/captain-demo-chat/callback"
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        except OSError as exc:
+            raise CommandError(
+                f"Cannot receive the replies on port {port} of 127.0.0.1 ({exc.strerror}): is another "
+                "captain_demo_chat running? Choose another port with --callback-port or DEMO_CALLBACK_PORT, and "
+                "start scripts/run with the same DEMO_CALLBACK_PORT so the outbound policy lets replies reach it."
+            ) from None
+        self.url = callback_url(self._server.server_address[1])
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -78,13 +104,29 @@ class Command(BaseCommand):
         )
         parser.add_argument("--base-url", default=settings.PUBLIC_BASE_URL)
         parser.add_argument(
+            "--callback-port",
+            type=int,
+            default=callback_port_default(),
+            help="Port of 127.0.0.1 the replies are received on (default: DEMO_CALLBACK_PORT, else "
+            f"{DEFAULT_CALLBACK_PORT}); scripts/run allowlists the same port for the outbound policy.",
+        )
+        parser.add_argument(
             "--timeout",
             type=float,
             default=DEFAULT_TIMEOUT_SECONDS,
             help=f"Seconds to wait for the AI (default {DEFAULT_TIMEOUT_SECONDS:.0f}).",
         )
 
-    def handle(self, *args, text: str, contact: str | None, base_url: str, timeout: float, **options) -> None:
+    def handle(
+        self,
+        *args,
+        text: str,
+        contact: str | None,
+        base_url: str,
+        timeout: float,
+        callback_port: int,
+        **options,
+    ) -> None:
         inbox = Inbox.objects.filter(webhook_token=DEMO_WEBHOOK_TOKEN).first()
         if inbox is None:
             raise CommandError("No demo inbox: run `manage.py captain_demo_seed` (scripts/run does).")
@@ -101,7 +143,7 @@ class Command(BaseCommand):
                 f"contact: {contact} (a new customer; continue this conversation with --contact {contact})"
             )
 
-        receiver = _CallbackReceiver()
+        receiver = _CallbackReceiver(callback_port)
         previous_callback_url = inbox.callback_url
         try:
             Inbox.objects.filter(pk=inbox.pk).update(callback_url=receiver.url)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -104,7 +105,9 @@ class FakeWorker:
 
 
 @pytest.fixture
-def demo(redis_url):
+def demo(redis_url, monkeypatch):
+    # The receiver's port, as scripts/run would allowlist it: a free one, so a running demo is not in the way.
+    monkeypatch.setenv("DEMO_CALLBACK_PORT", str(free_port()))
     call_command("captain_demo_seed", "--force", stdout=io.StringIO())
     inbox = Inbox.objects.get(webhook_token=DEMO_WEBHOOK_TOKEN)
     Inbox.objects.filter(pk=inbox.pk).update(callback_url=ORIGINAL_CALLBACK)
@@ -228,6 +231,24 @@ def test_callback_url_is_restored_after_a_normal_run(live_server, demo):
     assert "delivered to callback" in output
     assert seen_during_run and seen_during_run[0] != ORIGINAL_CALLBACK  # the command's own receiver
     assert callback_url() == ORIGINAL_CALLBACK
+
+
+def test_replies_reach_the_receiver_through_the_demo_allowlist_of_its_port_only(live_server, demo, settings):
+    port = os.environ["DEMO_CALLBACK_PORT"]
+    settings.HELPDESK = {**settings.HELPDESK, "OUTBOUND_ALLOWED_HOSTS": [f"127.0.0.1:{port}"]}
+    seen_during_run: list[str] = []
+    with FakeWorker(before_apply=lambda message: seen_during_run.append(callback_url())):
+        output = chat(live_server, "Where is my parcel?")
+    assert seen_during_run == [f"http://127.0.0.1:{port}/captain-demo-chat/callback"]
+    assert "delivered to callback: [" in output
+
+
+def test_a_receiver_port_in_use_is_named_before_anything_is_sent(live_server, demo):
+    port = int(os.environ["DEMO_CALLBACK_PORT"])
+    with socket.create_server(("127.0.0.1", port)), pytest.raises(CommandError) as refused:
+        chat(live_server, "Hello", timeout=5)
+    assert f"port {port}" in str(refused.value) and "DEMO_CALLBACK_PORT" in str(refused.value)
+    assert not Message.objects.exists() and callback_url() == ORIGINAL_CALLBACK
 
 
 def test_callback_url_is_restored_after_failing_runs(live_server, demo):
