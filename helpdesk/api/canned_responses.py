@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.models import CannedResponse
-from helpdesk.selectors.canned import access_canned_response, canned_responses, canned_search
+from helpdesk.selectors.canned import access_canned_response, canned_matching
 from helpdesk.services.canned import (
     MAX_CONTENT_CHARS,
     canned_response_create,
@@ -22,7 +22,7 @@ from helpdesk.services.canned import (
 )
 
 from .attributes import service_errors_as_400
-from .auth import AccountAdminOrReadOnlyApi, paginated_response
+from .auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 
 
 class CannedOutputSerializer(serializers.ModelSerializer):
@@ -60,18 +60,18 @@ class CannedCollectionApi(AccountAdminOrReadOnlyApi):
     """`GET` the account's canned responses (`?q=` searches, `?limit=&offset=` pages) / `POST` one
     (administrators)."""
 
+    # Documents the page envelope and `limit`/`offset` (drf-spectacular reads it); a search is paged too, so
+    # the operation has one shape.
+    pagination_class = Pagination
+
     @extend_schema(parameters=[CannedFilterSerializer], responses=CannedOutputSerializer(many=True))
     def get(self, request: Request, account_id: int) -> Response:
         filters = CannedFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        query = filters.validated_data.get("q", "")
-        if query:
-            found = canned_search(account_id=self.account_id, query=query)
-            return Response(CannedOutputSerializer(found, many=True).data)
         return paginated_response(
             request=request,
             view=self,
-            queryset=canned_responses(account_id=self.account_id),
+            queryset=canned_matching(account_id=self.account_id, query=filters.validated_data.get("q", "")),
             serializer_class=CannedOutputSerializer,
         )
 

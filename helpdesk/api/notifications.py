@@ -24,7 +24,7 @@ from helpdesk.services.notifications import (
     notifications_mark_all_read,
 )
 
-from .auth import AccountApi, paginated_response
+from .auth import AccountApi, Pagination, paginated_response
 
 ACCOUNT = "accounts/<int:account_id>/"
 
@@ -56,6 +56,8 @@ UnreadCount = inline_serializer("NotificationUnreadCount", fields={"unread": ser
 
 class NotificationCollectionApi(AccountApi):
     """`GET` the caller's notifications in this account."""
+
+    pagination_class = Pagination  # the schema documents the page envelope and `limit`/`offset`
 
     @extend_schema(
         parameters=[NotificationFilterSerializer], responses=NotificationOutputSerializer(many=True)

@@ -15,9 +15,9 @@ def canned_responses(*, account_id: int) -> QuerySet[CannedResponse]:
     return CannedResponse.objects.filter(account_id=account_id).order_by("short_code")
 
 
-def canned_search(*, account_id: int, query: str, limit: int = PICKER_LIMIT) -> list[CannedResponse]:
-    """What the picker offers for what the agent typed after `/`: short codes starting with it first, then
-    short codes and contents containing it (one query, at most `limit` rows)."""
+def canned_matching(*, account_id: int, query: str) -> QuerySet[CannedResponse]:
+    """The account's canned responses for what the agent typed after `/` (all of them for nothing typed): short
+    codes starting with it first, then short codes and contents containing it."""
     query = query.strip()[:64]
     found = canned_responses(account_id=account_id)
     if query:
@@ -30,7 +30,12 @@ def canned_search(*, account_id: int, query: str, limit: int = PICKER_LIMIT) -> 
             )
         )
         found = found.order_by("rank", "short_code")
-    return list(found[:limit])
+    return found
+
+
+def canned_search(*, account_id: int, query: str, limit: int = PICKER_LIMIT) -> list[CannedResponse]:
+    """What the composer's picker offers (one query, at most `limit` rows)."""
+    return list(canned_matching(account_id=account_id, query=query)[:limit])
 
 
 def access_canned_response(*, account_id: int, canned_id: int) -> CannedResponse:

@@ -74,7 +74,7 @@ def test_agent_reads_and_searches_but_cannot_write(admin, agent):
     assert listed.status_code == 200 and listed.data["count"] == 2
     found = api.get(url(admin.account_id), {"q": "ship"})
     # The short code that starts with the text first, then contents that contain it.
-    assert [r["short_code"] for r in found.data] == ["shipping", "refund"]
+    assert [r["short_code"] for r in found.data["results"]] == ["shipping", "refund"]
     one = CannedResponse.objects.get(short_code="refund")
     assert api.get(url(admin.account_id, f"{one.pk}/")).status_code == 200
     assert api.post(url(admin.account_id), {"short_code": "x", "content": "y"}).status_code == 403
@@ -87,7 +87,7 @@ def test_another_accounts_canned_responses_never_show(admin, stranger):
     theirs = CannedResponse.objects.create(account=stranger.account, short_code="secret", content="Theirs")
     api = client_of(admin)
     assert api.get(url(admin.account_id)).data["count"] == 0
-    assert api.get(url(admin.account_id), {"q": "secret"}).data == []
+    assert api.get(url(admin.account_id), {"q": "secret"}).data["results"] == []
     for method in ("get", "patch", "delete"):
         assert getattr(api, method)(url(admin.account_id, f"{theirs.pk}/")).status_code == 404
     # Their account's URL: the caller is not a member, so it does not exist for them.
