@@ -23,9 +23,12 @@ from helpdesk.selectors import access_conversation
 
 from ..models import RoutingExample
 from ..services.routing_corrections import RerouteRefused, conversation_reroute
+from .routing_examples import correction_signal_field
 
 
 class CorrectionOutputSerializer(serializers.ModelSerializer):
+    signal = correction_signal_field()
+
     class Meta:
         model = RoutingExample
         ref_name = "RoutingCorrection"

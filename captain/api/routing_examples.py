@@ -45,7 +45,20 @@ def access_routing_example(*, assistant: Assistant, example_id: int) -> RoutingE
     return example
 
 
+def correction_signal_field() -> serializers.ChoiceField:
+    """`signal` as answered: a drafted example has none and answers the stored "" (ModelSerializer drops
+    `allow_blank` from a read-only field, so the schema would list only the three signals)."""
+    return serializers.ChoiceField(
+        choices=RoutingExample.Signal.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text='What revealed a correction; "" for an example that is not one.',
+    )
+
+
 class RoutingExampleOutputSerializer(serializers.ModelSerializer):
+    signal = correction_signal_field()
+
     class Meta:
         model = RoutingExample
         ref_name = "RoutingExample"

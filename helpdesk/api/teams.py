@@ -31,7 +31,7 @@ ACCOUNT = "accounts/<int:account_id>/"
 class TeamMemberSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="user_id")
     username = serializers.CharField(source="user.username")
-    last_assigned_at = serializers.DateTimeField()
+    last_assigned_at = serializers.DateTimeField(allow_null=True, help_text="null: never assigned yet.")
 
     class Meta:
         ref_name = "TeamMember"

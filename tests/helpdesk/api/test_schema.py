@@ -8,11 +8,13 @@ from django.utils import timezone
 from openapi_spec_validator import validate as validate_openapi
 from rest_framework.test import APIClient
 
-from helpdesk.models import CannedResponse, Membership, Notification
-from tests.factories import ConversationFactory, MembershipFactory
-from tests.support.openapi import api_schema, assert_documented, operation
+from captain.models import RoutingExample
+from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
+from tests.factories import AssistantFactory, ConversationFactory, MembershipFactory
+from tests.support.openapi import api_schema, assert_documented, component, operation, schema_errors
 
 ACCOUNT = "/api/v1/accounts/{account_id}"
+CAPTAIN = "/api/v1/captain/accounts/{account_id}"
 
 
 @pytest.fixture
@@ -70,3 +72,57 @@ def test_notifications_list_answers_the_documented_page(admin):
 
     assert response.status_code == 200
     assert_documented(response, path=f"{ACCOUNT}/notifications/", method="get")
+
+
+# ---- enums and nullability as answered ------------------------------------------------------------------------
+
+
+def _allows(schema: dict, value) -> bool:
+    return schema_errors(schema, value) == []
+
+
+@pytest.mark.parametrize("name", ["RoutingExample", "RoutingCorrection"])
+def test_a_routing_examples_signal_is_documented_with_the_blank_a_drafted_example_has(name):
+    signal = component(name)["properties"]["signal"]
+
+    assert _allows(signal, "")
+    assert _allows(signal, "reroute")
+    assert not _allows(signal, "guess")
+
+
+def test_a_team_members_last_assignment_is_documented_as_nullable():
+    last_assigned_at = component("TeamMember")["properties"]["last_assigned_at"]
+
+    assert _allows(last_assigned_at, None)
+
+
+@pytest.mark.django_db
+def test_a_drafted_routing_example_answers_its_documented_shape(admin):
+    assistant = AssistantFactory(account=admin.account)
+    drafted = RoutingExample.objects.create(
+        account_id=admin.account_id,
+        assistant=assistant,
+        key="refunds",
+        text="I want my money back",
+        source=RoutingExample.Source.DRAFTED,
+        status=RoutingExample.Status.SUGGESTED,
+    )
+    path = f"{CAPTAIN}/assistants/{{assistant_id}}/routing-examples/{{example_id}}/"
+
+    response = client_of(admin).get(
+        f"/api/v1/captain/accounts/{admin.account_id}/assistants/{assistant.pk}/routing-examples/{drafted.pk}/"
+    )
+
+    assert response.status_code == 200 and response.json()["signal"] == ""
+    assert_documented(response, path=path, method="get")
+
+
+@pytest.mark.django_db
+def test_a_team_whose_member_was_never_assigned_answers_its_documented_shape(admin):
+    team = Team.objects.create(account=admin.account, name="Support")
+    TeamMember.objects.create(team=team, user=admin.user)
+
+    response = client_of(admin).get(f"/api/v1/accounts/{admin.account_id}/teams/{team.pk}/")
+
+    assert response.status_code == 200 and response.json()["members"][0]["last_assigned_at"] is None
+    assert_documented(response, path=f"{ACCOUNT}/teams/{{team_id}}/", method="get")
