@@ -159,6 +159,10 @@ class CustomToolDetailApi(AccountAdminApi):
         tool = self._tool(tool_id)
         data = self.InputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        if not data.validated_data:
+            # Nothing to change: neither a write (updated_at) nor the URL's checks against the outbound policy,
+            # which could refuse a destination accepted when it was saved.
+            return Response(self.OutputSerializer(tool).data)
         tool, notices = _save(self.account_id, dict(data.validated_data), tool)
         return Response(self.OutputSerializer(tool, context={"notices": notices}).data)
 

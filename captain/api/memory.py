@@ -190,8 +190,10 @@ class ConversationMemoryApi(AccountApi):
     def _write(self, request: Request, conversation_id: int) -> Response:
         conversation, assistant = _conversation_assistant(self.account_id, conversation_id)
         changes = request.data
-        if not isinstance(changes, dict) or not changes:
+        if not isinstance(changes, dict):
             raise serializers.ValidationError({"non_field_errors": ["Send an object of {name: value}."]})
+        if not changes:  # nothing to set: the current memory, as for any partial update without changes
+            return _memory_response(conversation, assistant)
         if len(changes) > MAX_NAMES_PER_WRITE:
             raise serializers.ValidationError(
                 {"non_field_errors": [f"At most {MAX_NAMES_PER_WRITE} names per request."]}

@@ -80,7 +80,8 @@ class RoutingExampleOutputSerializer(serializers.ModelSerializer):
 
 
 class RoutingExampleEditSerializer(serializers.Serializer):
-    text = serializers.CharField(max_length=500)
+    # Optional: a PATCH of `{}` changes nothing (and does not accept a suggestion).
+    text = serializers.CharField(max_length=500, required=False)
 
     class Meta:
         ref_name = "RoutingExampleEdit"
@@ -149,8 +150,9 @@ class RoutingExampleDetailApi(AccountAdminApi):
         example = access_routing_example(assistant=assistant, example_id=example_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with service_errors_as_400():
-            example = routing_example_edit(example=example, text=data.validated_data["text"])
+        if "text" in data.validated_data:
+            with service_errors_as_400():
+                example = routing_example_edit(example=example, text=data.validated_data["text"])
         return Response(self.OutputSerializer(example).data)
 
 

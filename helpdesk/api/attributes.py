@@ -165,6 +165,8 @@ class DefinitionDetailApi(AccountAdminOrReadOnlyApi):
 class CustomAttributesSerializer(serializers.Serializer):
     custom_attributes = serializers.DictField(
         child=serializers.JSONField(allow_null=True),
+        # Optional: a PATCH of `{}` is a partial update with nothing to change (200, the current values).
+        required=False,
         help_text="Key -> value of the key's kind (text, number, true/false, YYYY-MM-DD, one of the list); "
         "null removes the key.",
     )
@@ -185,8 +187,10 @@ def _values_response(target: AttributeOwner) -> Response:
 def _values_write(request: Request, target: AttributeOwner) -> Response:
     data = CustomAttributesSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    with service_errors_as_400("custom_attributes"):
-        custom_attributes_update(target=target, changes=data.validated_data["custom_attributes"])
+    changes = data.validated_data.get("custom_attributes")
+    if changes:
+        with service_errors_as_400("custom_attributes"):
+            custom_attributes_update(target=target, changes=changes)
     return _values_response(target)
 
 

@@ -126,16 +126,22 @@ class MyAvailabilityApi(AccountApi):
     def get(self, request: Request, account_id: int) -> Response:
         return Response(AvailabilitySerializer(self.membership).data)
 
-    @extend_schema(request=AvailabilitySerializer, responses=AvailabilitySerializer)
-    def patch(self, request: Request, account_id: int) -> Response:
-        data = AvailabilitySerializer(data=request.data)
+    def _write(self, request: Request, *, partial: bool) -> Response:
+        data = AvailabilitySerializer(data=request.data, partial=partial)
         data.is_valid(raise_exception=True)
-        membership_set_availability(
-            membership=self.membership, availability=data.validated_data["availability"]
-        )
+        if "availability" in data.validated_data:  # a PATCH of `{}` changes nothing
+            membership_set_availability(
+                membership=self.membership, availability=data.validated_data["availability"]
+            )
         return Response(AvailabilitySerializer(self.membership).data)
 
-    put = patch
+    @extend_schema(request=AvailabilitySerializer, responses=AvailabilitySerializer)
+    def patch(self, request: Request, account_id: int) -> Response:
+        return self._write(request, partial=True)
+
+    @extend_schema(request=AvailabilitySerializer, responses=AvailabilitySerializer)
+    def put(self, request: Request, account_id: int) -> Response:
+        return self._write(request, partial=False)
 
 
 urlpatterns = [
