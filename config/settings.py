@@ -225,7 +225,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, plus each operation's error answers (400/401/403/404/415/429).
+    "DEFAULT_SCHEMA_CLASS": "helpdesk.api.schema.ApiSchema",
     # The webhooks' nesting limit on every API route (RecursionError was a 500); form parsers for the browsable API.
     "DEFAULT_PARSER_CLASSES": [
         "helpdesk.api.parsers.BoundedJSONParser",

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 
@@ -16,4 +17,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     left that to Django's HTML "Bad Request (400)" page, which a JSON client cannot read. Same 400, as JSON."""
     if isinstance(exc, RequestDataTooBig):
         exc = ParseError(f"Request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    if isinstance(exc, ValidationError) and isinstance(exc.detail, list):
+        # A ValidationError raised with a message rather than {field: messages} would answer a bare list; the
+        # schema documents every 400 as an object (helpdesk.api.schema), so it is the body-wide error.
+        exc = ValidationError({api_settings.NON_FIELD_ERRORS_KEY: exc.detail})
     return exception_handler(exc, context)

@@ -4,11 +4,15 @@ whose answer is validated against what the schema documents (tests/support/opena
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache as django_cache
 from django.utils import timezone
 from openapi_spec_validator import validate as validate_openapi
+from rest_framework import serializers
 from rest_framework.test import APIClient
+from rest_framework.throttling import UserRateThrottle
 
 from captain.models import RoutingExample
+from helpdesk.api.exceptions import api_exception_handler
 from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
 from tests.factories import AssistantFactory, ConversationFactory, MembershipFactory
 from tests.support.openapi import api_schema, assert_documented, component, operation, schema_errors
@@ -126,3 +130,131 @@ def test_a_team_whose_member_was_never_assigned_answers_its_documented_shape(adm
 
     assert response.status_code == 200 and response.json()["members"][0]["last_assigned_at"] is None
     assert_documented(response, path=f"{ACCOUNT}/teams/{{team_id}}/", method="get")
+
+
+# ---- error responses -------------------------------------------------------------------------------------------
+
+
+def operations():
+    for path, item in api_schema()["paths"].items():
+        for method, op in item.items():
+            if method in {"get", "put", "patch", "post", "delete"}:
+                yield path, method, op
+
+
+def _error_ref(op: dict, code: str) -> str:
+    return op["responses"][code]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+
+
+def test_every_operation_documents_401_and_429_with_the_shared_error_body():
+    for path, method, op in operations():
+        assert _error_ref(op, "401") == "ErrorResponse", (method, path)
+        assert _error_ref(op, "429") == "ErrorResponse", (method, path)
+
+
+def test_every_operation_with_an_id_in_its_path_documents_404():
+    for path, method, op in operations():
+        if "{" in path:
+            assert _error_ref(op, "404") == "ErrorResponse", (method, path)
+
+
+def test_every_operation_with_a_body_documents_400_and_415():
+    for path, method, op in operations():
+        if "requestBody" in op:
+            assert _error_ref(op, "400") == "ValidationErrorResponse", (method, path)
+            assert _error_ref(op, "415") == "ErrorResponse", (method, path)
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "documented", "not_documented"),
+    [
+        # Any member reads; a non-member is 404, never 403; no filters, nothing to refuse.
+        (f"{ACCOUNT}/teams/", "get", {"200", "401", "404", "429"}, {"400", "403", "405", "415"}),
+        # Only administrators write (403); `?q=` is validated (400).
+        (f"{ACCOUNT}/canned-responses/", "get", {"400"}, {"403", "415"}),
+        (f"{ACCOUNT}/canned-responses/", "post", {"400", "403", "415"}, set()),
+        # Administrators only, and the dates are checked.
+        (f"{ACCOUNT}/reports/", "get", {"400", "403"}, {"415"}),
+        # The schema itself: anyone may read it; an unknown ?format= is 404.
+        ("/api/schema/", "get", {"401", "404", "429"}, {"400", "403", "415"}),
+    ],
+)
+def test_operations_document_only_the_errors_they_can_answer(path, method, documented, not_documented):
+    codes = set(operation(path, method)["responses"])
+
+    assert documented <= codes
+    assert not (not_documented & codes)
+
+
+@pytest.fixture
+def agent(admin):
+    return MembershipFactory(account=admin.account, role=Membership.Role.AGENT)
+
+
+@pytest.fixture
+def no_throttle_leftovers():
+    django_cache.clear()
+    yield
+    django_cache.clear()
+
+
+@pytest.mark.django_db
+def test_error_answers_are_the_documented_error_bodies(admin, agent, no_throttle_leftovers):
+    stranger = MembershipFactory(role=Membership.Role.ADMIN)
+    canned = f"/api/v1/accounts/{admin.account_id}/canned-responses/"
+    answers = {
+        401: APIClient().get(canned),
+        403: client_of(agent).post(canned, {"short_code": "hi", "content": "Hello"}, format="json"),
+        404: client_of(stranger).get(canned),
+        415: client_of(admin).post(canned, "short_code=hi", content_type="text/plain"),
+    }
+    for code, response in answers.items():
+        assert response.status_code == code, response.content
+        assert_documented(
+            response, path=f"{ACCOUNT}/canned-responses/", method=response.request["REQUEST_METHOD"]
+        )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ('{"short_code": "two words", "content": ""}', "application/json"),  # per field
+        ('{"short_code": ', "application/json"),  # not JSON: {"detail": "..."}
+        ("[1, 2]", "application/json"),  # not an object: non_field_errors
+    ],
+)
+def test_a_refused_body_answers_the_documented_400(admin, body, content_type, no_throttle_leftovers):
+    response = client_of(admin).generic(
+        "POST", f"/api/v1/accounts/{admin.account_id}/canned-responses/", body, content_type=content_type
+    )
+
+    assert response.status_code == 400
+    assert_documented(response, path=f"{ACCOUNT}/canned-responses/", method="post")
+
+
+@pytest.mark.django_db
+def test_a_refused_query_answers_the_documented_400(admin, no_throttle_leftovers):
+    response = client_of(admin).get(f"/api/v1/accounts/{admin.account_id}/reports/", {"start": "yesterday"})
+
+    assert response.status_code == 400
+    assert_documented(response, path=f"{ACCOUNT}/reports/", method="get")
+
+
+@pytest.mark.django_db
+def test_a_throttled_request_answers_the_documented_429(admin, monkeypatch, no_throttle_leftovers):
+    monkeypatch.setattr(UserRateThrottle, "THROTTLE_RATES", {"user": "1/min", "anon": "1/min"})
+    api = client_of(admin)
+    url = f"/api/v1/accounts/{admin.account_id}/teams/"
+
+    assert api.get(url).status_code == 200
+    response = api.get(url)
+
+    assert response.status_code == 429
+    assert_documented(response, path=f"{ACCOUNT}/teams/", method="get")
+
+
+def test_a_validation_error_raised_as_a_list_still_answers_an_object_of_fields():
+    response = api_exception_handler(serializers.ValidationError("Not like this."), {})
+
+    assert response is not None and response.data == {"non_field_errors": ["Not like this."]}

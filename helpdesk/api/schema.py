@@ -1,0 +1,122 @@
+"""The REST API's OpenAPI schema class (REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"]): drf-spectacular's, plus the error
+answers each operation can give, so a client generated from /api/schema/ knows them.
+
+Every error body is DRF's (helpdesk.api.exceptions.api_exception_handler): `{"detail": "..."}`, or for a refused
+body or query an object of field -> messages (`ValidationErrorResponse`). Each operation documents only the codes
+it can answer, read from its view and its own schema:
+
+- 401: the view authenticates (a wrong token is refused even where anonymous callers may read);
+- 403: a permission that can refuse the caller, or an unsafe method under session authentication (CSRF);
+- 404: an id in the path (another account's rows are "not found"), or a `format` to negotiate;
+- 400: a request body, or a query parameter that is validated (pagination's `limit`/`offset` never are: DRF
+  falls back to the defaults);
+- 415: a request body (a content type no parser reads);
+- 429: the view is throttled.
+
+405 is never documented: it answers only methods an operation does not have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.permissions import SAFE_METHODS, AllowAny, IsAuthenticated
+
+from .auth import IsAccountAdminOrReadOnly, IsAccountMember
+
+ERROR = "ErrorResponse"
+VALIDATION_ERROR = "ValidationErrorResponse"
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {"detail": {"type": "string", "description": "What went wrong, for a person to read."}},
+    "required": ["detail"],
+}
+VALIDATION_ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Each refused field (`non_field_errors`: the body as a whole) -> its messages; a nested "
+    "object's fields as an object of the same shape, a list's items by position. A body that could not be "
+    'read at all: `{"detail": "..."}`.',
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "string"},
+            {
+                "type": "array",
+                "items": {
+                    "anyOf": [{"type": "string"}, {"$ref": f"#/components/schemas/{VALIDATION_ERROR}"}]
+                },
+            },
+            {"$ref": f"#/components/schemas/{VALIDATION_ERROR}"},
+        ]
+    },
+}
+
+DESCRIPTIONS = {
+    "400": "The body or a query parameter was refused.",
+    "401": "No credentials, or a token or session that is not valid.",
+    "403": "The caller may not do this here (an agent where administrators only may; a failed CSRF check).",
+    "404": "No such object in an account the caller is a member of.",
+    "415": "A content type no parser reads: send JSON.",
+    "429": "Too many requests: the `Retry-After` header says when to try again.",
+}
+
+# Query parameters that never answer 400: pagination falls back to its defaults; the schema view's `format`
+# answers 404 when unknown, its `lang` falls back to the default language.
+UNVALIDATED_QUERY = {"limit", "offset", "format", "lang"}
+# Policies that never answer 403: an anonymous caller gets 401 (the token authenticator asks for credentials),
+# a non-member 404.
+NEVER_FORBID = (AllowAny, IsAuthenticated, IsAccountMember)
+
+
+class ApiSchema(AutoSchema):
+    """drf-spectacular's AutoSchema, with the error answers of each operation (see the module docstring)."""
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        responses = operation["responses"]
+        for code in self._error_codes(operation):
+            body = VALIDATION_ERROR if code == "400" else ERROR
+            responses.setdefault(
+                code,
+                {
+                    "description": DESCRIPTIONS[code],
+                    "content": {"application/json": {"schema": self._ref(body)}},
+                },
+            )
+        return operation
+
+    def _error_codes(self, operation: dict[str, Any]) -> list[str]:
+        query = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+        has_body = "requestBody" in operation
+        wanted = {
+            "400": has_body or bool(query - UNVALIDATED_QUERY),
+            "401": bool(self.view.get_authenticators()),
+            "403": self._can_forbid(),
+            "404": "{" in self.path or "format" in query,
+            "415": has_body,
+            "429": bool(self.view.get_throttles()),
+        }
+        return [code for code, documented in wanted.items() if documented]
+
+    def _can_forbid(self) -> bool:
+        unsafe = self.method not in SAFE_METHODS
+        if unsafe and any(isinstance(a, SessionAuthentication) for a in self.view.get_authenticators()):
+            return True
+        for permission in self.view.get_permissions():
+            if isinstance(permission, IsAccountAdminOrReadOnly):
+                if unsafe:
+                    return True
+            elif not isinstance(permission, NEVER_FORBID):
+                return True
+        return False
+
+    def _ref(self, name: str) -> dict[str, str]:
+        schema = VALIDATION_ERROR_SCHEMA if name == VALIDATION_ERROR else ERROR_SCHEMA
+        component = ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, object=name, schema=schema)
+        self.registry.register_on_missing(component)
+        return component.ref
