@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminApi, AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import REFUSES_400
 from helpdesk.selectors import access_conversation
 
 from ..models import FaqEntry, KnowledgeDocument
@@ -212,7 +213,7 @@ class FaqDraftsQueuedSerializer(serializers.Serializer):
 class DocumentFaqDraftsApi(AccountAdminApi):
     """`POST`: queue drafting FAQ entries from a ready document of the assistant (202; they arrive pending)."""
 
-    @extend_schema(request=None, responses={202: FaqDraftsQueuedSerializer})
+    @extend_schema(request=None, responses={202: FaqDraftsQueuedSerializer, **REFUSES_400})
     def post(self, request: Request, account_id: int, assistant_id: int, document_id: int) -> Response:
         assistant = access_assistant(account_id=self.account_id, assistant_id=assistant_id)
         document = access_document(assistant=assistant, document_id=document_id)
@@ -232,7 +233,7 @@ class ConversationFaqDraftsApi(AccountAdminApi):
     """`POST`: queue drafting an FAQ entry from a resolved conversation a person answered (202), for the
     assistant serving its inbox; 400 with the reason when there is nothing to draft from."""
 
-    @extend_schema(request=None, responses={202: FaqDraftsQueuedSerializer})
+    @extend_schema(request=None, responses={202: FaqDraftsQueuedSerializer, **REFUSES_400})
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         problem = faq_draft_conversation_problem(conversation=conversation)

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import REFUSES_400
 
 from ..models import KnowledgeChunk, KnowledgeDocument
 from ..selectors import access_assistant, access_document, document_chunks, document_list
@@ -162,7 +163,7 @@ class DocumentResyncApi(_DocumentApi):
 
     OutputSerializer = DocumentOutputSerializer
 
-    @extend_schema(request=None, responses={202: OutputSerializer})
+    @extend_schema(request=None, responses={202: OutputSerializer, **REFUSES_400})
     def post(self, request: Request, account_id: int, assistant_id: int, document_id: int) -> Response:
         with service_errors_as_400():
             document = document_resync(document=self._document(assistant_id, document_id))

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, AccountApi
+from helpdesk.api.schema import REFUSES_400
 from helpdesk.models import Conversation
 from helpdesk.selectors import access_conversation
 
@@ -236,7 +237,7 @@ class ConversationMemoryApi(AccountApi):
 class ConversationMemoryNameApi(AccountApi):
     """`DELETE .../memory/<name>/`: clear a stored value (the declaration's default applies again)."""
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None, **REFUSES_400})
     def delete(self, request: Request, account_id: int, conversation_id: int, name: str) -> Response:
         conversation, assistant = _conversation_assistant(self.account_id, conversation_id)
         try:

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminApi
+from helpdesk.api.schema import REFUSES_400
 from helpdesk.models import Account
 
 from ..models import ModelEndpoint
@@ -165,7 +166,7 @@ class ModelEndpointDetailApi(AccountAdminApi):
         notices = [SECRET_DROPPED_MESSAGE] if dropped else []
         return Response(OwnEndpointOutputSerializer(endpoint, context={"notices": notices}).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None, **REFUSES_400})
     def delete(self, request: Request, account_id: int, endpoint_id: int) -> Response:
         try:
             model_endpoint_delete(endpoint=self._endpoint(endpoint_id))

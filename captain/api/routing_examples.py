@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminApi, Pagination, paginated_response
+from helpdesk.api.schema import REFUSES_400
 
 from ..models import Assistant, RoutingExample
 from ..selectors import access_assistant, access_scenario
@@ -205,7 +206,7 @@ class ScenarioDraftExamplesApi(AccountAdminApi):
     """`POST`: queue drafting routing examples for the scenario's node again (202; they arrive as suggestions
     replacing its untouched ones). 400 when drafting is turned off on this server."""
 
-    @extend_schema(request=None, responses={202: ExampleDraftsQueuedSerializer})
+    @extend_schema(request=None, responses={202: ExampleDraftsQueuedSerializer, **REFUSES_400})
     def post(self, request: Request, account_id: int, assistant_id: int, scenario_id: int) -> Response:
         assistant = access_assistant(account_id=self.account_id, assistant_id=assistant_id)
         scenario = access_scenario(assistant=assistant, scenario_id=scenario_id)

@@ -13,7 +13,9 @@ it can answer, read from its view and its own schema:
 - 415: a request body (a content type no parser reads);
 - 429: the view is throttled.
 
-405 is never documented: it answers only methods an operation does not have.
+An operation without a body that refuses its objects' state (a document not ready, a name not declared) says so
+with `responses={..., **REFUSES_400}`: an error code documented without a body gets the shared one. 405 is never
+documented: it answers only methods an operation does not have.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import SAFE_METHODS, AllowAny, IsAuthenticated
 
@@ -63,6 +66,9 @@ DESCRIPTIONS = {
     "429": "Too many requests: the `Retry-After` header says when to try again.",
 }
 
+REFUSES_400 = {400: OpenApiResponse(description=DESCRIPTIONS["400"])}
+"""For `extend_schema(responses=...)` of an operation that answers 400 without having a body or a query."""
+
 # Query parameters that never answer 400: pagination falls back to its defaults; the schema view's `format`
 # answers 404 when unknown, its `lang` falls back to the default language.
 UNVALIDATED_QUERY = {"limit", "offset", "format", "lang"}
@@ -79,15 +85,11 @@ class ApiSchema(AutoSchema):
         if operation is None:
             return None
         responses = operation["responses"]
-        for code in self._error_codes(operation):
+        declared = [code for code in DESCRIPTIONS if code in responses and "content" not in responses[code]]
+        for code in [*self._error_codes(operation), *declared]:
             body = VALIDATION_ERROR if code == "400" else ERROR
-            responses.setdefault(
-                code,
-                {
-                    "description": DESCRIPTIONS[code],
-                    "content": {"application/json": {"schema": self._ref(body)}},
-                },
-            )
+            documented = responses.setdefault(code, {"description": DESCRIPTIONS[code]})
+            documented["content"] = {"application/json": {"schema": self._ref(body)}}
         return operation
 
     def _error_codes(self, operation: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ from rest_framework.throttling import UserRateThrottle
 from captain.models import RoutingExample
 from helpdesk.api.exceptions import api_exception_handler
 from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
-from tests.factories import AssistantFactory, ConversationFactory, MembershipFactory
+from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MembershipFactory
 from tests.support.openapi import api_schema, assert_documented, component, operation, schema_errors
 
 ACCOUNT = "/api/v1/accounts/{account_id}"
@@ -258,3 +258,33 @@ def test_a_validation_error_raised_as_a_list_still_answers_an_object_of_fields()
     response = api_exception_handler(serializers.ValidationError("Not like this."), {})
 
     assert response is not None and response.data == {"non_field_errors": ["Not like this."]}
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        (f"{CAPTAIN}/assistants/{{assistant_id}}/documents/{{document_id}}/faq-drafts/", "post"),
+        (f"{CAPTAIN}/assistants/{{assistant_id}}/documents/{{document_id}}/resync/", "post"),
+        (f"{CAPTAIN}/assistants/{{assistant_id}}/scenarios/{{scenario_id}}/draft-examples/", "post"),
+        (f"{CAPTAIN}/conversations/{{conversation_id}}/faq-drafts/", "post"),
+        (f"{CAPTAIN}/conversations/{{conversation_id}}/memory/{{name}}/", "delete"),
+        (f"{CAPTAIN}/model-endpoints/{{endpoint_id}}/", "delete"),
+    ],
+)
+def test_operations_without_a_body_that_refuse_their_objects_state_document_400(path, method):
+    assert _error_ref(operation(path, method), "400") == "ValidationErrorResponse"
+
+
+@pytest.mark.django_db
+def test_clearing_an_undeclared_memory_name_answers_the_documented_400(admin, no_throttle_leftovers):
+    assistant = AssistantFactory(account=admin.account)
+    conversation = ConversationFactory(contact_inbox__inbox=AssistantInboxFactory(assistant=assistant).inbox)
+
+    response = client_of(admin).delete(
+        f"/api/v1/captain/accounts/{admin.account_id}/conversations/{conversation.pk}/memory/nobody/"
+    )
+
+    assert response.status_code == 400
+    assert_documented(
+        response, path=f"{CAPTAIN}/conversations/{{conversation_id}}/memory/{{name}}/", method="delete"
+    )
