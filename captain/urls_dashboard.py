@@ -3,6 +3,8 @@ at the site root next to the dashboard."""
 
 from django.urls import path
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
+
 from .views import (
     copilot,
     debug_log,
@@ -17,22 +19,22 @@ from .views import (
 
 app_name = "captain-dashboard"
 
-ACCOUNT = "app/accounts/<int:account_id>/"
+ACCOUNT = "app/accounts/<id:account_id>/"
 
 urlpatterns = [
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/runs/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/runs/",
         debug_log.conversation_runs_page,
         name="conversation-runs",
     ),
     # Server-sent events of a run in progress (thoughts, plan, tool events): for the two pages above.
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/live",
+        f"{ACCOUNT}conversations/<id:conversation_id>/live",
         live.conversation_live,
         name="conversation-live",
     ),
     path(f"{ACCOUNT}playground/", playground.playground_page, name="playground"),
-    path(f"{ACCOUNT}playground/runs/<int:run_id>/live", live.playground_run_live, name="playground-run-live"),
+    path(f"{ACCOUNT}playground/runs/<id:run_id>/live", live.playground_run_live, name="playground-run-live"),
     path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
     path(f"{ACCOUNT}faq/", faq_review.faq_review_page, name="faq-review"),
     path(f"{ACCOUNT}knowledge/", knowledge.knowledge_page, name="knowledge"),
@@ -43,20 +45,20 @@ urlpatterns = [
     ),
     # The conversation page's "This should have gone to ..." form (any member of the account).
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/reroute/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/reroute/",
         routing_corrections.conversation_reroute_action,
         name="conversation-reroute",
     ),
     # The conversation page's memory panel (any member of the account, as the agent writer).
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/memory/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/memory/",
         memory.conversation_memory_action,
         name="conversation-memory",
     ),
     # The conversation page's copilot (any member of the account): start a run, its result, its live text.
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/copilot/", copilot.copilot_start, name="copilot-start"
+        f"{ACCOUNT}conversations/<id:conversation_id>/copilot/", copilot.copilot_start, name="copilot-start"
     ),
-    path(f"{ACCOUNT}copilot/runs/<int:run_id>/", copilot.copilot_run_status, name="copilot-run"),
-    path(f"{ACCOUNT}copilot/runs/<int:run_id>/stream", copilot.copilot_run_stream, name="copilot-run-stream"),
+    path(f"{ACCOUNT}copilot/runs/<id:run_id>/", copilot.copilot_run_status, name="copilot-run"),
+    path(f"{ACCOUNT}copilot/runs/<id:run_id>/stream", copilot.copilot_run_stream, name="copilot-run-stream"),
 ]

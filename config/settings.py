@@ -271,6 +271,10 @@ SPECTACULAR_SETTINGS = {
         "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",
         "MemoryVariableKindEnum": "captain.models.MemoryVariable.Kind",
     },
+    # `<id:...>` in a path (helpdesk.ids): a 64-bit positive integer, as `<int:...>` was typed before.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 1, "maximum": 2**63 - 1}
+    },
 }
 
 # ---- Redis and Celery --------------------------------------------------------------------------------------------

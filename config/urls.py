@@ -1,7 +1,10 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
+from django.views.defaults import page_not_found
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from helpdesk.api.exceptions import api_not_found
 from helpdesk.api.provider_webhooks import slack_webhook, telegram_webhook, whatsapp_webhook
 from helpdesk.api.webhooks import api_channel_webhook
 
@@ -19,3 +22,13 @@ urlpatterns = [
     path("", include("captain.urls_dashboard")),
     path("", include("helpdesk.views.urls")),
 ]
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A JSON 404 under /api/ (a client of the API cannot read Django's HTML page), the HTML page elsewhere."""
+    if request.path_info.startswith("/api/"):
+        return api_not_found(request, exception)
+    return page_not_found(request, exception)
+
+
+handler404 = not_found

@@ -2,6 +2,8 @@
 
 from django.urls import path
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
+
 from . import (
     assistants,
     credits,
@@ -20,46 +22,46 @@ from . import (
 
 app_name = "captain-api"
 
-ACCOUNT = "accounts/<int:account_id>/"
-ASSISTANT = f"{ACCOUNT}assistants/<int:assistant_id>/"
+ACCOUNT = "accounts/<id:account_id>/"
+ASSISTANT = f"{ACCOUNT}assistants/<id:assistant_id>/"
 
 urlpatterns = [
     path(f"{ACCOUNT}assistants/", assistants.AssistantCollectionApi.as_view(), name="assistant-list"),
     path(ASSISTANT, assistants.AssistantDetailApi.as_view(), name="assistant-detail"),
     path(f"{ASSISTANT}scenarios/", scenarios.ScenarioCollectionApi.as_view(), name="scenario-list"),
     path(
-        f"{ASSISTANT}scenarios/<int:scenario_id>/",
+        f"{ASSISTANT}scenarios/<id:scenario_id>/",
         scenarios.ScenarioDetailApi.as_view(),
         name="scenario-detail",
     ),
     path(f"{ASSISTANT}faq/", faq.FaqEntryCollectionApi.as_view(), name="faq-list"),
-    path(f"{ASSISTANT}faq/<int:faq_entry_id>/", faq.FaqEntryDetailApi.as_view(), name="faq-detail"),
-    path(f"{ASSISTANT}faq/<int:faq_entry_id>/approve/", faq.FaqEntryApproveApi.as_view(), name="faq-approve"),
-    path(f"{ASSISTANT}faq/<int:faq_entry_id>/reject/", faq.FaqEntryRejectApi.as_view(), name="faq-reject"),
+    path(f"{ASSISTANT}faq/<id:faq_entry_id>/", faq.FaqEntryDetailApi.as_view(), name="faq-detail"),
+    path(f"{ASSISTANT}faq/<id:faq_entry_id>/approve/", faq.FaqEntryApproveApi.as_view(), name="faq-approve"),
+    path(f"{ASSISTANT}faq/<id:faq_entry_id>/reject/", faq.FaqEntryRejectApi.as_view(), name="faq-reject"),
     path(f"{ASSISTANT}faq/review/", faq.FaqReviewApi.as_view(), name="faq-review"),
     path(
-        f"{ASSISTANT}documents/<int:document_id>/faq-drafts/",
+        f"{ASSISTANT}documents/<id:document_id>/faq-drafts/",
         faq.DocumentFaqDraftsApi.as_view(),
         name="document-faq-drafts",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/faq-drafts/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/faq-drafts/",
         faq.ConversationFaqDraftsApi.as_view(),
         name="conversation-faq-drafts",
     ),
     path(f"{ASSISTANT}documents/", knowledge.DocumentCollectionApi.as_view(), name="document-list"),
     path(
-        f"{ASSISTANT}documents/<int:document_id>/",
+        f"{ASSISTANT}documents/<id:document_id>/",
         knowledge.DocumentDetailApi.as_view(),
         name="document-detail",
     ),
     path(
-        f"{ASSISTANT}documents/<int:document_id>/resync/",
+        f"{ASSISTANT}documents/<id:document_id>/resync/",
         knowledge.DocumentResyncApi.as_view(),
         name="document-resync",
     ),
     path(
-        f"{ASSISTANT}documents/<int:document_id>/chunks/",
+        f"{ASSISTANT}documents/<id:document_id>/chunks/",
         knowledge.DocumentChunksApi.as_view(),
         name="document-chunks",
     ),
@@ -70,32 +72,32 @@ urlpatterns = [
         name="routing-example-list",
     ),
     path(
-        f"{ASSISTANT}routing-examples/<int:example_id>/",
+        f"{ASSISTANT}routing-examples/<id:example_id>/",
         routing_examples.RoutingExampleDetailApi.as_view(),
         name="routing-example-detail",
     ),
     path(
-        f"{ASSISTANT}routing-examples/<int:example_id>/accept/",
+        f"{ASSISTANT}routing-examples/<id:example_id>/accept/",
         routing_examples.RoutingExampleAcceptApi.as_view(),
         name="routing-example-accept",
     ),
     path(
-        f"{ASSISTANT}routing-examples/<int:example_id>/reject/",
+        f"{ASSISTANT}routing-examples/<id:example_id>/reject/",
         routing_examples.RoutingExampleRejectApi.as_view(),
         name="routing-example-reject",
     ),
     path(
-        f"{ASSISTANT}scenarios/<int:scenario_id>/draft-examples/",
+        f"{ASSISTANT}scenarios/<id:scenario_id>/draft-examples/",
         routing_examples.ScenarioDraftExamplesApi.as_view(),
         name="scenario-draft-examples",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/routing-decisions/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/routing-decisions/",
         routing.ConversationRoutingDecisionsApi.as_view(),
         name="conversation-routing-decisions",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/reroute/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/reroute/",
         reroute.ConversationRerouteApi.as_view(),
         name="conversation-reroute",
     ),
@@ -106,23 +108,23 @@ urlpatterns = [
         name="model-endpoint-list",
     ),
     path(
-        f"{ACCOUNT}model-endpoints/<int:endpoint_id>/",
+        f"{ACCOUNT}model-endpoints/<id:endpoint_id>/",
         model_endpoints.ModelEndpointDetailApi.as_view(),
         name="model-endpoint-detail",
     ),
     path(f"{ACCOUNT}custom-tools/", custom_tools.CustomToolCollectionApi.as_view(), name="custom-tool-list"),
     path(
-        f"{ACCOUNT}custom-tools/<int:tool_id>/",
+        f"{ACCOUNT}custom-tools/<id:tool_id>/",
         custom_tools.CustomToolDetailApi.as_view(),
         name="custom-tool-detail",
     ),
     path(
-        f"{ACCOUNT}custom-tools/<int:tool_id>/test-call/",
+        f"{ACCOUNT}custom-tools/<id:tool_id>/test-call/",
         custom_tools.CustomToolTestCallApi.as_view(),
         name="custom-tool-test-call",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/runs/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/runs/",
         runs.ConversationRunsApi.as_view(),
         name="conversation-runs",
     ),
@@ -132,23 +134,23 @@ urlpatterns = [
         name="memory-variable-list",
     ),
     path(
-        f"{ASSISTANT}memory-variables/<int:variable_id>/",
+        f"{ASSISTANT}memory-variables/<id:variable_id>/",
         memory.MemoryVariableDetailApi.as_view(),
         name="memory-variable-detail",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/memory/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/memory/",
         memory.ConversationMemoryApi.as_view(),
         name="conversation-memory",
     ),
     path(
-        f"{ACCOUNT}conversations/<int:conversation_id>/memory/<str:name>/",
+        f"{ACCOUNT}conversations/<id:conversation_id>/memory/<str:name>/",
         memory.ConversationMemoryNameApi.as_view(),
         name="conversation-memory-name",
     ),
     path(f"{ASSISTANT}shortcuts/", shortcuts.ShortcutCollectionApi.as_view(), name="shortcut-list"),
     path(
-        f"{ASSISTANT}shortcuts/<int:shortcut_id>/",
+        f"{ASSISTANT}shortcuts/<id:shortcut_id>/",
         shortcuts.ShortcutDetailApi.as_view(),
         name="shortcut-detail",
     ),

@@ -12,6 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import CannedResponse
 from helpdesk.selectors.canned import access_canned_response, canned_matching
 from helpdesk.services.canned import (
@@ -117,9 +118,9 @@ class CannedDetailApi(AccountAdminOrReadOnlyApi):
 
 
 urlpatterns = [
-    path("accounts/<int:account_id>/canned-responses/", CannedCollectionApi.as_view(), name="canned-list"),
+    path("accounts/<id:account_id>/canned-responses/", CannedCollectionApi.as_view(), name="canned-list"),
     path(
-        "accounts/<int:account_id>/canned-responses/<int:canned_id>/",
+        "accounts/<id:account_id>/canned-responses/<id:canned_id>/",
         CannedDetailApi.as_view(),
         name="canned-detail",
     ),

@@ -15,6 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from helpdesk.ids import IdFilterField
 from helpdesk.models import Conversation, Message
 from helpdesk.selectors import access_conversation, account_members, conversation_list, conversation_messages
 from helpdesk.services.conversations import (
@@ -74,7 +75,7 @@ class ConversationListApi(AccountApi):
 
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=Conversation.Status.choices, required=False)
-        inbox = serializers.IntegerField(required=False, min_value=1)
+        inbox = IdFilterField()
 
         class Meta:
             ref_name = "ConversationListFilter"

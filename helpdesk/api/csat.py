@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from helpdesk.ids import IdFilterField  # also registers the <id:...> path converter used below
 from helpdesk.models import CsatResponse
 from helpdesk.selectors.csat import csat_responses
 
@@ -33,8 +34,8 @@ class CsatResponseListApi(AccountApi):
     pagination_class = Pagination
 
     class FilterSerializer(serializers.Serializer):
-        inbox = serializers.IntegerField(required=False, min_value=1)
-        conversation = serializers.IntegerField(required=False, min_value=1)
+        inbox = IdFilterField()
+        conversation = IdFilterField()
         since = serializers.DateTimeField(required=False)
         until = serializers.DateTimeField(required=False)
 
@@ -60,6 +61,6 @@ class CsatResponseListApi(AccountApi):
 
 urlpatterns = [
     path(
-        "accounts/<int:account_id>/csat-responses/", CsatResponseListApi.as_view(), name="csat-response-list"
+        "accounts/<id:account_id>/csat-responses/", CsatResponseListApi.as_view(), name="csat-response-list"
     ),
 ]

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, JsonResponse
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -22,3 +23,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         # schema documents every 400 as an object (helpdesk.api.schema), so it is the body-wide error.
         exc = ValidationError({api_settings.NON_FIELD_ERRORS_KEY: exc.detail})
     return exception_handler(exc, context)
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """The project's `handler404` for paths under the API: no route matched (an unknown path, or an id the
+    `<id:...>` converter refused), so no API view ran to answer DRF's JSON 404. The same body as DRF's."""
+    return JsonResponse({"detail": "Not found."}, status=404)

@@ -16,6 +16,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Notification
 from helpdesk.selectors.notifications import access_notification, unread_count, user_notifications
 from helpdesk.services.notifications import (
@@ -26,7 +27,7 @@ from helpdesk.services.notifications import (
 
 from .auth import AccountApi, Pagination, paginated_response
 
-ACCOUNT = "accounts/<int:account_id>/"
+ACCOUNT = "accounts/<id:account_id>/"
 
 
 class NotificationOutputSerializer(serializers.ModelSerializer):
@@ -110,7 +111,7 @@ urlpatterns = [
     ),
     path(f"{ACCOUNT}notifications/read-all/", NotificationReadAllApi.as_view(), name="notification-read-all"),
     path(
-        f"{ACCOUNT}notifications/<int:notification_id>/read/",
+        f"{ACCOUNT}notifications/<id:notification_id>/read/",
         NotificationReadApi.as_view(),
         name="notification-read",
     ),

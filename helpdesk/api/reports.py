@@ -16,6 +16,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.selectors.reports import ReportRangeError, account_report, report_figures, report_range
 
 from .auth import AccountAdminApi
@@ -44,5 +45,5 @@ class AccountReportApi(AccountAdminApi):
 
 
 urlpatterns = [
-    path("accounts/<int:account_id>/reports/", AccountReportApi.as_view(), name="account-report"),
+    path("accounts/<id:account_id>/reports/", AccountReportApi.as_view(), name="account-report"),
 ]

@@ -18,6 +18,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Membership, Team
 from helpdesk.selectors.teams import access_team, account_teams
 from helpdesk.services.teams import MAX_TEAM_MEMBERS, membership_set_availability, team_create, team_update
@@ -25,7 +26,7 @@ from helpdesk.services.teams import MAX_TEAM_MEMBERS, membership_set_availabilit
 from .attributes import service_errors_as_400
 from .auth import AccountAdminOrReadOnlyApi, AccountApi
 
-ACCOUNT = "accounts/<int:account_id>/"
+ACCOUNT = "accounts/<id:account_id>/"
 
 
 class TeamMemberSerializer(serializers.Serializer):
@@ -146,6 +147,6 @@ class MyAvailabilityApi(AccountApi):
 
 urlpatterns = [
     path(f"{ACCOUNT}teams/", TeamCollectionApi.as_view(), name="team-list"),
-    path(f"{ACCOUNT}teams/<int:team_id>/", TeamDetailApi.as_view(), name="team-detail"),
+    path(f"{ACCOUNT}teams/<id:team_id>/", TeamDetailApi.as_view(), name="team-detail"),
     path(f"{ACCOUNT}availability/", MyAvailabilityApi.as_view(), name="my-availability"),
 ]

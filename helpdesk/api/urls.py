@@ -2,15 +2,17 @@
 
 from django.urls import include, path
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
+
 from . import attributes, canned_responses, conversations
 
 app_name = "helpdesk-api"
 
-CONVERSATION = "accounts/<int:account_id>/conversations/<int:conversation_id>/"
+CONVERSATION = "accounts/<id:account_id>/conversations/<id:conversation_id>/"
 
 urlpatterns = [
     path(
-        "accounts/<int:account_id>/conversations/",
+        "accounts/<id:account_id>/conversations/",
         conversations.ConversationListApi.as_view(),
         name="conversation-list",
     ),
@@ -38,17 +40,17 @@ urlpatterns = [
         name="conversation-custom-attributes",
     ),
     path(
-        "accounts/<int:account_id>/contacts/<int:contact_id>/custom-attributes/",
+        "accounts/<id:account_id>/contacts/<id:contact_id>/custom-attributes/",
         attributes.ContactAttributesApi.as_view(),
         name="contact-custom-attributes",
     ),
     path(
-        "accounts/<int:account_id>/attribute-definitions/",
+        "accounts/<id:account_id>/attribute-definitions/",
         attributes.DefinitionCollectionApi.as_view(),
         name="attribute-definition-list",
     ),
     path(
-        "accounts/<int:account_id>/attribute-definitions/<int:definition_id>/",
+        "accounts/<id:account_id>/attribute-definitions/<id:definition_id>/",
         attributes.DefinitionDetailApi.as_view(),
         name="attribute-definition-detail",
     ),

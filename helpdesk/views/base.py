@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Membership
 from helpdesk.selectors import access_membership, account_switcher_accounts
 
@@ -33,9 +34,9 @@ ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("captain-dashboard:knowledge", "Knowledge"),
 )
 
-ACCOUNT = "app/accounts/<int:account_id>/"
+ACCOUNT = "app/accounts/<id:account_id>/"
 """URL prefix of every page of one account (each views module's `urlpatterns` builds on it)."""
-CONVERSATION = f"{ACCOUNT}conversations/<int:conversation_id>/"
+CONVERSATION = f"{ACCOUNT}conversations/<id:conversation_id>/"
 
 
 def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Callable[..., HttpResponse]]:

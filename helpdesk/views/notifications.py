@@ -15,6 +15,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Membership, Notification
 from helpdesk.selectors.notifications import access_notification, unread_count, user_notifications
 from helpdesk.services.notifications import (
@@ -106,5 +107,5 @@ urlpatterns: list[URLPattern] = [
     path(f"{ACCOUNT}notifications/", notification_list, name="notifications"),
     path(f"{ACCOUNT}notifications/read-all/", notifications_read_all, name="notifications-read-all"),
     path(f"{ACCOUNT}notifications/email/", notifications_email, name="notifications-email"),
-    path(f"{ACCOUNT}notifications/<int:notification_id>/read/", notification_read, name="notification-read"),
+    path(f"{ACCOUNT}notifications/<id:notification_id>/read/", notification_read, name="notification-read"),
 ]

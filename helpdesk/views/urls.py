@@ -3,6 +3,8 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
+import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
+
 from . import accounts, attachments, attributes, canned, conversations, events, notifications, reports, teams
 from .base import ACCOUNT, CONVERSATION
 
@@ -28,7 +30,7 @@ urlpatterns = [
         attributes.conversation_attributes,
         name="conversation-attributes",
     ),
-    path(f"{ACCOUNT}attachments/<int:attachment_id>/", attachments.attachment_file, name="attachment-file"),
+    path(f"{ACCOUNT}attachments/<id:attachment_id>/", attachments.attachment_file, name="attachment-file"),
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
