@@ -5,8 +5,8 @@ Every primary key is a 64-bit signed integer (BigAutoField; SQLite's INTEGER). D
 run of digits, and SQLite cannot even bind a value above 2**63-1: the lookup raised OverflowError, a 500, on
 every account-scoped route (PostgreSQL answered 404). So a path takes `<id:...>` (registered here, on import:
 each URL module that uses it imports this module first), which matches at most 19 digits and refuses 0 and
-anything above `MAX_ID`; Django then finds no route, a 404 (JSON under /api/, `config.urls.not_found`). A query
-parameter uses `IdFilterField`, a 400 that names the parameter.
+anything above `MAX_ID`; Django then finds no route, a 404 (JSON under /api/, `config.urls.not_found`). An id a
+client filters by (a query parameter, a body's list of ids) uses `IdFilterField`, a 400 that names the parameter.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ register_converter(IdConverter, "id")
 
 
 class IdFilterField(serializers.IntegerField):
-    """An id in a query filter (`?inbox=`): a positive integer up to `MAX_ID`, else a 400 naming the parameter."""
+    """An id a client filters by, in a query (`?inbox=`) or a body (`{"ids": [...]}`): a positive integer up to
+    `MAX_ID`, else a 400 naming the parameter."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)

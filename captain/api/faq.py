@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminApi, AccountAdminOrReadOnlyApi, Pagination, paginated_response
 from helpdesk.api.schema import REFUSES_400
+from helpdesk.ids import IdFilterField
 from helpdesk.selectors import access_conversation
 
 from ..models import FaqEntry, KnowledgeDocument
@@ -164,9 +165,7 @@ class FaqEntryRejectApi(AccountAdminApi):
 
 
 class FaqReviewInputSerializer(serializers.Serializer):
-    ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), allow_empty=False, max_length=1000
-    )
+    ids = serializers.ListField(child=IdFilterField(), allow_empty=False, max_length=1000)
     action = serializers.CharField()
 
     class Meta:

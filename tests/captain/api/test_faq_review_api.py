@@ -123,6 +123,19 @@ def test_bulk_review_and_a_bad_action(admin, assistant):
     ]
 
 
+@pytest.mark.parametrize("big", [2**63, 2**64])
+def test_a_bulk_review_with_an_id_beyond_64_bits_is_a_400_and_changes_nothing(admin, assistant, big):
+    entry = draft(assistant)
+
+    response = api_for(admin).post(
+        url(assistant, "faq/review/"), {"ids": [entry.pk, big], "action": "reject"}, format="json"
+    )
+
+    assert response.status_code == 400, response.content[:300]
+    assert list(response.json()) == ["ids"]
+    assert FaqEntry.objects.get(pk=entry.pk).status == "pending"
+
+
 def test_another_accounts_entries_are_404_and_untouched_by_bulk(admin, assistant):
     foreign = draft(AssistantFactory())
     sibling_draft = draft(AssistantFactory(account=admin.account))
