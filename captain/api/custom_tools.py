@@ -18,9 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminApi
+from helpdesk.api.schema import pattern_field
 from helpdesk.models import Account
 
-from ..models import CustomTool
+from ..models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
 from ..services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
     MAX_RESPONSE_BYTES,
@@ -60,7 +61,11 @@ class CustomToolOutputSerializer(serializers.ModelSerializer):
 class CustomToolInputSerializer(serializers.Serializer):
     """The shape of a write; the rules are the service's."""
 
-    name = serializers.CharField(max_length=48)
+    name = pattern_field(
+        CUSTOM_TOOL_NAME_PATTERN,
+        "Lowercase letters, digits and underscores, starting with a letter (at most 48).",
+        max_length=48,
+    )
     description = serializers.CharField(max_length=2000)
     parameters = serializers.JSONField(required=False)
     method = serializers.ChoiceField(choices=CustomTool.Method.choices, required=False)

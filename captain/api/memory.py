@@ -15,18 +15,17 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, AccountApi
-from helpdesk.api.schema import REFUSES_400
+from helpdesk.api.schema import REFUSES_400, pattern_field
 from helpdesk.models import Conversation
 from helpdesk.selectors import access_conversation
 
-from ..models import Assistant, MemoryValue, MemoryVariable
+from ..models import MEMORY_NAME_RE, Assistant, MemoryValue, MemoryVariable
 from ..selectors import access_assistant
 from ..services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
 from ..services.memory_variables import (
@@ -58,7 +57,11 @@ class MemoryVariableInputSerializer(serializers.Serializer):
     """The shape of a write; the rules (name format and uniqueness, choices, a default of the kind) are the
     service's."""
 
-    name = serializers.CharField(max_length=64)
+    name = pattern_field(
+        MEMORY_NAME_RE.pattern,
+        "Lowercase letters, digits and _, starting with a letter (at most 64).",
+        max_length=64,
+    )
     description = serializers.CharField(max_length=500)
     kind = serializers.ChoiceField(choices=MemoryVariable.Kind.choices, default=MemoryVariable.Kind.TEXT)
     choices = serializers.ListField(
@@ -164,8 +167,15 @@ class ConversationMemoryOutputSerializer(serializers.Serializer):
         ref_name = "ConversationMemory"
 
 
-# `{name: value}`: each name a declared variable, each value of its kind; null clears the name.
-MEMORY_WRITE_BODY = {"application/json": OpenApiTypes.OBJECT}
+MEMORY_WRITE_BODY = {
+    "application/json": {
+        "type": "object",
+        "description": "`{name: value}`: each name a declared variable, each value of its kind; null clears the "
+        f"name. At most {MAX_NAMES_PER_WRITE} names; `{{}}` changes nothing.",
+        "maxProperties": MAX_NAMES_PER_WRITE,
+        "additionalProperties": {"nullable": True},
+    }
+}
 
 
 def _conversation_assistant(account_id: int, conversation_id: int) -> tuple[Conversation, Assistant]:

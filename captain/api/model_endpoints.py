@@ -71,7 +71,8 @@ class EndpointListSerializer(serializers.Serializer):
 
 
 class OwnEndpointInputSerializer(serializers.Serializer):
-    name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
+    # Not trimmed, so the documented pattern is what is accepted.
+    name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100, trim_whitespace=False)
     # Checked by the outbound policy in the service (scheme, address, allowlist), not only for URL syntax.
     base_url = serializers.CharField(max_length=500)
     model_names = serializers.ListField(

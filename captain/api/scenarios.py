@@ -12,8 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import pattern_field
 
-from ..models import MAX_SCENARIO_KEY_LENGTH, Scenario, ScenarioMode, validate_scenario_key
+from ..models import MAX_SCENARIO_KEY_LENGTH, SCENARIO_KEY_RE, Scenario, ScenarioMode
 from ..selectors import access_assistant, access_scenario, scenario_list
 from ..services.builder import MAX_INSTRUCTION_CHARS
 from ..services.scenarios import (
@@ -39,8 +40,12 @@ class ScenarioInputSerializer(serializers.Serializer):
     service's (`captain.services.scenarios`)."""
 
     title = serializers.CharField(max_length=200)
-    key = serializers.CharField(
-        max_length=MAX_SCENARIO_KEY_LENGTH, required=False, validators=[validate_scenario_key]
+    # The pattern is documented; the reserved key is refused by the service (validate_scenario_key).
+    key = pattern_field(
+        SCENARIO_KEY_RE.pattern,
+        "Use lowercase letters, digits and underscores only.",
+        max_length=MAX_SCENARIO_KEY_LENGTH,
+        required=False,
     )
     description = serializers.CharField(max_length=5000)
     instruction = serializers.CharField(max_length=MAX_INSTRUCTION_CHARS)

@@ -14,8 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import pattern_field
 
-from ..models import Shortcut
+from ..models import SHORTCUT_COMMAND_RE, Shortcut
 from ..selectors import access_assistant
 from ..services.shortcuts import (
     MAX_TEMPLATE_CHARS,
@@ -40,7 +41,11 @@ class ShortcutOutputSerializer(serializers.ModelSerializer):
 class ShortcutInputSerializer(serializers.Serializer):
     """The shape of a write; what the values may be is checked by the service."""
 
-    command = serializers.CharField(max_length=32)
+    command = pattern_field(
+        SHORTCUT_COMMAND_RE.pattern,
+        "Lowercase letters, digits and _, starting with a letter (at most 32).",
+        max_length=32,
+    )
     description = serializers.CharField(max_length=256)
     parameters = serializers.JSONField(default=list)
     action = serializers.ChoiceField(choices=Shortcut.Action.choices, default=Shortcut.Action.TOOL)

@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.models import CustomAttributeDefinition
+from helpdesk.models.attributes import ATTRIBUTE_KEY_RE
 from helpdesk.selectors import access_conversation
 from helpdesk.selectors.attributes import access_attribute_definition, access_contact, attribute_definitions
 from helpdesk.services.attributes import (
@@ -35,6 +36,7 @@ from helpdesk.services.attributes import (
 )
 
 from .auth import AccountAdminOrReadOnlyApi, AccountApi
+from .schema import pattern_field
 
 MAX_KEYS_PER_WRITE = 100
 
@@ -64,7 +66,9 @@ class DefinitionInputSerializer(serializers.Serializer):
     """The shape of a write; the rules (key format and uniqueness, choices of a list) are the service's."""
 
     applies_to = serializers.ChoiceField(choices=CustomAttributeDefinition.AppliesTo.choices)
-    key = serializers.CharField(max_length=64)
+    key = pattern_field(
+        ATTRIBUTE_KEY_RE, "Lowercase letters, digits and _, starting with a letter.", max_length=64
+    )
     label = serializers.CharField(max_length=200)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(
@@ -162,17 +166,33 @@ class DefinitionDetailApi(AccountAdminOrReadOnlyApi):
 # ---- values ------------------------------------------------------------------------------------------------
 
 
+@extend_schema_field(
+    {"type": "object", "maxProperties": MAX_KEYS_PER_WRITE, "additionalProperties": {"nullable": True}}
+)
+class AttributeValuesField(serializers.DictField):
+    """`{key: value}`, documented with the number of keys `validate_custom_attributes` allows."""
+
+
 class CustomAttributesSerializer(serializers.Serializer):
-    custom_attributes = serializers.DictField(
+    """The stored values (any number of keys: each write adds up to MAX_KEYS_PER_WRITE)."""
+
+    custom_attributes = serializers.DictField(child=serializers.JSONField())
+
+    class Meta:
+        ref_name = "CustomAttributes"
+
+
+class CustomAttributesInputSerializer(serializers.Serializer):
+    custom_attributes = AttributeValuesField(
         child=serializers.JSONField(allow_null=True),
         # Optional: a PATCH of `{}` is a partial update with nothing to change (200, the current values).
         required=False,
         help_text="Key -> value of the key's kind (text, number, true/false, YYYY-MM-DD, one of the list); "
-        "null removes the key.",
+        f"null removes the key. At most {MAX_KEYS_PER_WRITE} keys.",
     )
 
     class Meta:
-        ref_name = "CustomAttributes"
+        ref_name = "CustomAttributesInput"
 
     def validate_custom_attributes(self, value: dict) -> dict:
         if len(value) > MAX_KEYS_PER_WRITE:
@@ -185,7 +205,7 @@ def _values_response(target: AttributeOwner) -> Response:
 
 
 def _values_write(request: Request, target: AttributeOwner) -> Response:
-    data = CustomAttributesSerializer(data=request.data)
+    data = CustomAttributesInputSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     changes = data.validated_data.get("custom_attributes")
     if changes:
@@ -201,7 +221,7 @@ class ContactAttributesApi(AccountApi):
     def get(self, request: Request, account_id: int, contact_id: int) -> Response:
         return _values_response(access_contact(account_id=self.account_id, contact_id=contact_id))
 
-    @extend_schema(request=CustomAttributesSerializer, responses=CustomAttributesSerializer)
+    @extend_schema(request=CustomAttributesInputSerializer, responses=CustomAttributesSerializer)
     def patch(self, request: Request, account_id: int, contact_id: int) -> Response:
         return _values_write(request, access_contact(account_id=self.account_id, contact_id=contact_id))
 
@@ -215,7 +235,7 @@ class ConversationAttributesApi(AccountApi):
             access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         )
 
-    @extend_schema(request=CustomAttributesSerializer, responses=CustomAttributesSerializer)
+    @extend_schema(request=CustomAttributesInputSerializer, responses=CustomAttributesSerializer)
     def patch(self, request: Request, account_id: int, conversation_id: int) -> Response:
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         return _values_write(request, conversation)

@@ -34,8 +34,14 @@ class CannedOutputSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def short_code_field(**kwargs: bool) -> serializers.SlugField:
+    """The model's rule (a Unicode slug, so the schema documents its pattern); surrounding spaces are refused, not
+    trimmed, so what the documented pattern accepts is what is stored (lower case)."""
+    return serializers.SlugField(max_length=64, allow_unicode=True, trim_whitespace=False, **kwargs)
+
+
 class CannedInputSerializer(serializers.Serializer):
-    short_code = serializers.CharField(max_length=64)
+    short_code = short_code_field()
     content = serializers.CharField(max_length=MAX_CONTENT_CHARS)
 
     class Meta:
@@ -43,7 +49,7 @@ class CannedInputSerializer(serializers.Serializer):
 
 
 class CannedUpdateSerializer(serializers.Serializer):
-    short_code = serializers.CharField(max_length=64, required=False)
+    short_code = short_code_field(required=False)
     content = serializers.CharField(max_length=MAX_CONTENT_CHARS, required=False)
 
     class Meta:

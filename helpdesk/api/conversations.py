@@ -229,7 +229,8 @@ class ConversationLabelApi(AccountApi):
     """`POST .../conversations/<cid>/labels/ {label}`: add a label (created in the account if new)."""
 
     class InputSerializer(serializers.Serializer):
-        label = serializers.SlugField(max_length=64, allow_unicode=True)
+        # Not trimmed: the documented pattern (no spaces) is what is accepted.
+        label = serializers.SlugField(max_length=64, allow_unicode=True, trim_whitespace=False)
 
         class Meta:
             ref_name = "ConversationLabelInput"

@@ -17,7 +17,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
-from helpdesk.selectors.reports import ReportRangeError, account_report, report_figures, report_range
+from helpdesk.selectors.reports import (
+    DEFAULT_DAYS,
+    MAX_DAYS,
+    ReportRangeError,
+    account_report,
+    report_figures,
+    report_range,
+)
 
 from .auth import AccountAdminApi
 
@@ -26,9 +33,16 @@ class AccountReportApi(AccountAdminApi):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "start", OpenApiTypes.DATE, description="First day (default: 6 days before end)."
+                "start",
+                OpenApiTypes.DATE,
+                description=f"First day (default: {DEFAULT_DAYS - 1} days before end); not after end, and at "
+                f"most {MAX_DAYS} days from start to end, both included.",
             ),
-            OpenApiParameter("end", OpenApiTypes.DATE, description="Last day, included (default: today)."),
+            OpenApiParameter(
+                "end",
+                OpenApiTypes.DATE,
+                description=f"Last day, included (default: today); a report covers at most {MAX_DAYS} days.",
+            ),
         ],
         responses=OpenApiTypes.OBJECT,
     )

@@ -16,15 +16,22 @@ it can answer, read from its view and its own schema:
 An operation without a body that refuses its objects' state (a document not ready, a name not declared) says so
 with `responses={..., **REFUSES_400}`: an error code documented without a body gets the shared one. 405 is never
 documented: it answers only methods an operation does not have.
+
+Fields say what the server accepts: a Python regular expression's `\\w` and `\\d` (Unicode in Python, ASCII in
+ECMA-262, the dialect of OpenAPI's `pattern`) are spelt as Unicode properties, and a string that may not be blank
+has `minLength` 1 and, when DRF trims it, a pattern refusing whitespace only.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import SAFE_METHODS, AllowAny, IsAuthenticated
 
@@ -77,6 +84,33 @@ UNVALIDATED_QUERY = {"limit", "offset", "format", "lang"}
 NEVER_FORBID = (AllowAny, IsAuthenticated, IsAccountMember)
 
 
+# A character that is not whitespace to Python's `str.strip()` (what DRF trims): \t-\r, \x1c-space, \x85, ...
+# Written out because ECMA's `\s` differs (it has \ufeff, not \x1c-\x1f or \x85); valid in both dialects.
+NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+
+
+def pattern_field(pattern: str, message: str, **kwargs: Any) -> serializers.CharField:
+    """A string the server checks against `pattern` (a Python regular expression), which the schema documents.
+    Not trimmed: a value the documented pattern refuses (" key") is refused, not stored trimmed."""
+    return serializers.CharField(
+        trim_whitespace=False, validators=[RegexValidator(pattern, message)], **kwargs
+    )
+
+
+def ecma_pattern(pattern: str) -> str:
+    """`pattern` (a Python regular expression) in ECMA-262 with the `u` flag, as JSON Schema validators read it:
+    Python's `\\w` is exactly letters, digits (any script) and `_`; its `\\d` any decimal digit."""
+    spelt, in_class = [], False
+    for token in re.findall(r"\\.|.", pattern, flags=re.DOTALL):
+        in_class = (in_class or token == "[") and token != "]"
+        if token == r"\w":
+            token = r"\p{L}\p{N}_" if in_class else r"[\p{L}\p{N}_]"
+        elif token == r"\d":
+            token = r"\p{Nd}"
+        spelt.append(token)
+    return "".join(spelt)
+
+
 class ApiSchema(AutoSchema):
     """drf-spectacular's AutoSchema, with the error answers of each operation (see the module docstring)."""
 
@@ -116,6 +150,27 @@ class ApiSchema(AutoSchema):
             elif not isinstance(permission, NEVER_FORBID):
                 return True
         return False
+
+    def _map_serializer_field(
+        self, field: serializers.Field, direction: str, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        # Requests only: a plain serializer that only answers has writable fields the server never validates.
+        refuses_blank = isinstance(field, serializers.CharField) and not (
+            field.read_only or field.allow_blank
+        )
+        if direction == "request" and refuses_blank and schema.get("type") == "string":
+            schema.setdefault("minLength", 1)
+            # A regex validator's pattern (inserted later, if none is there yet) already refuses blanks.
+            has_pattern = any(isinstance(v, RegexValidator) for v in field.validators)
+            if field.trim_whitespace and not has_pattern:
+                schema.setdefault("pattern", NOT_BLANK)
+        return schema
+
+    def _insert_field_validators(self, field: serializers.Field, schema: dict[str, Any]) -> None:
+        super()._insert_field_validators(field, schema)
+        if "pattern" in schema:
+            schema["pattern"] = ecma_pattern(schema["pattern"])
 
     def _ref(self, name: str) -> dict[str, str]:
         schema = VALIDATION_ERROR_SCHEMA if name == VALIDATION_ERROR else ERROR_SCHEMA
