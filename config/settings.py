@@ -227,12 +227,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # drf-spectacular's, plus each operation's error answers (400/401/403/404/415/429).
     "DEFAULT_SCHEMA_CLASS": "helpdesk.api.schema.ApiSchema",
-    # The webhooks' nesting limit on every API route (RecursionError was a 500); form parsers for the browsable API.
-    "DEFAULT_PARSER_CLASSES": [
-        "helpdesk.api.parsers.BoundedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON only, with the webhooks' nesting limit (RecursionError was a 500). A form or multipart body cannot carry
+    # a list or an object: DRF dropped those fields and the write went ahead on the rest (a routing graph was
+    # emptied). Any other content type is a JSON 415; the document upload adds multipart on its own view.
+    "DEFAULT_PARSER_CLASSES": ["helpdesk.api.parsers.BoundedJSONParser"],
+    # DRF's test client speaks the API's language: JSON unless a test asks for multipart (the document upload).
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     # A body over DATA_UPLOAD_MAX_MEMORY_SIZE is a JSON 400 like any other parse error (Django's was an HTML page).
     "EXCEPTION_HANDLER": "helpdesk.api.exceptions.api_exception_handler",

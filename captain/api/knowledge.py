@@ -13,10 +13,12 @@ from typing import Any
 from django.http import HttpRequest
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.parsers import BoundedJSONParser
 from helpdesk.api.schema import REFUSES_400
 
 from ..models import KnowledgeChunk, KnowledgeDocument
@@ -104,6 +106,8 @@ class _DocumentApi(AccountAdminOrReadOnlyApi):
 class DocumentCollectionApi(_DocumentApi):
     """`GET` an assistant's documents / `POST` a file (multipart `file`) or a URL import (JSON)."""
 
+    # The one operation that takes a file: multipart (a flat body: `file`, or a URL import's fields) next to JSON.
+    parser_classes = [BoundedJSONParser, MultiPartParser]
     pagination_class = Pagination
     OutputSerializer = DocumentOutputSerializer
 
