@@ -70,12 +70,12 @@ class RoutingRuleSerializer(serializers.Serializer):
 
 
 class RoutingGraphSerializer(serializers.Serializer):
+    """A whole graph. `nodes`, `edges` and `rules` are required (`[]` for none): see `RoutingGraphApi.put`."""
+
     config = RoutingConfigSerializer(default=dict)
-    nodes = RoutingNodeSerializer(many=True, default=list)
-    edges = serializers.ListField(
-        child=serializers.ListField(child=_key(), min_length=2, max_length=2), default=list
-    )
-    rules = RoutingRuleSerializer(many=True, default=list)
+    nodes = RoutingNodeSerializer(many=True)
+    edges = serializers.ListField(child=serializers.ListField(child=_key(), min_length=2, max_length=2))
+    rules = RoutingRuleSerializer(many=True)
 
     class Meta:
         ref_name = "RoutingGraph"
@@ -106,6 +106,12 @@ class RoutingGraphApi(AccountAdminOrReadOnlyApi):
 
     @extend_schema(request=InputSerializer, responses={200: dict})
     def put(self, request: Request, account_id: int, assistant_id: int) -> Response:
+        """Replace the whole graph. The body is a JSON object that names all three of `nodes`, `edges` and
+        `rules`, each a list; "explicitly empty" means the key is present with `[]`, and only that clears it
+        (`{"nodes": [], "edges": [], "rules": []}` keeps only the config's edges, the star). A missing key or
+        `null` is a 400 naming it and nothing changes: a body that lost its lists on the way (a form
+        encoding, which cannot carry them; a client that dropped a key) must not empty a working graph.
+        `config` may be left out: its fields take their defaults. DELETE removes the graph and its config."""
         assistant = access_assistant(account_id=self.account_id, assistant_id=assistant_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

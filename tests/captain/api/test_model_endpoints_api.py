@@ -53,6 +53,10 @@ def api_for(membership):
     return api
 
 
+NO_NODES = {"nodes": [], "edges": [], "rules": []}
+"""A routing PUT names its three lists, even empty (captain.api.routing.RoutingGraphApi.put)."""
+
+
 def endpoints_url(account_id, suffix=""):
     return f"/api/v1/captain/accounts/{account_id}/model-endpoints/{suffix}"
 
@@ -66,7 +70,7 @@ def test_router_url_from_a_tenant_never_receives_the_platform_key(platform, admi
     with FakeLLMServer() as attacker:
         refused = api_for(admin).put(
             routing_url,
-            {"config": {"default_mode": "router", "router_endpoint": attacker.base_url}},
+            {"config": {"default_mode": "router", "router_endpoint": attacker.base_url}, **NO_NODES},
             format="json",
         )
         assert refused.status_code == 400
@@ -74,7 +78,7 @@ def test_router_url_from_a_tenant_never_receives_the_platform_key(platform, admi
 
         old_field = api_for(admin).put(
             routing_url,
-            {"config": {"default_mode": "router", "router_base_url": attacker.base_url}},
+            {"config": {"default_mode": "router", "router_base_url": attacker.base_url}, **NO_NODES},
             format="json",
         )
         assert old_field.status_code == 200

@@ -48,6 +48,22 @@ def url(assistant):
     return f"/api/v1/captain/accounts/{assistant.account_id}/assistants/{assistant.id}/routing/"
 
 
+EMPTY = {"nodes": [], "edges": [], "rules": []}
+"""A PUT replaces the whole graph, so it names all three lists; `[]` is how a body says "none"."""
+
+GRAPH = {
+    "config": {"star": True, "max_hops": 2},
+    "nodes": [{"key": "shipping", "is_global": True, "examples": ["where is my parcel"]}],
+    "edges": [["refunds", "shipping"]],
+    "rules": [{"node": "assistant", "match": "contains", "value": "refund", "target": "refunds"}],
+}
+
+
+def stored_graph(api, assistant) -> dict:
+    body = api.get(url(assistant)).json()
+    return {key: body[key] for key in ("enabled", "config", "nodes", "edges", "rules")}
+
+
 @pytest.mark.parametrize(
     ("graph", "error"),
     [
@@ -68,7 +84,7 @@ def url(assistant):
 )
 def test_invalid_graphs_are_refused_with_a_clear_error(api, assistant, admin, graph, error):
     ScenarioFactory(assistant=AssistantFactory(account=admin.account), key="elsewhere")
-    response = api.put(url(assistant), graph, format="json")
+    response = api.put(url(assistant), {**EMPTY, **graph}, format="json")
     assert response.status_code == 400
     assert any(error in message for message in response.json()["graph"]), response.json()
     assert (
@@ -78,13 +94,7 @@ def test_invalid_graphs_are_refused_with_a_clear_error(api, assistant, admin, gr
 
 
 def test_a_valid_graph_is_stored_and_shows_each_nodes_candidates(api, assistant):
-    graph = {
-        "config": {"star": True, "max_hops": 2},
-        "nodes": [{"key": "shipping", "is_global": True, "examples": ["where is my parcel"]}],
-        "edges": [["refunds", "shipping"]],
-        "rules": [{"node": "assistant", "match": "contains", "value": "refund", "target": "refunds"}],
-    }
-    response = api.put(url(assistant), graph, format="json")
+    response = api.put(url(assistant), GRAPH, format="json")
     assert response.status_code == 200, response.json()
     body = api.get(url(assistant)).json()
     assert body["enabled"] is True
@@ -95,6 +105,50 @@ def test_a_valid_graph_is_stored_and_shows_each_nodes_candidates(api, assistant)
     ]
     assert api.delete(url(assistant)).status_code == 204
     assert api.get(url(assistant)).json()["enabled"] is False
+
+
+def test_a_form_encoded_graph_is_a_json_415_and_the_stored_graph_stays(api, assistant):
+    assert api.put(url(assistant), GRAPH, format="json").status_code == 200
+    before = stored_graph(api, assistant)
+
+    response = api.generic("PUT", url(assistant), "rules=x", content_type="application/x-www-form-urlencoded")
+
+    assert response.status_code == 415, response.content[:300]
+    assert "Unsupported media type" in response.json()["detail"]
+    assert stored_graph(api, assistant) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "missing"),
+    [
+        pytest.param({}, ["edges", "nodes", "rules"], id="empty-object"),
+        pytest.param({"config": {"star": False}}, ["edges", "nodes", "rules"], id="config-only"),
+        pytest.param({k: v for k, v in GRAPH.items() if k != "rules"}, ["rules"], id="no-rules"),
+        pytest.param({**GRAPH, "nodes": None}, ["nodes"], id="null-nodes"),
+        pytest.param({**GRAPH, "edges": {}}, ["edges"], id="edges-not-a-list"),
+    ],
+)
+def test_a_graph_without_its_three_lists_is_a_400_naming_them_and_the_stored_graph_stays(
+    api, assistant, body, missing
+):
+    assert api.put(url(assistant), GRAPH, format="json").status_code == 200
+    before = stored_graph(api, assistant)
+
+    response = api.put(url(assistant), body, format="json")
+
+    assert response.status_code == 400, response.content[:300]
+    assert sorted(response.json()) == missing
+    assert stored_graph(api, assistant) == before
+
+
+def test_explicitly_empty_lists_in_json_replace_the_graph_with_an_empty_one(api, assistant):
+    assert api.put(url(assistant), GRAPH, format="json").status_code == 200
+
+    response = api.put(url(assistant), EMPTY, format="json")
+
+    assert response.status_code == 200, response.content[:300]
+    graph = stored_graph(api, assistant)
+    assert (graph["enabled"], graph["nodes"], graph["edges"], graph["rules"]) == (True, [], [], [])
 
 
 def test_members_may_read_but_not_write_the_graph(assistant):
@@ -277,7 +331,9 @@ def test_another_tenants_scenario_keys_are_not_confirmed(api, assistant):
     """Validation looks only inside the caller's account: another tenant's key is just an unknown node."""
     ScenarioFactory(key="their_secret_project")  # another account's assistant
 
-    response = api.put(url(assistant), {"edges": [["refunds", "their_secret_project"]]}, format="json")
+    response = api.put(
+        url(assistant), {**EMPTY, "edges": [["refunds", "their_secret_project"]]}, format="json"
+    )
 
     assert response.status_code == 400
     assert response.json()["graph"] == [
