@@ -93,6 +93,28 @@ def test_slash_inserts_a_canned_response(browser, live_server, desk):
     assert browser.console_errors == []
 
 
+def test_a_late_canned_lookup_does_not_reopen_a_picker_closed_with_escape(browser, live_server, desk):
+    page = open_conversation(browser, live_server, desk)
+    box = page.locator("#composer-text")
+    box.click()
+    box.press_sequentially("/hel")
+    picker = page.locator("#canned-picker")
+    expect(picker.locator("li.active")).to_contain_text("/hello")
+    held = []
+    page.route("**/canned-responses/**", lambda route: held.append(route))  # answered only when released
+    box.press_sequentially("l")
+    page.wait_for_timeout(100)  # let the lookup reach the route, where it waits
+    page.keyboard.press("Escape")
+    expect(picker).to_be_hidden()
+    assert held, "the lookup for '/hell' was not sent"
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(300)  # the held answer arrives after Escape ...
+    expect(picker).to_be_hidden()  # ... and is ignored: the picker stays closed
+    assert box.input_value() == "/hell"
+    assert browser.console_errors == []
+
+
 def test_note_and_reply_look_different_and_a_note_is_never_delivered(browser, live_server, desk):
     page = open_conversation(browser, live_server, desk)
     composer = page.locator("#composer")

@@ -38,6 +38,8 @@
   }
 
   function close() {
+    // A lookup still in flight must not re-open what was just closed (Escape, an insert, a blur).
+    requestSeq++;
     picker.hidden = true;
     picker.textContent = "";
     textarea.setAttribute("aria-expanded", "false");
