@@ -138,13 +138,23 @@ def test_redis_outage_during_webhooks_loses_nothing(client, workers):
             # celery 5.7 / kombu 5.7 can die on a lost Redis connection ("Unrecoverable error: AttributeError
             # ... 'hostname'" while restoring unacked messages). Production runs workers under a supervisor
             # that restarts them; do the same here, and report it.
-            worker_survived = worker.proc.poll() is None
-            if not worker_survived:
-                workers.start(OPENAI_BASE_URL=model.base_url, REDIS_URL=redis.url)
+            # The worker may die only once it reconnects (seen on a loaded machine), so the supervisor's
+            # restart is checked on every poll below, not once here.
+            current = [worker]
+            restarts = 0
+
+            def supervise() -> None:
+                nonlocal restarts
+                if current[0].proc.poll() is not None:
+                    restarts += 1
+                    current[0] = workers.start(OPENAI_BASE_URL=model.base_url, REDIS_URL=redis.url)
+
+            supervise()
             for i in range(after):
                 assert post_message(client, link.inbox, f"a-{i}", "after", contact=f"a{i}").status_code == 200
 
             def all_answered() -> bool:
+                supervise()
                 pending_messages_sweep()  # what celery beat runs every CAPTAIN_SWEEP_INTERVAL_SECONDS
                 return incoming_pending() == 0
 
@@ -165,7 +175,7 @@ def test_redis_outage_during_webhooks_loses_nothing(client, workers):
         f"median={statistics.median(latencies) * 1000:.0f} ms p95={p95 * 1000:.0f} ms "
         f"max={max(latencies) * 1000:.0f} ms; messages lost=0 of {total} (answered {total - incoming_pending()}); "
         f"all answered {recovered_after:.1f} s after Redis came back; double charges={double_charges()}; "
-        f"worker survived the outage without a restart: {worker_survived}"
+        f"worker restarts after the outage: {restarts}"
     )
     assert stored == before + during
     assert incoming_pending() == 0
