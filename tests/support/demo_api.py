@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,95 +168,99 @@ UNREACHABLE_PUBLIC_URL = "https://93.184.215.14"
 
 
 def seed_objects(api: DemoApi) -> None:
-    """One object of each kind the API manages, made through the API as the demo administrator (and a second of
-    each deletable kind), so that operations on `.../<id>/` reach their logic instead of answering 404."""
+    """Objects of each kind the API manages, made through the API as the demo administrator, so that operations on
+    `.../<id>/` reach their logic instead of answering 404: `api.keep` (the one to read and change), `api.spare`
+    (the one a DELETE operation gets) and `api.notifications`.
+
+    Three of each kind, in the order spare, filler, keeper: a fuzzer's boundary values for an id are 1 and 2, so
+    the object the other operations need is never the one a DELETE with a made-up id removes. The keeper assistant
+    is a new one for the same reason (the demo's is #1); the conversation's assistant stays the demo's, which
+    serves the inbox, so conversation memory needs its variable declared there too."""
     base = f"{api.url}/api/v1/accounts/{api.account_id}"
     captain = f"{api.url}/api/v1/captain/accounts/{api.account_id}"
-    assistant = f"{captain}/assistants/{api.assistant_id}"
 
     def call(role: str, method: str, url: str, **kwargs: Any) -> Any:
         response = httpx.request(method, url, headers=api.headers(role), timeout=30, **kwargs)
         assert response.is_success, f"{method} {url}: {response.status_code} {response.text[:500]}"
         return response.json()
 
-    def first_id(url: str) -> int:
-        body = call("admin", "GET", url)
-        rows = body["results"] if isinstance(body, dict) else body
-        return int(rows[0]["id"])
+    def three(param: str, url: str, make: Callable[[str], dict[str, Any]]) -> None:
+        """Spare, filler and keeper of one kind; `make(name)` is the JSON body for an object called `name`."""
+        spare, _, keep = (
+            call("admin", "POST", url, json=make(name))["id"] for name in ("spare", "filler", "keep")
+        )
+        api.spare[param], api.keep[param] = spare, keep
 
-    def both(param: str, method: str, url: str, bodies: list[dict[str, Any]], key: str = "id") -> None:
-        api.keep[param], api.spare[param] = (call("admin", method, url, json=body)[key] for body in bodies)
-
-    tool_parameters = {
-        "type": "object",
-        "properties": {"order_id": {"type": "string"}},
-        "required": ["order_id"],
-    }
-    both(
-        "canned_id",
-        "POST",
-        f"{base}/canned-responses/",
-        [
-            {"short_code": "refund-policy", "content": "Refunds take 5 business days."},
-            {"short_code": "bye", "content": "Bye!"},
-        ],
+    three("assistant_id", f"{captain}/assistants/", lambda name: {"name": f"Assistant {name}"})
+    demo_assistant = f"{captain}/assistants/{api.assistant_id}"
+    api.assistant_id = int(api.keep["assistant_id"])
+    assistant = f"{captain}/assistants/{api.assistant_id}"
+    three(
+        "scenario_id",
+        f"{assistant}/scenarios/",
+        lambda name: {
+            "title": f"Orders {name}",
+            "description": "Questions about an order.",
+            "instruction": "Be brief.",
+        },
     )
-    both(
-        "definition_id",
-        "POST",
-        f"{base}/attribute-definitions/",
-        [
-            {"applies_to": "contact", "key": "plan", "label": "Plan"},
-            {"applies_to": "conversation", "key": "order", "label": "Order"},
-        ],
+    three(
+        "faq_entry_id",
+        f"{assistant}/faq/",
+        lambda name: {"question": f"Opening hours ({name})?", "answer": "9-17."},
     )
-    both(
+    three(
         "shortcut_id",
-        "POST",
         f"{assistant}/shortcuts/",
-        [
-            {
-                "command": command,
-                "description": description,
-                "action": "message",
-                "message_template": "We open at 9:00 and answer within a working day.",
-            }
-            for command, description in (("hours", "Opening hours"), ("contact", "How to reach us"))
-        ],
+        lambda name: {
+            "command": f"hours_{name}",
+            "description": "Opening hours",
+            "action": "message",
+            "message_template": "We open at 9:00 and answer within a working day.",
+        },
     )
-    both(
+    three(
         "variable_id",
-        "POST",
         f"{assistant}/memory-variables/",
-        [
-            {"name": "order_number", "description": "The customer's order number"},
-            {"name": "device", "description": "The customer's device"},
-        ],
+        lambda name: {"name": f"order_{name}", "description": "The customer's order number"},
     )
-    both(
+    call(
+        "admin",
+        "POST",
+        f"{demo_assistant}/memory-variables/",
+        json={"name": "order_number", "description": "The customer's order number"},
+    )
+    api.keep["name"] = "order_number"
+    three(
+        "canned_id",
+        f"{base}/canned-responses/",
+        lambda name: {"short_code": f"refunds-{name}", "content": "Refunds take 5 business days."},
+    )
+    three(
+        "definition_id",
+        f"{base}/attribute-definitions/",
+        lambda name: {"applies_to": "contact", "key": f"plan_{name}", "label": "Plan"},
+    )
+    three(
         "tool_id",
-        "POST",
         f"{captain}/custom-tools/",
-        [
-            {
-                "name": name,
-                "description": "Look up an order's status",
-                "parameters": tool_parameters,
-                "url_template": UNREACHABLE_PUBLIC_URL + "/orders/{{ order_id }}",
-            }
-            for name in ("order_status", "order_items")
-        ],
+        lambda name: {
+            "name": f"order_status_{name}",
+            "description": "Look up an order's status",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string"}},
+                "required": ["order_id"],
+            },
+            "url_template": UNREACHABLE_PUBLIC_URL + "/orders/{{ order_id }}",
+        },
     )
-    both(
+    three(
         "endpoint_id",
-        "POST",
         f"{captain}/model-endpoints/",
-        [
-            {"name": name, "base_url": UNREACHABLE_PUBLIC_URL + "/v1"}
-            for name in ("own-endpoint", "spare-endpoint")
-        ],
+        lambda name: {"name": f"endpoint-{name}", "base_url": UNREACHABLE_PUBLIC_URL + "/v1"},
     )
-    documents = [
+    spare, _, keep = (
         call(
             "admin",
             "POST",
@@ -264,25 +269,13 @@ def seed_objects(api: DemoApi) -> None:
                 "file": (f"{name}.txt", f"{name}: returns are free within 30 days.".encode(), "text/plain")
             },
         )["id"]
-        for name in ("returns", "warranty")
-    ]
-    api.keep["document_id"], api.spare["document_id"] = documents
+        for name in ("spare", "filler", "keep")
+    )
+    api.spare["document_id"], api.keep["document_id"] = spare, keep
+    # Teams, contacts and conversations have no DELETE operation: one will do.
     api.keep["team_id"] = call("admin", "POST", f"{base}/teams/", json={"name": "Billing"})["id"]
-    api.keep["scenario_id"] = first_id(f"{assistant}/scenarios/")
-    api.keep["faq_entry_id"] = first_id(f"{assistant}/faq/")
-    api.spare["scenario_id"] = call(
-        "admin",
-        "POST",
-        f"{assistant}/scenarios/",
-        json={"title": "Spare", "description": "A scenario to delete.", "instruction": "Answer briefly."},
-    )["id"]
-    api.spare["faq_entry_id"] = call(
-        "admin", "POST", f"{assistant}/faq/", json={"question": "Spare?", "answer": "Yes."}
-    )["id"]
-    api.spare["assistant_id"] = call("admin", "POST", f"{captain}/assistants/", json={"name": "Spare"})["id"]
     conversation = call("admin", "GET", f"{base}/conversations/{api.conversation_id}/")
     api.keep["contact_id"] = conversation["contact"]["id"]
-    api.keep["name"] = "order_number"
     # Each demo user mentions the other in a private note: a notification for each.
     for author, other in (("admin", "agent"), ("agent", "admin")):
         call(
