@@ -25,6 +25,9 @@ from helpdesk.services.canned import (
 from .attributes import service_errors_as_400
 from .auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 
+# The documented pattern spells out every letter and digit it allows (helpdesk.api.schema.ecma_pattern).
+SHORT_CODE_HELP = "Letters and digits of any script, `_` and `-` (stored lower case): typed after `/`."
+
 
 class CannedOutputSerializer(serializers.ModelSerializer):
     class Meta:
@@ -32,12 +35,15 @@ class CannedOutputSerializer(serializers.ModelSerializer):
         ref_name = "CannedResponse"
         fields = ["id", "short_code", "content", "created_at"]
         read_only_fields = fields
+        extra_kwargs = {"short_code": {"help_text": SHORT_CODE_HELP}}
 
 
 def short_code_field(**kwargs: bool) -> serializers.SlugField:
     """The model's rule (a Unicode slug, so the schema documents its pattern); surrounding spaces are refused, not
     trimmed, so what the documented pattern accepts is what is stored (lower case)."""
-    return serializers.SlugField(max_length=64, allow_unicode=True, trim_whitespace=False, **kwargs)
+    return serializers.SlugField(
+        max_length=64, allow_unicode=True, trim_whitespace=False, help_text=SHORT_CODE_HELP, **kwargs
+    )
 
 
 class CannedInputSerializer(serializers.Serializer):

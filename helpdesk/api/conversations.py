@@ -230,7 +230,12 @@ class ConversationLabelApi(AccountApi):
 
     class InputSerializer(serializers.Serializer):
         # Not trimmed: the documented pattern (no spaces) is what is accepted.
-        label = serializers.SlugField(max_length=64, allow_unicode=True, trim_whitespace=False)
+        label = serializers.SlugField(
+            max_length=64,
+            allow_unicode=True,
+            trim_whitespace=False,
+            help_text="Letters and digits of any script, `_` and `-`.",
+        )
 
         class Meta:
             ref_name = "ConversationLabelInput"

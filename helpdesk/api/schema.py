@@ -18,16 +18,20 @@ with `responses={..., **REFUSES_400}`: an error code documented without a body g
 documented: it answers only methods an operation does not have.
 
 Fields say what the server accepts: a Python regular expression's `\\w` and `\\d` (Unicode in Python, ASCII in
-ECMA-262, the dialect of OpenAPI's `pattern`) are spelt as Unicode properties, and a string that may not be blank
-has `minLength` 1 and, when DRF trims it, a pattern refusing whitespace only.
+ECMA-262, the dialect of OpenAPI's `pattern`) are spelt out as the characters they match, and a string that may
+not be blank has `minLength` 1 and, when DRF trims it, a pattern refusing whitespace only.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from functools import cache
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.core.validators import RegexValidator
+from django.db import models
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiResponse
@@ -97,18 +101,45 @@ def pattern_field(pattern: str, message: str, **kwargs: Any) -> serializers.Char
     )
 
 
+@cache
+def _spelt_class(shorthand: str) -> str:
+    """The characters Python's `re` matches with `shorthand` (`\\w`, `\\d`), as the contents of a character
+    class of literal ranges: the same set in every engine, from this server's own Unicode tables."""
+    matches = re.compile(shorthand).fullmatch
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if matches(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
+
+
 def ecma_pattern(pattern: str) -> str:
-    """`pattern` (a Python regular expression) in ECMA-262 with the `u` flag, as JSON Schema validators read it:
-    Python's `\\w` is exactly letters, digits (any script) and `_`; its `\\d` any decimal digit."""
+    """`pattern` (a Python regular expression) as every engine reads it. Python's `\\w` and `\\d` are Unicode
+    (letters and digits of any script), ECMA-262's (OpenAPI's dialect) ASCII only, and the Unicode property
+    escapes that would say it (`\\p{L}`) are read by neither Python's `re` nor some tools (Schemathesis turns
+    them into Latin letters): so they are spelt out as the ranges of characters they match here."""
     spelt, in_class = [], False
     for token in re.findall(r"\\.|.", pattern, flags=re.DOTALL):
         in_class = (in_class or token == "[") and token != "]"
-        if token == r"\w":
-            token = r"\p{L}\p{N}_" if in_class else r"[\p{L}\p{N}_]"
-        elif token == r"\d":
-            token = r"\p{Nd}"
+        if token in (r"\w", r"\d"):
+            token = _spelt_class(token) if in_class else f"[{_spelt_class(token)}]"
         spelt.append(token)
     return "".join(spelt)
+
+
+def _stores_blank(field: serializers.Field) -> bool:
+    """A ModelSerializer's field whose model field may hold "" (text with blank=True)."""
+    model = getattr(getattr(field.parent, "Meta", None), "model", None)
+    if model is None or field.source == "*" or "." in field.source:
+        return False
+    try:
+        model_field = model._meta.get_field(field.source)
+    except FieldDoesNotExist:
+        return False
+    return isinstance(model_field, models.CharField | models.TextField) and model_field.blank
 
 
 class ApiSchema(AutoSchema):
@@ -165,6 +196,12 @@ class ApiSchema(AutoSchema):
             has_pattern = any(isinstance(v, RegexValidator) for v in field.validators)
             if field.trim_whitespace and not has_pattern:
                 schema.setdefault("pattern", NOT_BLANK)
+        if field.read_only and _stores_blank(field) and ("format" in schema or "pattern" in schema):
+            # ModelSerializer drops `allow_blank` from a read-only field, so a stored "" (the URL an upload has
+            # none of) would be documented as not a URL: "" is listed the way drf-spectacular lists it for writes.
+            kept = {"readOnly", "description", "nullable", "deprecated", "title"}
+            inner = {key: schema.pop(key) for key in list(schema) if key not in kept}
+            schema["oneOf"] = [inner, {"type": "string", "maxLength": 0}]
         return schema
 
     def _insert_field_validators(self, field: serializers.Field, schema: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
-from captain.models import RoutingExample
+from captain.models import KnowledgeChunk, KnowledgeDocument, RoutingExample
 from helpdesk.api.exceptions import api_exception_handler
 from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MembershipFactory
@@ -288,3 +288,38 @@ def test_clearing_an_undeclared_memory_name_answers_the_documented_400(admin, no
     assert_documented(
         response, path=f"{CAPTAIN}/conversations/{{conversation_id}}/memory/{{name}}/", method="delete"
     )
+
+
+@pytest.mark.parametrize(("name", "field"), [("KnowledgeDocument", "source_url"), ("KnowledgeChunk", "url")])
+def test_a_url_an_upload_has_none_of_is_documented_as_possibly_blank(name, field):
+    schema = component(name)["properties"][field]
+
+    assert _allows(schema, "")
+    assert _allows(schema, "https://shop.example/returns")
+    assert not _allows(schema, "returns")
+
+
+@pytest.mark.django_db
+def test_an_uploaded_document_and_its_chunks_answer_their_documented_shape(admin, no_throttle_leftovers):
+    assistant = AssistantFactory(account=admin.account)
+    document = KnowledgeDocument.objects.create(
+        account=admin.account, assistant=assistant, kind=KnowledgeDocument.Kind.UPLOAD, title="returns.txt"
+    )
+    KnowledgeChunk.objects.create(
+        account=admin.account,
+        assistant=assistant,
+        document=document,
+        ordinal=0,
+        text="Returns: 30 days.",
+        embedding=b"",
+    )
+    documents = f"{CAPTAIN}/assistants/{{assistant_id}}/documents/"
+    base = f"/api/v1/captain/accounts/{admin.account_id}/assistants/{assistant.pk}/documents/"
+
+    for path, url in [
+        (f"{documents}{{document_id}}/", f"{base}{document.pk}/"),
+        (f"{documents}{{document_id}}/chunks/", f"{base}{document.pk}/chunks/"),
+    ]:
+        response = client_of(admin).get(url)
+        assert response.status_code == 200
+        assert_documented(response, path=path, method="get")
