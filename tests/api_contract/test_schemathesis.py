@@ -4,19 +4,39 @@ on the links it infers, as the demo administrator and as the demo agent, with a 
 The server (tests/support/demo_api.py) is the ASGI process `scripts/run` starts, on a SQLite database of its own
 with the demo account and one object of each kind the API manages, so `.../<id>/` operations reach their logic:
 path parameters take those ids 4 times in 5 and a generated value otherwise (unknown, zero, 2**64...). A DELETE
-operation gets a spare object of its kind, so deleting does not leave the other operations with 404s only.
+of `.../<id>/` always gets a spare object of its kind, so deleting does not leave the others with 404s only.
 
 What must hold, for both roles: no 5xx (not_a_server_error), every status code, content type and body as the
 schema documents them (status_code_conformance, content_type_conformance, response_schema_conformance). The
 other checks (negative_data_rejection: invalid input accepted; positive_data_acceptance: valid input rejected;
 use_after_free, ensure_resource_availability, ignored_auth, missing_required_header, unsupported_method...) are
-printed with the operations they fail on and the reason, and do not fail the test: see LENIENT_CHECKS.
+printed with the operations they fail on and the reason, and do not fail the test. What they report, and why it
+stays (November 2026):
 
-Bounded: the coverage phase (Schemathesis' deterministic boundary and wrong-type cases, about 10,000 requests) runs
+- Invalid input accepted (negative_data_rejection). Paging: a `limit` or `offset` that is not a whole number
+  (`offset=null`, `limit=false`, repeated) is ignored and the default applies, as DRF's LimitOffsetPagination does,
+  on every list. Empty filters (`?status=`, `?applies_to=`, `?until=`, `?start=`) mean no filter. DRF's fields
+  coerce scalars in bodies: a number where a string is documented (`"label": 0` is stored as "0"), "true", "0" or
+  1 for a boolean, a numeric string for a number. All are read as the client meant or as absent; none stores
+  something the documented type could not hold.
+- Valid input rejected (positive_data_acceptance): rules a JSON Schema cannot state, answered 400 with the field
+  and the reason. Uniqueness (a short code, a team or scenario key, a memory variable already used); ids that must
+  exist in the account (`user_id`, `inbox_ids`, `handoff_team_id`, routing rules' scenarios, reroute keys); state
+  (FAQ drafts from ready documents and resolved conversations, `snoozed_until` only with `snoozed`, an inbox
+  served by another assistant, a scenario's key fixed at creation, a report range of at most 366 days); keys the
+  account defines (custom attributes, conversation memory: the schema's free-form maps cannot list them); URLs the
+  outbound policy refuses; choices only for a list attribute. Four the schema could still state: `parameters` and
+  `tool_arguments` (shortcuts, custom tools) have no type, so `null` looks valid; a bulk FAQ review's `action`
+  (approve, reject) and non-empty `ids`; a document upload's `file` is not `format: binary`; a model endpoint's
+  `base_url` must be https.
+
+Bounded: the coverage phase (Schemathesis' deterministic boundary and wrong-type cases, about 7,000 requests) runs
 as the administrator, who passes the role check and so reaches validation on every operation; the agent runs the
 fuzzing and stateful phases, where most writes end at the role check. Fuzzing draws FUZZ_EXAMPLES cases per
-operation and the stateful phase STATEFUL_EXAMPLES scenarios; `--continue-on-failure` keeps a failing operation
-going, so a red run costs what a green one does and lists every failure, not the first.
+operation and the stateful phase STATEFUL_EXAMPLES scenarios. On an idle 2-core machine: the agent 66 s, the
+administrator 239 s (the coverage phase about 150 s of it, half its requests wrong JSON types).
+`--continue-on-failure` keeps a failing operation going, so a red run costs what a green one does and lists every
+failure, not the first.
 """
 
 from __future__ import annotations
@@ -39,7 +59,9 @@ import pytest
 from tests.support.demo_api import DemoApi
 
 SEED = 20261127
-FUZZ_EXAMPLES = 10
+# Fuzzing cases per operation. Fewer as the agent: most writes end at the role check, and generating bodies that
+# match the schema's patterns costs more client time than the server spends answering them.
+FUZZ_EXAMPLES = {"admin": 10, "agent": 5}
 STATEFUL_EXAMPLES = 20
 PHASES = {"admin": "coverage,fuzzing,stateful", "agent": "fuzzing,stateful"}
 ROLE_TIME_LIMIT_SECONDS = (
@@ -74,9 +96,12 @@ class Finding:
     def line(self, *, detail: bool) -> str:
         statuses = ", ".join(f"{status} x{n}" for status, n in sorted(self.statuses.items(), key=str))
         head = f"{self.check} | {self.operation} | {statuses}"
-        if not detail:
-            return f"{head}\n    {self.message[:160]}\n    e.g. {self.request[:160]}"
-        return f"{head}\n    {self.message}\n    {self.request}\n    -> {self.response}"
+        if detail:
+            return f"{head}\n    {self.message}\n    {self.request}\n    -> {self.response}"
+        # The lenient checks' message is boilerplate but for what was invalid; the answer says why it was refused.
+        _, _, what = self.message.partition("Invalid component:")
+        invalid = f"\n    invalid: {what.strip()[:200]}" if what else ""
+        return f"{head}{invalid}\n    e.g. {self.request[:150]} -> {self.response[:200]}"
 
 
 def _schemathesis() -> str:
@@ -116,21 +141,25 @@ def schemathesis_config(api: DemoApi, role: str, schema: dict[str, Any]) -> str:
         last = path.rstrip("/").rsplit("/", 1)[-1]
         name = last.strip("{}")
         if "delete" in methods and last.startswith("{") and name in api.spare:
-            binding = {"dictionary": f"spare_{name}", "probability": BOUND_PROBABILITY}
+            # Always the spare: a made-up id could be the keeper's. One filter (the name is "METHOD path"):
+            # separate include-path and include-method filters would match any DELETE, or any method on the path.
+            binding = {"dictionary": f"spare_{name}", "probability": 1.0}
             lines += [
                 "",
                 "[[operations]]",
-                f"include-path = {json.dumps(path)}",
-                'include-method = "DELETE"',
+                f"include-name = {json.dumps('DELETE ' + path)}",
                 f"parameters = {_toml({f'path.{name}': binding})}",
             ]
     return "\n".join(lines) + "\n"
 
 
 def _body(content: Any) -> str:
+    """The first characters of a recorded answer's body, on one line."""
     if isinstance(content, dict) and "$base64" in content:
-        return base64.b64decode(content["$base64"]).decode(errors="replace")[:300]
-    return str(content or "")[:300]
+        text = base64.b64decode(content["$base64"]).decode(errors="replace")
+    else:
+        text = str(content or "")
+    return " ".join(text[:600].split())[:300]
 
 
 def findings_from(ndjson: Path) -> dict[tuple[str, str], Finding]:
@@ -176,7 +205,9 @@ def report(role: str, findings: dict[tuple[str, str], Finding], seconds: float, 
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("role", ["admin", "agent"])
+# The agent first: the administrator's run deletes and rewrites objects (its stateful phase follows links from
+# lists to the DELETE operations), which would leave the agent's reads with 404s only.
+@pytest.mark.parametrize("role", ["agent", "admin"])
 def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
     demo_api: DemoApi, role: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -197,7 +228,7 @@ def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
         "--seed",
         str(SEED),
         "--max-examples",
-        str(FUZZ_EXAMPLES),
+        str(FUZZ_EXAMPLES[role]),
         "--continue-on-failure",
         # No example database: a failure found in an earlier run would be replayed first and change the run.
         "--generation-database",
