@@ -33,8 +33,9 @@ stays (November 2026):
 Bounded: the coverage phase (Schemathesis' deterministic boundary and wrong-type cases, about 7,000 requests) runs
 as the administrator, who passes the role check and so reaches validation on every operation; the agent runs the
 fuzzing and stateful phases, where most writes end at the role check. Fuzzing draws FUZZ_EXAMPLES cases per
-operation and the stateful phase STATEFUL_EXAMPLES scenarios. On an idle 2-core machine: the agent 66 s, the
-administrator 239 s (the coverage phase about 150 s of it, half its requests wrong JSON types).
+operation and the stateful phase STATEFUL_EXAMPLES scenarios. On an idle 2-core machine: the agent 54-66 s, the
+administrator 184-239 s (the coverage phase about 150 s of it, half its requests wrong JSON types); both test
+modules with their two servers about 5 minutes.
 `--continue-on-failure` keeps a failing operation going, so a red run costs what a green one does and lists every
 failure, not the first.
 """
