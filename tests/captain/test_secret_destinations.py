@@ -9,12 +9,12 @@ import json
 
 import pytest
 from django.test import Client
-from rest_framework.test import APIClient
 
 from captain.crypto import secret_decrypt, secret_encrypt
 from captain.models import CustomTool, ModelEndpoint
 from captain.services.destinations import SECRET_DROPPED_MESSAGE
 from helpdesk.models import Membership
+from tests.captain.api.test_custom_tools_api import api_for, tools_url
 from tests.captain.tools.test_custom_http_tools import ShopServer
 from tests.factories import MembershipFactory, UserFactory
 
@@ -34,14 +34,16 @@ def admin():
     return MembershipFactory(role=Membership.Role.ADMIN)
 
 
-def api_for(membership) -> APIClient:
-    api = APIClient()
-    api.force_authenticate(membership.user)
-    return api
-
-
-def tools_url(account_id, suffix="") -> str:
-    return f"/api/v1/captain/accounts/{account_id}/custom-tools/{suffix}"
+@pytest.fixture
+def endpoint(admin):
+    """An own endpoint with a stored key (127.0.0.1 is allowlisted in tests; nothing is sent to it here)."""
+    return ModelEndpoint.objects.create(
+        account=admin.account,
+        name="ours",
+        base_url="http://127.0.0.1:9/v1",
+        model_names=["m1"],
+        api_key_encrypted=secret_encrypt("sk-tenant-123"),
+    )
 
 
 def endpoints_url(account_id, suffix="") -> str:
@@ -120,14 +122,7 @@ def test_a_secret_given_with_the_new_destination_is_stored(admin, shops):
     assert secret_decrypt(CustomTool.objects.get().secret_encrypted) == "for-the-second-shop"
 
 
-def test_an_endpoint_moved_to_another_port_loses_its_key(admin):
-    endpoint = ModelEndpoint.objects.create(
-        account=admin.account,
-        name="ours",
-        base_url="http://127.0.0.1:9/v1",
-        model_names=["m1"],
-        api_key_encrypted=secret_encrypt("sk-tenant-123"),
-    )
+def test_an_endpoint_moved_to_another_port_loses_its_key(admin, endpoint):
     api = api_for(admin)
 
     same_origin = api.patch(
@@ -194,14 +189,7 @@ def test_the_tool_admin_drops_the_secret_for_a_new_host_and_says_so(admin, admin
     assert CustomTool.objects.get().secret_encrypted == ""
 
 
-def test_the_endpoint_admin_drops_the_key_for_a_new_host_and_says_so(admin, admin_client):
-    endpoint = ModelEndpoint.objects.create(
-        account=admin.account,
-        name="ours",
-        base_url="http://127.0.0.1:9/v1",
-        model_names=["m1"],
-        api_key_encrypted=secret_encrypt("sk-tenant-123"),
-    )
+def test_the_endpoint_admin_drops_the_key_for_a_new_host_and_says_so(admin, admin_client, endpoint):
     form = {
         "account": admin.account_id,
         "name": "ours",
