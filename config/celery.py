@@ -2,6 +2,7 @@
 
 import os
 import sys
+from typing import Any
 
 from celery import Celery, signals
 
@@ -13,7 +14,7 @@ app.autodiscover_tasks()
 
 
 @signals.worker_init.connect
-def _refuse_unsafe_start(**kwargs) -> None:
+def _refuse_unsafe_start(**kwargs: Any) -> None:
     """Celery runs Django's system checks but ignores their result: refuse here to start a worker (or beat) with
     DEBUG off and no real SECRET_KEY (config.E001), as gunicorn and manage.py do."""
     from django.core.exceptions import ImproperlyConfigured

@@ -1,7 +1,12 @@
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 
 from .account import Account
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class Team(models.Model):
@@ -16,7 +21,8 @@ class Team(models.Model):
         default=True,
         help_text="Assign the team's escalations round-robin to its online members with room for more.",
     )
-    members = models.ManyToManyField(
+    # The through model is named by a string, so the plugin cannot infer the field's types: spelled out here.
+    members: "models.ManyToManyField[User, TeamMember]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="TeamMember", related_name="support_teams", blank=True
     )
     created_at = models.DateTimeField(auto_now_add=True)
