@@ -25,16 +25,8 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
-from helpdesk.admin import (
-    AccountScopedAdminMixin,
-    AccountScopedInlineMixin,
-    admin_account_ids,
-    scoped_queryset,
-)
-from helpdesk.models import Account, Team
-
-from .admin_graph import routing_svg
-from .forms import (
+from captain.admin_graph import routing_svg
+from captain.forms import (
     AssistantAdminForm,
     FaqEntryAdminForm,
     ModelEndpointAdminForm,
@@ -46,7 +38,7 @@ from .forms import (
     ScenarioAdminForm,
     ScenarioInlineFormSet,
 )
-from .models import (
+from captain.models import (
     TRIAGE_KEY,
     Assistant,
     AssistantInbox,
@@ -71,40 +63,51 @@ from .models import (
     Shortcut,
     ToolConfirmation,
 )
-from .services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
-from .services.custom_tools import (
+from captain.services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
+from captain.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
     custom_tool_delete,
     custom_tool_errors,
     custom_tool_save,
     custom_tool_test_call,
 )
-from .services.destinations import SECRET_DROPPED_MESSAGE
-from .services.example_drafts import drafted_examples_adopt, routing_example_edit, routing_example_text_errors
-from .services.faq import (
+from captain.services.destinations import SECRET_DROPPED_MESSAGE
+from captain.services.example_drafts import (
+    drafted_examples_adopt,
+    routing_example_edit,
+    routing_example_text_errors,
+)
+from captain.services.faq import (
     FAQ_ENTRY_FIELDS,
     faq_entries_review,
     faq_entry_create,
     faq_entry_delete,
     faq_entry_update,
 )
-from .services.knowledge import document_delete, document_resync
-from .services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
-from .services.routing_examples import review_examples
-from .services.scenarios import (
+from captain.services.knowledge import document_delete, document_resync
+from captain.services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
+from captain.services.routing_examples import review_examples
+from captain.services.scenarios import (
     SCENARIO_FIELDS,
     ScenarioFields,
     scenario_create,
     scenario_delete,
     scenario_update,
 )
-from .services.shortcuts import (
+from captain.services.shortcuts import (
     SHORTCUT_FIELDS,
     shortcut_create,
     shortcut_delete,
     shortcut_errors,
     shortcut_update,
 )
+from helpdesk.admin import (
+    AccountScopedAdminMixin,
+    AccountScopedInlineMixin,
+    admin_account_ids,
+    scoped_queryset,
+)
+from helpdesk.models import Account, Team
 
 SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
 
@@ -575,7 +578,7 @@ class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 )
                 if assistant is None:
                     return cleaned
-                from .services.routing import routing_reference_errors
+                from captain.services.routing import routing_reference_errors
 
                 for name, target in key_fields:
                     if name in cleaned:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from .models import TRIAGE_KEY, Assistant, RoutingNode, Scenario
-from .runtime.routing import HUMAN, Graph
-from .services.routing import routing_graph, star_graph
+from captain.models import TRIAGE_KEY, Assistant, RoutingNode, Scenario
+from captain.runtime.routing import HUMAN, Graph
+from captain.services.routing import routing_graph, star_graph
 
 NODE_WIDTH = 210
 NODE_HEIGHT = 70

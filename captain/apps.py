@@ -7,6 +7,6 @@ class CaptainConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, telemetry  # noqa: F401  (registers system checks; configures tracing)
+        from captain import checks, telemetry  # noqa: F401  (registers system checks; configures tracing)
 
         telemetry.configure_tracing()

@@ -13,7 +13,7 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from .conf import captain_setting
+from captain.conf import captain_setting
 
 
 class SecretUnreadable(Exception):

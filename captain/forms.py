@@ -12,19 +12,18 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from captain.crypto import secret_encrypt
+from captain.models import Assistant, FaqEntry, ModelEndpoint, RoutingNode, Scenario
+from captain.prompts import available_variables
+from captain.services.assistants import ASSISTANT_FIELDS, assistant_errors
+from captain.services.builder import scenario_key_from_title
+from captain.services.destinations import secret_stays, url_origin
+from captain.services.faq import FAQ_ENTRY_FIELDS
+from captain.services.model_endpoints import model_endpoint_check
+from captain.services.routing import router_choice_errors
+from captain.services.scenarios import SCENARIO_FIELDS, scenario_errors, scenario_key_errors
+from captain.tools import SCENARIO_TOOL_NAMES
 from helpdesk.models import Team
-
-from .crypto import secret_encrypt
-from .models import Assistant, FaqEntry, ModelEndpoint, RoutingNode, Scenario
-from .prompts import available_variables
-from .services.assistants import ASSISTANT_FIELDS, assistant_errors
-from .services.builder import scenario_key_from_title
-from .services.destinations import secret_stays, url_origin
-from .services.faq import FAQ_ENTRY_FIELDS
-from .services.model_endpoints import model_endpoint_check
-from .services.routing import router_choice_errors
-from .services.scenarios import SCENARIO_FIELDS, scenario_errors, scenario_key_errors
-from .tools import SCENARIO_TOOL_NAMES
 
 TEMPLATE_HELP = (
     f"Jinja template. Variables: {available_variables()}; e.g. {{{{ contact.name|default('there') }}}}."
@@ -166,7 +165,7 @@ class ScenarioAdminForm(forms.ModelForm):
 
     def offer_tools_of(self, account_id: int | None) -> None:
         """The tool choices: the built-in tools and this account's custom tools (never another account's)."""
-        from .services.custom_tools import custom_tool_names
+        from captain.services.custom_tools import custom_tool_names
 
         custom = custom_tool_names(account_id=account_id) if account_id else []
         self.fields["tools"].choices = [(name, name) for name in [*SCENARIO_TOOL_NAMES, *custom]]
@@ -261,7 +260,7 @@ class RoutingInlineFormSet(forms.BaseInlineFormSet):
         super().clean()
         if any(self.errors) or not self.instance.pk:
             return
-        from .services.routing import routing_reference_errors
+        from captain.services.routing import routing_reference_errors
 
         seen: set[tuple] = set()
         for form in self.forms:

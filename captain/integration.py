@@ -10,10 +10,9 @@ from datetime import datetime
 from django.db import transaction
 from django.urls import reverse
 
+from captain.conf import captain_setting
 from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.tracing import inject_context
-
-from .conf import captain_setting
 
 logger = logging.getLogger(__name__)
 
@@ -24,14 +23,14 @@ _broker_down_until = 0.0
 
 class CaptainResponder:
     def handles_inbox(self, inbox: Inbox) -> bool:
-        from .models import AssistantInbox
+        from captain.models import AssistantInbox
 
         return AssistantInbox.objects.filter(inbox=inbox).exists()
 
     def message_stored(self, message: Message) -> None:
         """Called inside the ingest transaction for a customer message the AI will answer: its job row commits
         with the message or not at all, so no stored message is ever without one."""
-        from .services.jobs import job_create
+        from captain.services.jobs import job_create
 
         job_create(message=message)
 
@@ -42,8 +41,8 @@ class CaptainResponder:
         The task starts after the debounce window, so a burst of messages is answered by one run. Only a
         successful publish sets the job's `enqueued_at`; a job without it is swept within seconds.
         """
-        from . import tasks
-        from .services.jobs import job_mark_published
+        from captain import tasks
+        from captain.services.jobs import job_mark_published
 
         global _broker_down_until
         if time.monotonic() < _broker_down_until:
@@ -67,14 +66,14 @@ class CaptainResponder:
 
     def reply_sources(self, *, message_ids: list[int]) -> dict[int, list[dict[str, object]]]:
         """The cited knowledge of each AI reply among `message_ids` (the conversation view shows it)."""
-        from .selectors import reply_cited_sources
+        from captain.selectors import reply_cited_sources
 
         return reply_cited_sources(message_ids=message_ids)
 
     def reroute_form(self, *, conversation: Conversation) -> dict[str, object] | None:
         """What the conversation page offers for "This should have gone to ...": where to post, the nodes, and
         the customer message the router decided about last. None when no assistant answers the inbox."""
-        from .services.routing_corrections import reroute_options
+        from captain.services.routing_corrections import reroute_options
 
         options = reroute_options(conversation=conversation)
         if options is None:
@@ -87,15 +86,15 @@ class CaptainResponder:
     def memory_panel(self, *, conversation: Conversation) -> dict[str, object] | None:
         """The conversation page's memory panel: where to post, and the assistant's memory variables with the
         values this conversation sees. None when no assistant answers the inbox or it declares no memory."""
-        from .views.memory import memory_panel_context
+        from captain.views.memory import memory_panel_context
 
         return memory_panel_context(conversation=conversation)
 
     def copilot_panel(self, *, conversation: Conversation, membership: object) -> dict[str, object] | None:
         """The copilot under the reply box (captain.services.copilot): the partial and where it posts. None when
         no assistant answers the inbox (there is no model or knowledge to help with). Any member may use it."""
-        from .services.copilot import copilot_credits
-        from .services.runs import assistant_for_inbox
+        from captain.services.copilot import copilot_credits
+        from captain.services.runs import assistant_for_inbox
 
         if assistant_for_inbox(conversation.inbox_id) is None:
             return None
@@ -110,7 +109,7 @@ class CaptainResponder:
     def conversation_taken_over(self, *, conversation_id: int) -> None:
         """A person took the conversation over from the AI (inside their transaction): right after the router
         moved it, that is a sign the move was wrong, and the message is proposed as a routing correction."""
-        from .services.routing_corrections import correction_from_takeover
+        from captain.services.routing_corrections import correction_from_takeover
 
         # In a savepoint, and never raising: learning must not cost the person their takeover.
         try:
@@ -122,12 +121,12 @@ class CaptainResponder:
     def judge_quiet_conversation(self, *, conversation_id: int, quiet_since: datetime) -> bool:
         """helpdesk's auto-resolve sweep: queue the model's judgement of a conversation the AI is handling that
         has been quiet since `quiet_since` (captain.services.auto_resolve). False when it could not be queued."""
-        from .services.auto_resolve import judgement_enqueue
+        from captain.services.auto_resolve import judgement_enqueue
 
         return judgement_enqueue(conversation_id=conversation_id, quiet_since=quiet_since)
 
     def delivery_failed(self, message: Message) -> None:
-        from .services.credits import credit_refund
+        from captain.services.credits import credit_refund
 
         credit_refund(message=message)
 

@@ -8,9 +8,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from captain.runtime.types import HANDOFF_PREFIX, MAX_TOOL_NAME_LENGTH
 from helpdesk.models import Account, Contact, Conversation, Inbox, Message
-
-from .runtime.types import HANDOFF_PREFIX, MAX_TOOL_NAME_LENGTH
 
 TRIAGE_KEY = "assistant"
 MAX_SCENARIO_KEY_LENGTH = MAX_TOOL_NAME_LENGTH - len(HANDOFF_PREFIX)  # 53: handoff_to_<key> fits in 64

@@ -11,9 +11,7 @@ from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
-from helpdesk.models import Conversation
-
-from .models import (
+from captain.models import (
     Assistant,
     AssistantInbox,
     CopilotRun,
@@ -26,7 +24,8 @@ from .models import (
     Scenario,
     SpanRecord,
 )
-from .services.credits import credit_balance_for
+from captain.services.credits import credit_balance_for
+from helpdesk.models import Conversation
 
 CREDIT_USAGE_DAYS = 30
 HANDED_OVER = (Run.Outcome.HUMAN_HANDOFF, Run.Outcome.ERROR)

@@ -11,13 +11,12 @@ from celery.exceptions import Reject, Retry
 from django.utils import timezone
 from opentelemetry import trace
 
+from captain.conf import captain_setting
+from captain.runtime import semconv as sc
+from captain.services.credits import credit_holds_release_finished
+from captain.services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
+from captain.services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 from helpdesk.tracing import extract_context
-
-from .conf import captain_setting
-from .runtime import semconv as sc
-from .services.credits import credit_holds_release_finished
-from .services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
-from .services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -106,7 +105,7 @@ def pending_messages_sweep() -> int:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def playground_turn(run_id: int) -> str:
     """Answer one playground message (captain.services.playground); the page polls the row for progress."""
-    from .services.playground import playground_turn_run
+    from captain.services.playground import playground_turn_run
 
     return playground_turn_run(run_id=run_id)
 
@@ -115,7 +114,7 @@ def playground_turn(run_id: int) -> str:
 def knowledge_document_process(document_id: int) -> str:
     """Extract, chunk and embed one knowledge document (captain.services.knowledge). Not rejected on a lost
     worker: a file that kills the worker would otherwise come back for ever (re-sync it by hand)."""
-    from .services.knowledge import document_process
+    from captain.services.knowledge import document_process
 
     return document_process(document_id=document_id)
 
@@ -123,7 +122,7 @@ def knowledge_document_process(document_id: int) -> str:
 @shared_task(acks_late=True)
 def knowledge_resync_due() -> int:
     """Queue the knowledge documents whose re-sync interval elapsed (beat, hourly)."""
-    from .services.knowledge import documents_resync_due
+    from captain.services.knowledge import documents_resync_due
 
     return documents_resync_due()
 
@@ -131,7 +130,7 @@ def knowledge_resync_due() -> int:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def faq_drafts_from_document(document_id: int) -> int:
     """Draft pending FAQ entries from a ready document (captain.services.faq_drafts); no credits charged."""
-    from .services.faq_drafts import faq_drafts_from_document as draft
+    from captain.services.faq_drafts import faq_drafts_from_document as draft
 
     return draft(document_id=document_id)
 
@@ -139,7 +138,7 @@ def faq_drafts_from_document(document_id: int) -> int:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def faq_drafts_from_conversation(conversation_id: int) -> int:
     """Draft a pending FAQ entry from a resolved conversation a person answered; no credits charged."""
-    from .services.faq_drafts import faq_drafts_from_conversation as draft
+    from captain.services.faq_drafts import faq_drafts_from_conversation as draft
 
     return draft(conversation_id=conversation_id)
 
@@ -147,7 +146,7 @@ def faq_drafts_from_conversation(conversation_id: int) -> int:
 @shared_task(acks_late=True)
 def faq_drafts_conversations_sweep() -> int:
     """Periodic (beat): queue drafting for conversations resolved lately with a person's answer."""
-    from .services.faq_drafts import faq_drafts_conversations_sweep as sweep
+    from captain.services.faq_drafts import faq_drafts_conversations_sweep as sweep
 
     return sweep()
 
@@ -156,7 +155,7 @@ def faq_drafts_conversations_sweep() -> int:
 def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
     """Draft routing examples for a scenario's node (captain.services.example_drafts); no credits charged.
     Idempotent: drafts of the scenario's current texts are not written twice unless `force`."""
-    from .services.example_drafts import example_drafts_run
+    from captain.services.example_drafts import example_drafts_run
 
     return example_drafts_run(scenario_id=scenario_id, force=force)
 
@@ -164,7 +163,7 @@ def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
 @shared_task(acks_late=True)
 def routing_example_drafts_sweep() -> int:
     """Periodic (beat): queue drafting for enabled scenarios without drafts of their current texts."""
-    from .services.example_drafts import example_drafts_sweep
+    from captain.services.example_drafts import example_drafts_sweep
 
     return example_drafts_sweep()
 
@@ -172,7 +171,7 @@ def routing_example_drafts_sweep() -> int:
 @shared_task(acks_late=True)
 def span_retention_sweep() -> int:
     """Periodic (beat): delete stored spans older than SPAN_RETENTION_DAYS, in batches."""
-    from .services.span_retention import spans_delete_expired
+    from captain.services.span_retention import spans_delete_expired
 
     return spans_delete_expired()
 
@@ -181,7 +180,7 @@ def span_retention_sweep() -> int:
 def sync_telegram_commands(assistant_id: int) -> int:
     """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
     is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""
-    from .services.shortcuts import telegram_commands_sync
+    from captain.services.shortcuts import telegram_commands_sync
 
     return telegram_commands_sync(assistant_id=assistant_id)
 
@@ -194,7 +193,7 @@ def auto_resolve_judge(conversation_id: int, quiet_since: str) -> str:
     conversation that kills its worker coming back at once for ever."""
     from datetime import datetime
 
-    from .services.auto_resolve import judge_quiet_conversation
+    from captain.services.auto_resolve import judge_quiet_conversation
 
     return judge_quiet_conversation(
         conversation_id=conversation_id, quiet_since=datetime.fromisoformat(quiet_since)
@@ -205,6 +204,6 @@ def auto_resolve_judge(conversation_id: int, quiet_since: str) -> str:
 def copilot_generate(run_id: int) -> str:
     """An agent's copilot request (draft, summary, rewrite): captain.services.copilot. A redelivered task runs
     it again; the charge is once per run."""
-    from .services.copilot import copilot_run_execute
+    from captain.services.copilot import copilot_run_execute
 
     return copilot_run_execute(run_id=run_id)

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from .conf import captain_setting
+from captain.conf import captain_setting
 
 logger = logging.getLogger(__name__)
 _configured = False
@@ -41,7 +41,7 @@ class DatabaseSpanExporter(SpanExporter):
     """Writes finished spans to `captain.SpanRecord`. Failing to store telemetry never fails the product."""
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        from .models import SpanRecord
+        from captain.models import SpanRecord
 
         rows = []
         for span in spans:

@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import InMemoryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpRequest
 
-from .conf import captain_setting
+from captain.conf import captain_setting
 
 
 class CappedUploadHandler(FileUploadHandler):

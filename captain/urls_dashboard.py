@@ -4,8 +4,7 @@ at the site root next to the dashboard."""
 from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
-
-from .views import (
+from captain.views import (
     copilot,
     debug_log,
     faq_review,

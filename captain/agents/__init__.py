@@ -1,5 +1,5 @@
 """Builders: database rows -> runtime agents (assistant -> triage agent, scenario -> specialist)."""
 
-from .builder import build_team
+from captain.agents.builder import build_team
 
 __all__ = ["build_team"]

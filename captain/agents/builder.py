@@ -7,15 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, FaqEntry, KnowledgeChunk, KnowledgeMode, Scenario, ScenarioMode
-from ..prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
-from ..prompts.context import TurnFacts
-from ..prompts.variables import memory_context, memory_declared
-from ..runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
-from ..runtime.routing import HUMAN, Graph
-from ..tools import BUILTIN_TOOL_NAMES, build_tools
-from ..tools.http import custom_tools_for
+from captain.conf import captain_setting
+from captain.models import (
+    TRIAGE_KEY,
+    Assistant,
+    FaqEntry,
+    KnowledgeChunk,
+    KnowledgeMode,
+    Scenario,
+    ScenarioMode,
+)
+from captain.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
+from captain.prompts.context import TurnFacts
+from captain.prompts.variables import memory_context, memory_declared
+from captain.runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
+from captain.runtime.routing import HUMAN, Graph
+from captain.tools import BUILTIN_TOOL_NAMES, build_tools
+from captain.tools.http import custom_tools_for
 
 TRIAGE_TOOLS = ("faq_lookup", "handoff_to_human")
 BACK_TO_TRIAGE = "Transfer back to the assistant when the customer's request is outside your topic."

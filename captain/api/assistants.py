@@ -11,14 +11,13 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.api.errors import service_errors_as_400
+from captain.models import Assistant
+from captain.selectors import access_assistant, assistant_list
+from captain.services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
+from captain.services.builder import MAX_INSTRUCTION_CHARS
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 from helpdesk.models import Inbox
-
-from ..models import Assistant
-from ..selectors import access_assistant, assistant_list
-from ..services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
-from ..services.builder import MAX_INSTRUCTION_CHARS
-from .errors import service_errors_as_400
 
 
 class AssistantOutputSerializer(serializers.ModelSerializer):

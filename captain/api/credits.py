@@ -8,9 +8,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.selectors import CREDIT_USAGE_DAYS, credit_usage
 from helpdesk.api.auth import AccountAdminApi
-
-from ..selectors import CREDIT_USAGE_DAYS, credit_usage
 
 
 class CreditUsageApi(AccountAdminApi):

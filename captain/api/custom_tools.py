@@ -17,12 +17,9 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminApi
-from helpdesk.api.schema import pattern_field
-from helpdesk.models import Account
-
-from ..models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
-from ..services.custom_tools import (
+from captain.api.errors import service_errors_as_400
+from captain.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
+from captain.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
     MAX_RESPONSE_BYTES,
     MAX_TIMEOUT_SECONDS,
@@ -30,8 +27,10 @@ from ..services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
-from ..services.destinations import SECRET_DROPPED_MESSAGE
-from .errors import service_errors_as_400
+from captain.services.destinations import SECRET_DROPPED_MESSAGE
+from helpdesk.api.auth import AccountAdminApi
+from helpdesk.api.schema import pattern_field
+from helpdesk.models import Account
 
 
 class CustomToolOutputSerializer(serializers.ModelSerializer):

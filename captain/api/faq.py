@@ -10,14 +10,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminApi, AccountAdminOrReadOnlyApi, Pagination, paginated_response
-from helpdesk.api.schema import REFUSES_400
-from helpdesk.ids import IdFilterField
-from helpdesk.selectors import access_conversation
-
-from ..models import FaqEntry, KnowledgeDocument
-from ..selectors import access_assistant, access_document, access_faq_entry, faq_entry_list
-from ..services.faq import (
+from captain.api.errors import service_errors_as_400
+from captain.models import FaqEntry, KnowledgeDocument
+from captain.selectors import access_assistant, access_document, access_faq_entry, faq_entry_list
+from captain.services.faq import (
     FAQ_ENTRY_FIELDS,
     REVIEW_ACTIONS,
     faq_entries_review,
@@ -27,12 +23,15 @@ from ..services.faq import (
     faq_entry_reject,
     faq_entry_update,
 )
-from ..services.faq_drafts import (
+from captain.services.faq_drafts import (
     faq_draft_conversation_problem,
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,
 )
-from .errors import service_errors_as_400
+from helpdesk.api.auth import AccountAdminApi, AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import REFUSES_400
+from helpdesk.ids import IdFilterField
+from helpdesk.selectors import access_conversation
 
 REVIEW_FIELDS = ["status", "source", "source_document", "source_conversation", "reviewed_at", "updated_at"]
 

@@ -17,21 +17,20 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
-from helpdesk.api.parsers import BoundedJSONParser
-from helpdesk.api.schema import REFUSES_400
-
-from ..models import KnowledgeChunk, KnowledgeDocument
-from ..selectors import access_assistant, access_document, document_chunks, document_list
-from ..services.knowledge import (
+from captain.api.errors import service_errors_as_400
+from captain.models import KnowledgeChunk, KnowledgeDocument
+from captain.selectors import access_assistant, access_document, document_chunks, document_list
+from captain.services.knowledge import (
     URL_KINDS,
     document_create_upload,
     document_create_url,
     document_delete,
     document_resync,
 )
-from ..upload_limits import cap_uploads
-from .errors import service_errors_as_400
+from captain.upload_limits import cap_uploads
+from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.parsers import BoundedJSONParser
+from helpdesk.api.schema import REFUSES_400
 
 DOCUMENT_FIELDS = [
     "id",

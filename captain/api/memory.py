@@ -20,15 +20,11 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminOrReadOnlyApi, AccountApi
-from helpdesk.api.schema import REFUSES_400, pattern_field
-from helpdesk.models import Conversation
-from helpdesk.selectors import access_conversation
-
-from ..models import MEMORY_NAME_RE, Assistant, MemoryValue, MemoryVariable
-from ..selectors import access_assistant
-from ..services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
-from ..services.memory_variables import (
+from captain.api.errors import service_errors_as_400
+from captain.models import MEMORY_NAME_RE, Assistant, MemoryValue, MemoryVariable
+from captain.selectors import access_assistant
+from captain.services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
+from captain.services.memory_variables import (
     MAX_CHOICE_CHARS,
     MAX_CHOICES,
     MEMORY_VARIABLE_FIELDS,
@@ -36,8 +32,11 @@ from ..services.memory_variables import (
     memory_variable_delete,
     memory_variable_update,
 )
-from ..services.runs import assistant_for_inbox
-from .errors import service_errors_as_400
+from captain.services.runs import assistant_for_inbox
+from helpdesk.api.auth import AccountAdminOrReadOnlyApi, AccountApi
+from helpdesk.api.schema import REFUSES_400, pattern_field
+from helpdesk.models import Conversation
+from helpdesk.selectors import access_conversation
 
 MAX_NAMES_PER_WRITE = 100
 

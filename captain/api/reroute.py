@@ -18,12 +18,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.api.routing_examples import correction_signal_field
+from captain.models import RoutingExample
+from captain.services.routing_corrections import RerouteRefused, conversation_reroute
 from helpdesk.api.auth import AccountApi
 from helpdesk.selectors import access_conversation
-
-from ..models import RoutingExample
-from ..services.routing_corrections import RerouteRefused, conversation_reroute
-from .routing_examples import correction_signal_field
 
 
 class CorrectionOutputSerializer(serializers.ModelSerializer):

@@ -18,15 +18,14 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.api.errors import service_errors_as_400
+from captain.models import Assistant, RoutingExample
+from captain.selectors import access_assistant, access_scenario
+from captain.services.example_drafts import example_drafts_enqueue, routing_example_edit
+from captain.services.routing import routing_reference_errors
+from captain.services.routing_examples import review_examples
 from helpdesk.api.auth import AccountAdminApi, Pagination, paginated_response
 from helpdesk.api.schema import REFUSES_400
-
-from ..models import Assistant, RoutingExample
-from ..selectors import access_assistant, access_scenario
-from ..services.example_drafts import example_drafts_enqueue, routing_example_edit
-from ..services.routing import routing_reference_errors
-from ..services.routing_examples import review_examples
-from .errors import service_errors_as_400
 
 FILTERS = {
     "source": RoutingExample.Source.values,

@@ -11,20 +11,19 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
-from helpdesk.api.schema import pattern_field
-
-from ..models import MAX_SCENARIO_KEY_LENGTH, SCENARIO_KEY_RE, Scenario, ScenarioMode
-from ..selectors import access_assistant, access_scenario, scenario_list
-from ..services.builder import MAX_INSTRUCTION_CHARS
-from ..services.scenarios import (
+from captain.api.errors import service_errors_as_400
+from captain.models import MAX_SCENARIO_KEY_LENGTH, SCENARIO_KEY_RE, Scenario, ScenarioMode
+from captain.selectors import access_assistant, access_scenario, scenario_list
+from captain.services.builder import MAX_INSTRUCTION_CHARS
+from captain.services.scenarios import (
     MAX_TOOL_CALLS_LIMIT,
     SCENARIO_FIELDS,
     scenario_create,
     scenario_delete,
     scenario_update,
 )
-from .errors import service_errors_as_400
+from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import pattern_field
 
 
 class ScenarioOutputSerializer(serializers.ModelSerializer):

@@ -13,12 +13,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
-from helpdesk.api.schema import pattern_field
-
-from ..models import SHORTCUT_COMMAND_RE, Shortcut
-from ..selectors import access_assistant
-from ..services.shortcuts import (
+from captain.api.errors import service_errors_as_400
+from captain.models import SHORTCUT_COMMAND_RE, Shortcut
+from captain.selectors import access_assistant
+from captain.services.shortcuts import (
     MAX_TEMPLATE_CHARS,
     SHORTCUT_FIELDS,
     access_shortcut,
@@ -27,7 +25,8 @@ from ..services.shortcuts import (
     shortcut_list,
     shortcut_update,
 )
-from .errors import service_errors_as_400
+from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from helpdesk.api.schema import pattern_field
 
 
 class ShortcutOutputSerializer(serializers.ModelSerializer):

@@ -3,8 +3,7 @@
 from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
-
-from . import (
+from captain.api import (
     assistants,
     credits,
     custom_tools,

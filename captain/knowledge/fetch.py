@@ -20,12 +20,11 @@ import httpx
 import lxml.etree
 import lxml.html
 
+from captain.knowledge.document import Page
+from captain.knowledge.errors import IngestError, human_size
+from captain.knowledge.extract import extract_document
+from captain.knowledge.sitemap import sitemap_locations
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, check_url, outbound_client
-
-from .document import Page
-from .errors import IngestError, human_size
-from .extract import extract_document
-from .sitemap import sitemap_locations
 
 logger = logging.getLogger(__name__)
 

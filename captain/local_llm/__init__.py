@@ -7,7 +7,7 @@ llama.cpp's OpenAI-compatible server (xllamacpp). No Django imports here.
         client.chat.completions.create(model=llm.model, messages=[...])
 """
 
-from .assemble import (
+from captain.local_llm.assemble import (
     DEFAULT_MODEL,
     MODELS,
     ModelIntegrityError,
@@ -16,7 +16,13 @@ from .assemble import (
     default_model_dir,
     ensure_model,
 )
-from .server import LocalLLMHandle, LocalLLMServer, ServerConfig, config_for_model, start_local_llm
+from captain.local_llm.server import (
+    LocalLLMHandle,
+    LocalLLMServer,
+    ServerConfig,
+    config_for_model,
+    start_local_llm,
+)
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -14,8 +14,14 @@ import threading
 import time
 from pathlib import Path
 
-from .assemble import DEFAULT_MODEL, MODELS, ModelIntegrityError, ModelPackagesMissingError, ensure_model
-from .server import READY_PREFIX, LocalLLMServer, config_for_model
+from captain.local_llm.assemble import (
+    DEFAULT_MODEL,
+    MODELS,
+    ModelIntegrityError,
+    ModelPackagesMissingError,
+    ensure_model,
+)
+from captain.local_llm.server import READY_PREFIX, LocalLLMServer, config_for_model
 
 
 def _progress(done: int, total: int) -> None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
-from .assemble import DEFAULT_MODEL, ensure_model, get_spec
+from captain.local_llm.assemble import DEFAULT_MODEL, ensure_model, get_spec
 
 __all__ = [
     "CHAT_TEMPLATE_PATH",

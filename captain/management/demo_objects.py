@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from captain.models import Assistant
+from captain.selectors import assistant_list, scenario_list
+from captain.services.assistants import assistant_create, assistant_update
+from captain.services.scenarios import scenario_create, scenario_update
 from helpdesk.models import Account
-
-from ..models import Assistant
-from ..selectors import assistant_list, scenario_list
-from ..services.assistants import assistant_create, assistant_update
-from ..services.scenarios import scenario_create, scenario_update
 
 
 def demo_assistant(account: Account, *, name: str, **fields: Any) -> Assistant:

@@ -4,7 +4,7 @@ from captain.retrieval import best_matches
 hits = best_matches("how do I change my password", [(q, f"{q}\n{a}") for q, a in faqs], limit=3)
 """
 
-from .embeddings import (
+from captain.retrieval.embeddings import (
     ENCODER_THRESHOLD,
     LEXICAL_THRESHOLD,
     Document,

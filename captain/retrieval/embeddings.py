@@ -30,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 # One tokenizer for keyword matching everywhere: the lexical fallback, full-text search, citations.
-from ..runtime.knowledge.tokens import tokens
+from captain.runtime.knowledge.tokens import tokens
 
 __all__ = [
     "ENCODER_THRESHOLD",

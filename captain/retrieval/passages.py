@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..runtime.knowledge.tokens import tokens
-from .embeddings import get_encoder
+from captain.retrieval.embeddings import get_encoder
+from captain.runtime.knowledge.tokens import tokens
 
 VECTOR_DIM = 512
 VECTOR_DTYPE = np.float32

@@ -13,13 +13,12 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from captain.conf import captain_setting
+from captain.models import Assistant, AssistantInbox
+from captain.services.builder import FieldErrors, memory_names, raise_field_errors, template_errors
+from captain.services.model_endpoints import model_choice_errors
+from captain.services.routing import routing_enable_default
 from helpdesk.models import Inbox
-
-from ..conf import captain_setting
-from ..models import Assistant, AssistantInbox
-from .builder import FieldErrors, memory_names, raise_field_errors, template_errors
-from .model_endpoints import model_choice_errors
-from .routing import routing_enable_default
 
 
 class AssistantFields(TypedDict, total=False):

@@ -35,15 +35,9 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from helpdesk.models import Conversation, Message
-from helpdesk.services.activities import message_create_activity
-from helpdesk.services.auto_resolve import quiet_claim_release
-from helpdesk.services.conversations import conversation_escalate, conversation_set_status
-from helpdesk.services.messages import message_create_ai_reply
-
-from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, Run
-from ..prompts.auto_resolve import (
+from captain.conf import captain_setting
+from captain.models import TRIAGE_KEY, Assistant, Run
+from captain.prompts.auto_resolve import (
     NEEDS_PEOPLE,
     RESOLVED,
     RESPONSE_FORMAT,
@@ -53,15 +47,20 @@ from ..prompts.auto_resolve import (
     parse_verdict,
     user_prompt,
 )
-from ..runtime import ModelError, Usage
-from ..runtime import semconv as sc
-from .drafting import DraftingModel, json_values
-from .jobs import job_pending_message_ids
-from .locks import conversation_lock
-from .model_endpoints import EndpointUnavailable
-from .outcomes import handoff_message_for, handoff_team_id
-from .runs import assistant_for_inbox
-from .shortcuts import agent_name
+from captain.runtime import ModelError, Usage
+from captain.runtime import semconv as sc
+from captain.services.drafting import DraftingModel, json_values
+from captain.services.jobs import job_pending_message_ids
+from captain.services.locks import conversation_lock
+from captain.services.model_endpoints import EndpointUnavailable
+from captain.services.outcomes import handoff_message_for, handoff_team_id
+from captain.services.runs import assistant_for_inbox
+from captain.services.shortcuts import agent_name
+from helpdesk.models import Conversation, Message
+from helpdesk.services.activities import message_create_activity
+from helpdesk.services.auto_resolve import quiet_claim_release
+from helpdesk.services.conversations import conversation_escalate, conversation_set_status
+from helpdesk.services.messages import message_create_ai_reply
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -318,7 +317,7 @@ def judgement_apply(
 def judgement_enqueue(*, conversation_id: int, quiet_since: datetime) -> bool:
     """Queue the judgement (the responder's hook); False when the broker refused, so the sweep gives the
     claim back and asks again at its next tick."""
-    from ..tasks import auto_resolve_judge  # tasks import the services: import at call time
+    from captain.tasks import auto_resolve_judge  # tasks import the services: import at call time
 
     try:
         auto_resolve_judge.apply_async((conversation_id, quiet_since.isoformat()))

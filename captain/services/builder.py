@@ -15,9 +15,15 @@ from collections.abc import Iterable, Mapping
 
 from django.core.exceptions import ValidationError
 
-from ..models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, MemoryVariable, validate_scenario_key
-from ..prompts import PromptTemplateError, validate_builder_text
-from ..tools import SCENARIO_TOOL_NAMES
+from captain.models import (
+    MAX_SCENARIO_KEY_LENGTH,
+    TRIAGE_KEY,
+    Assistant,
+    MemoryVariable,
+    validate_scenario_key,
+)
+from captain.prompts import PromptTemplateError, validate_builder_text
+from captain.tools import SCENARIO_TOOL_NAMES
 
 MAX_INSTRUCTION_CHARS = 20_000
 

@@ -19,10 +19,9 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
+from captain.models import Assistant, ToolConfirmation
+from captain.runtime import ConfirmedCall, PendingCall
 from helpdesk.models import Conversation, Message
-
-from ..models import Assistant, ToolConfirmation
-from ..runtime import ConfirmedCall, PendingCall
 
 Answer = Literal["yes", "no", "other"]
 

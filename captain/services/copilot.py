@@ -32,21 +32,20 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.conf import captain_setting
+from captain.models import Assistant, CopilotRun
+from captain.prompts import render_file
+from captain.runtime import Agent, RunContext
+from captain.runtime import semconv as sc
+from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
+from captain.services.credits import credit_copilot_affordable, credit_copilot_debit
+from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
+from captain.services.live import LivePublisher, live_end
+from captain.services.model_endpoints import EndpointUnavailable, model_client_for
+from captain.services.redaction import account_secrets
+from captain.services.runs import assistant_for_inbox
+from captain.services.team import team_model_for
 from helpdesk.models import Conversation, Message
-
-from ..conf import captain_setting
-from ..models import Assistant, CopilotRun
-from ..prompts import render_file
-from ..runtime import Agent, RunContext
-from ..runtime import semconv as sc
-from ..runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
-from .credits import credit_copilot_affordable, credit_copilot_debit
-from .knowledge_search import AssistantKnowledge, has_knowledge
-from .live import LivePublisher, live_end
-from .model_endpoints import EndpointUnavailable, model_client_for
-from .redaction import account_secrets
-from .runs import assistant_for_inbox
-from .team import team_model_for
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -121,7 +120,7 @@ def copilot_request(
 
 
 def _enqueue(run_id: int) -> None:
-    from ..tasks import copilot_generate  # tasks import the services: import at call time
+    from captain.tasks import copilot_generate  # tasks import the services: import at call time
 
     try:
         copilot_generate.delay(run_id)

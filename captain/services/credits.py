@@ -11,11 +11,10 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 
+from captain.conf import captain_setting
+from captain.models import Assistant, CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
+from captain.services.jobs import jobs_pending_ids_query
 from helpdesk.models import Message
-
-from ..conf import captain_setting
-from ..models import Assistant, CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
-from .jobs import jobs_pending_ids_query
 
 
 def credit_balance_for(account_id: int) -> CreditBalance:

@@ -40,18 +40,17 @@ from jsonpath_ng.ext import parse as jsonpath_parse
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.conf import captain_setting
+from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
+from captain.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
+from captain.prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
+from captain.prompts.sandbox import PromptTemplateError, env, render
+from captain.runtime import semconv as sc
+from captain.runtime.types import ToolFailed
+from captain.services.builder import FieldErrors, raise_field_errors
+from captain.services.destinations import Origin, secret_stays, url_origin
 from helpdesk.models import Account, Conversation
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client, validate_outbound_url
-
-from ..conf import captain_setting
-from ..crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from ..models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
-from ..prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
-from ..prompts.sandbox import PromptTemplateError, env, render
-from ..runtime import semconv as sc
-from ..runtime.types import ToolFailed
-from .builder import FieldErrors, raise_field_errors
-from .destinations import Origin, secret_stays, url_origin
 
 logger = logging.getLogger(__name__)
 
@@ -324,7 +323,7 @@ def _body_errors(tool: CustomTool) -> list[str]:
 
 def custom_tool_errors(*, account_id: int, tool: CustomTool) -> FieldErrors:
     """Why `tool` (an unsaved or changed row) cannot be stored; {} when it can."""
-    from ..tools import BUILTIN_TOOL_NAMES
+    from captain.tools import BUILTIN_TOOL_NAMES
 
     errors: FieldErrors = {}
     name = tool.name or ""

@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import Assistant
-from ..runtime.model import ModelSettings
-from .model_endpoints import model_client_for
-from .team import team_model_for
+from captain.models import Assistant
+from captain.runtime.model import ModelSettings
+from captain.services.model_endpoints import model_client_for
+from captain.services.team import team_model_for
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _decoder = json.JSONDecoder()

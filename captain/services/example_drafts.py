@@ -39,14 +39,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import get_language_info
 
-from ..conf import captain_setting
-from ..models import Assistant, RoutingExample, RoutingNode, Scenario
-from ..runtime.knowledge.tokens import has_cjk
-from ..runtime.model import ModelError
-from .drafting import DraftingModel, json_values
-from .model_endpoints import EndpointUnavailable
-from .routing import routing_node_examples_set
-from .routing_examples import review_examples
+from captain.conf import captain_setting
+from captain.models import Assistant, RoutingExample, RoutingNode, Scenario
+from captain.runtime.knowledge.tokens import has_cjk
+from captain.runtime.model import ModelError
+from captain.services.drafting import DraftingModel, json_values
+from captain.services.model_endpoints import EndpointUnavailable
+from captain.services.routing import routing_node_examples_set
+from captain.services.routing_examples import review_examples
 
 logger = logging.getLogger(__name__)
 
@@ -368,7 +368,7 @@ def example_drafts_enqueue(*, scenario_id: int, force: bool = False) -> bool:
     for scenarios without current drafts later."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return False
-    from ..tasks import draft_routing_examples as task  # tasks import the services: import at call time
+    from captain.tasks import draft_routing_examples as task  # tasks import the services: import at call time
 
     transaction.on_commit(lambda: task.delay(scenario_id, force), robust=True)
     return True
@@ -437,7 +437,7 @@ def example_drafts_sweep() -> int:
     how many were queued."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return 0
-    from ..tasks import draft_routing_examples as task
+    from captain.tasks import draft_routing_examples as task
 
     batch = max(0, int(captain_setting("ROUTING_EXAMPLE_DRAFTS_BATCH")))
     missing = drafts_missing()

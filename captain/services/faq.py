@@ -19,9 +19,8 @@ from typing import Any, Literal, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from captain.models import Assistant, FaqEntry, KnowledgeDocument
 from helpdesk.models import Conversation
-
-from ..models import Assistant, FaqEntry, KnowledgeDocument
 
 ReviewAction = Literal["approve", "reject"]
 REVIEW_ACTIONS: dict[str, str] = {"approve": FaqEntry.Status.APPROVED, "reject": FaqEntry.Status.REJECTED}

@@ -25,15 +25,21 @@ from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
+from captain.conf import captain_setting
+from captain.models import Assistant, AssistantInbox, FaqEntry, KnowledgeChunk, KnowledgeDocument
+from captain.runtime.model import ModelError
+from captain.services.drafting import DraftingModel
+from captain.services.faq import faq_draft_create
+from captain.services.faq_draft_pairs import (
+    DUPLICATE_SIMILARITY,
+    Deduplicator,
+    Pair,
+    evidence_of,
+    is_supported,
+    parse_pairs,
+)
+from captain.services.model_endpoints import EndpointUnavailable
 from helpdesk.models import Conversation, Message
-
-from ..conf import captain_setting
-from ..models import Assistant, AssistantInbox, FaqEntry, KnowledgeChunk, KnowledgeDocument
-from ..runtime.model import ModelError
-from .drafting import DraftingModel
-from .faq import faq_draft_create
-from .faq_draft_pairs import DUPLICATE_SIMILARITY, Deduplicator, Pair, evidence_of, is_supported, parse_pairs
-from .model_endpoints import EndpointUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +191,9 @@ def faq_drafts_from_document(*, document_id: int) -> int:
 def faq_drafts_document_enqueue(*, document_id: int) -> None:
     """Queue drafting for a document once the current transaction commits (the documents pipeline calls this
     when a document becomes READY; the API's "draft FAQs" button too)."""
-    from ..tasks import faq_drafts_from_document as task  # tasks import the services: import at call time
+    from captain.tasks import (
+        faq_drafts_from_document as task,  # tasks import the services: import at call time
+    )
 
     transaction.on_commit(lambda: task.delay(document_id))
 
@@ -310,7 +318,7 @@ def faq_draft_conversation_problem(*, conversation: Conversation) -> str | None:
 
 def faq_drafts_conversation_enqueue(*, conversation_id: int) -> None:
     """Queue drafting from one conversation after commit (the dashboard's and the API's button)."""
-    from ..tasks import faq_drafts_from_conversation as task
+    from captain.tasks import faq_drafts_from_conversation as task
 
     transaction.on_commit(lambda: task.delay(conversation_id))
 
@@ -346,7 +354,7 @@ def faq_draft_conversation_candidates(*, limit: int) -> list[int]:
 def faq_drafts_conversations_sweep() -> int:
     """The periodic job: queue drafting for up to FAQ_DRAFTS_CONVERSATION_BATCH new candidates; returns how
     many were queued."""
-    from ..tasks import faq_drafts_from_conversation as task
+    from captain.tasks import faq_drafts_from_conversation as task
 
     ids = faq_draft_conversation_candidates(limit=int(captain_setting("FAQ_DRAFTS_CONVERSATION_BATCH")))
     for conversation_id in ids:

@@ -14,9 +14,8 @@ from django.db import transaction
 from django.db.models import F, Max, Min, Q, QuerySet
 from django.utils import timezone
 
+from captain.models import ReplyJob
 from helpdesk.models import Message
-
-from ..models import ReplyJob
 
 Status = ReplyJob.Status
 

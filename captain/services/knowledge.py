@@ -19,11 +19,10 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from captain.conf import captain_setting
+from captain.models import Assistant, KnowledgeDocument
+from captain.services.knowledge_processing import document_process
 from helpdesk.outbound import validate_outbound_url
-
-from ..conf import captain_setting
-from ..models import Assistant, KnowledgeDocument
-from .knowledge_processing import document_process
 
 __all__ = [
     "URL_KINDS",
@@ -49,7 +48,7 @@ URL_MAX = KnowledgeDocument._meta.get_field("source_url").max_length or 2000
 
 def _enqueue(document_id: int) -> None:
     """Queue processing once the surrounding transaction commits (a worker must find the row)."""
-    from ..tasks import knowledge_document_process  # tasks import the services: import at call time
+    from captain.tasks import knowledge_document_process  # tasks import the services: import at call time
 
     def publish() -> None:
         try:

@@ -27,16 +27,15 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.utils import timezone
 
+from captain.conf import captain_setting
+from captain.knowledge.chunking import chunk_page
+from captain.knowledge.errors import IngestError
+from captain.knowledge.extract import extract_document
+from captain.knowledge.fetch import FetchLimits, crawl_site, fetch_page, fetch_sitemap
+from captain.models import KnowledgeChunk, KnowledgeDocument
+from captain.retrieval.passages import embed_passages, passage_text, search_tokens
+from captain.services.faq_drafts import faq_drafts_document_enqueue
 from helpdesk.outbound import OutboundRefused
-
-from ..conf import captain_setting
-from ..knowledge.chunking import chunk_page
-from ..knowledge.errors import IngestError
-from ..knowledge.extract import extract_document
-from ..knowledge.fetch import FetchLimits, crawl_site, fetch_page, fetch_sitemap
-from ..models import KnowledgeChunk, KnowledgeDocument
-from ..retrieval.passages import embed_passages, passage_text, search_tokens
-from .faq_drafts import faq_drafts_document_enqueue
 
 logger = logging.getLogger(__name__)
 

@@ -26,12 +26,12 @@ import numpy as np
 from django.db import connection
 from django.db.models import Count, Max
 
-from ..conf import captain_setting
-from ..models import Assistant, FaqEntry, KnowledgeChunk
-from ..retrieval import get_encoder
-from ..retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
-from ..retrieval.passages import VECTOR_DIM, vectors_from_bytes
-from ..runtime.knowledge import Retrieval, Source, tokens
+from captain.conf import captain_setting
+from captain.models import Assistant, FaqEntry, KnowledgeChunk
+from captain.retrieval import get_encoder
+from captain.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
+from captain.retrieval.passages import VECTOR_DIM, vectors_from_bytes
+from captain.runtime.knowledge import Retrieval, Source, tokens
 
 KEYWORD_CANDIDATES = 30
 VECTOR_CANDIDATES = 30

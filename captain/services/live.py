@@ -28,8 +28,8 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from ..runtime import Agent, RunContext, RunEvent, RunHooks
-from .redaction import account_secrets, scrub
+from captain.runtime import Agent, RunContext, RunEvent, RunHooks
+from captain.services.redaction import account_secrets, scrub
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class LiveSubscription:
 
 def conversation_run_in_progress(conversation_id: int) -> bool:
     """True while a run holds the conversation's lock (captain.services.locks): the debug log's live panel."""
-    from .locks import conversation_lock
+    from captain.services.locks import conversation_lock
 
     try:
         return bool(conversation_lock(conversation_id).lock.locked())

@@ -16,7 +16,7 @@ from django.conf import settings
 from redis.exceptions import LockError, LockNotOwnedError
 from redis.lock import Lock
 
-from ..conf import captain_setting
+from captain.conf import captain_setting
 
 logger = logging.getLogger(__name__)
 

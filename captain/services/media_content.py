@@ -20,10 +20,9 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from captain.conf import captain_setting
+from captain.services.transcription import attachment_transcribe
 from helpdesk.models import Attachment
-
-from ..conf import captain_setting
-from .transcription import attachment_transcribe
 
 Content = str | list[dict[str, Any]]
 

@@ -21,9 +21,8 @@ from typing import Any, Literal
 from django.db import transaction
 from django.db.models import Q
 
+from captain.models import Assistant, MemoryValue, MemoryVariable
 from helpdesk.models import Conversation
-
-from ..models import Assistant, MemoryValue, MemoryVariable
 
 MAX_TEXT_CHARS = 500
 Source = Literal["request", "stored", "default", "unset"]

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 
 from opentelemetry import trace
 
+from captain.models import Assistant, MemoryVariable
+from captain.prompts.context import one_line
+from captain.runtime import ModelClient, ModelError, ModelSettings
+from captain.runtime import semconv as sc
+from captain.runtime.remember import Declared, parse_remembered, remember_messages, response_format
+from captain.services.memory import MemoryWriteRefused, memory_state, memory_write
 from helpdesk.models import Conversation
-
-from ..models import Assistant, MemoryVariable
-from ..prompts.context import one_line
-from ..runtime import ModelClient, ModelError, ModelSettings
-from ..runtime import semconv as sc
-from ..runtime.remember import Declared, parse_remembered, remember_messages, response_format
-from .memory import MemoryWriteRefused, memory_state, memory_write
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")

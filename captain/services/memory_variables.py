@@ -11,8 +11,8 @@ from typing import TypedDict
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from ..models import MEMORY_NAME_RE, Assistant, MemoryVariable
-from .memory import MemoryWriteRefused, coerce_value
+from captain.models import MEMORY_NAME_RE, Assistant, MemoryVariable
+from captain.services.memory import MemoryWriteRefused, coerce_value
 
 MAX_CHOICES = 50
 MAX_CHOICE_CHARS = 100

@@ -6,18 +6,17 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from captain.conf import captain_setting
+from captain.models import TRIAGE_KEY, Assistant, ReplyJob, RoutingNode, Run, RunArtifact, Scenario
+from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
+from captain.services.confirmations import confirmation_hold
+from captain.services.credits import credit_debit, credit_release
+from captain.services.handoff_reasons import plain_handoff_reason
+from captain.services.jobs import jobs_any_pending, jobs_finish
+from captain.services.plans import LoadedPlan, plan_store
 from helpdesk.models import Conversation, Message
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status
 from helpdesk.services.messages import message_create_ai_reply
-
-from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, ReplyJob, RoutingNode, Run, RunArtifact, Scenario
-from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
-from .confirmations import confirmation_hold
-from .credits import credit_debit, credit_release
-from .handoff_reasons import plain_handoff_reason
-from .jobs import jobs_any_pending, jobs_finish
-from .plans import LoadedPlan, plan_store
 
 ERROR_REASONS = {
     "model_error": "The AI model could not be reached or answered with an error.",

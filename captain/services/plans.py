@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from captain.models import Assistant, Plan
+from captain.runtime import PlanState, PlanStep
 from helpdesk.models import Conversation
-
-from ..models import Assistant, Plan
-from ..runtime import PlanState, PlanStep
 
 _OPEN = (Plan.Status.ACTIVE, Plan.Status.WAITING)
 

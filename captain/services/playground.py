@@ -19,18 +19,18 @@ from django.db import transaction
 from django.utils import timezone
 from opentelemetry import trace
 
-from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, Scenario
-from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
-from ..runtime import semconv as sc
-from ..runtime.routing import Decision
-from ..runtime.team import TeamHooks, TurnInput
-from .live import live_end, playground_scope
-from .model_endpoints import EndpointUnavailable
-from .outcomes import ERROR_REASONS, error_reason
-from .shortcuts import shortcut_for_message, shortcut_reply_result
-from .team import runner_for, team_model_for
-from .turn_context import turn_facts
+from captain.models import TRIAGE_KEY, Assistant, PlaygroundRun, Scenario
+from captain.prompts import PromptTemplateError
+from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
+from captain.runtime import semconv as sc
+from captain.runtime.routing import Decision
+from captain.runtime.team import TeamHooks, TurnInput
+from captain.services.live import live_end, playground_scope
+from captain.services.model_endpoints import EndpointUnavailable
+from captain.services.outcomes import ERROR_REASONS, error_reason
+from captain.services.shortcuts import shortcut_for_message, shortcut_reply_result
+from captain.services.team import runner_for, team_model_for
+from captain.services.turn_context import turn_facts
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -180,7 +180,7 @@ def playground_turn_request(
     *, assistant: Assistant, start_key: str, history: list[dict[str, Any]], message: str
 ) -> PlaygroundRun:
     """Store the turn and hand it to a worker once the row is committed; the page follows its progress."""
-    from ..tasks import playground_turn  # tasks import the services: import at call time
+    from captain.tasks import playground_turn  # tasks import the services: import at call time
 
     playground_runs_prune()
     run = PlaygroundRun.objects.create(

@@ -9,8 +9,8 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
-from ..crypto import SecretUnreadable, secret_decrypt
-from ..models import CustomTool, ModelEndpoint
+from captain.crypto import SecretUnreadable, secret_decrypt
+from captain.models import CustomTool, ModelEndpoint
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 4

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..models import (
+from captain.models import (
     TRIAGE_KEY,
     Assistant,
     RoutingConfig,
@@ -26,9 +26,9 @@ from ..models import (
     RoutingRule,
     Scenario,
 )
-from ..runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
-from .model_endpoints import model_choice_errors
-from .routing_examples import examples_in_use
+from captain.runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
+from captain.services.model_endpoints import model_choice_errors
+from captain.services.routing_examples import examples_in_use
 
 logger = logging.getLogger(__name__)
 

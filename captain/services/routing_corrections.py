@@ -30,13 +30,19 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from captain.conf import captain_setting
+from captain.models import (
+    MAX_SCENARIO_KEY_LENGTH,
+    TRIAGE_KEY,
+    Assistant,
+    RoutingDecision,
+    RoutingExample,
+    Scenario,
+)
+from captain.services.outcomes import handoff_message_for
 from helpdesk.models import Conversation, Message
 from helpdesk.services.activities import message_create_activity
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status
-
-from ..conf import captain_setting
-from ..models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, RoutingDecision, RoutingExample, Scenario
-from .outcomes import handoff_message_for
 
 logger = logging.getLogger(__name__)
 

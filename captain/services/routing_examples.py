@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Assistant, RoutingExample, RoutingNode
+from captain.models import Assistant, RoutingExample, RoutingNode
 
 Status = RoutingExample.Status
 Source = RoutingExample.Source

@@ -13,18 +13,15 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
-from helpdesk.models import Conversation, Message
-from helpdesk.services.attachments import attachments_ready
-
-from ..conf import captain_setting
-from ..models import TRIAGE_KEY, Assistant, ReplyJob
-from ..prompts import PromptTemplateError
-from ..runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
-from ..runtime import semconv as sc
-from ..runtime.team import TurnInput
-from .confirmations import confirmation_record_result, confirmation_settle
-from .credits import credit_release, credit_reserve
-from .jobs import (
+from captain.conf import captain_setting
+from captain.models import TRIAGE_KEY, Assistant, ReplyJob
+from captain.prompts import PromptTemplateError
+from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
+from captain.runtime import semconv as sc
+from captain.runtime.team import TurnInput
+from captain.services.confirmations import confirmation_record_result, confirmation_settle
+from captain.services.credits import credit_release, credit_reserve
+from captain.services.jobs import (
     job_claim_attempt,
     job_pending,
     job_pending_message_ids,
@@ -32,19 +29,21 @@ from .jobs import (
     jobs_finish,
     jobs_pending_ids_query,
 )
-from .live import conversation_scope, live_end
-from .locks import account_run_slot, conversation_lock
-from .media_content import media_contents
-from .memory_step import StepResult, ai_writable, remember_step
-from .model_endpoints import EndpointUnavailable, model_client_for
-from .outcomes import outcome_apply
-from .plans import LoadedPlan, plan_load
-from .routing import routing_decisions_record
-from .routing_corrections import corrections_from_dispatch
-from .shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
-from .suggestions import reply_with_suggestions
-from .team import TeamModel, runner_for, scenario_models, team_credits, team_model_for
-from .turn_context import turn_facts
+from captain.services.live import conversation_scope, live_end
+from captain.services.locks import account_run_slot, conversation_lock
+from captain.services.media_content import media_contents
+from captain.services.memory_step import StepResult, ai_writable, remember_step
+from captain.services.model_endpoints import EndpointUnavailable, model_client_for
+from captain.services.outcomes import outcome_apply
+from captain.services.plans import LoadedPlan, plan_load
+from captain.services.routing import routing_decisions_record
+from captain.services.routing_corrections import corrections_from_dispatch
+from captain.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
+from captain.services.suggestions import reply_with_suggestions
+from captain.services.team import TeamModel, runner_for, scenario_models, team_credits, team_model_for
+from captain.services.turn_context import turn_facts
+from helpdesk.models import Conversation, Message
+from helpdesk.services.attachments import attachments_ready
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")

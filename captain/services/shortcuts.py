@@ -38,14 +38,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import Http404
 
+from captain.agents.builder import TRIAGE_TOOLS
+from captain.models import TRIAGE_KEY, Assistant, Scenario, Shortcut, validate_shortcut_command
+from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
+from captain.services.builder import FieldErrors, raise_field_errors
+from captain.tools import BUILTIN_TOOL_NAMES, build_tools
 from helpdesk.channels import telegram
 from helpdesk.models import Inbox, Message
-
-from ..agents.builder import TRIAGE_TOOLS
-from ..models import TRIAGE_KEY, Assistant, Scenario, Shortcut, validate_shortcut_command
-from ..runtime import Reply, RunContext, RunResult, ToolOutput, Usage
-from ..tools import BUILTIN_TOOL_NAMES, build_tools
-from .builder import FieldErrors, raise_field_errors
 
 logger = logging.getLogger(__name__)
 
@@ -690,7 +689,7 @@ def telegram_commands_sync_enqueue(*, assistant_id: int) -> bool:
     Telegram inbox. A failed publish is logged, never raised into the save that asked."""
     if not _telegram_inboxes(assistant_id).exists():
         return False
-    from ..tasks import sync_telegram_commands  # tasks import the services: import at call time
+    from captain.tasks import sync_telegram_commands  # tasks import the services: import at call time
 
     transaction.on_commit(lambda: sync_telegram_commands.delay(assistant_id), robust=True)
     return True

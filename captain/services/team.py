@@ -8,21 +8,26 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..agents import build_team
-from ..agents.builder import AgentModel, PromptVariables
-from ..conf import captain_setting
-from ..models import Assistant, KnowledgeMode, Scenario
-from ..prompts.context import TurnFacts
-from ..runtime import RunContext, Runner
-from ..runtime.hooks import FanOutHooks
-from ..runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
-from ..runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
-from ..runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
-from ..runtime.tracing import TracingHooks
-from .knowledge_search import AssistantKnowledge, has_knowledge
-from .live import LivePublisher
-from .model_endpoints import Endpoint, EndpointUnavailable, endpoint_and_model, model_client_for
-from .routing import routing_graph, star_graph
+from captain.agents import build_team
+from captain.agents.builder import AgentModel, PromptVariables
+from captain.conf import captain_setting
+from captain.models import Assistant, KnowledgeMode, Scenario
+from captain.prompts.context import TurnFacts
+from captain.runtime import RunContext, Runner
+from captain.runtime.hooks import FanOutHooks
+from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
+from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
+from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
+from captain.runtime.tracing import TracingHooks
+from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
+from captain.services.live import LivePublisher
+from captain.services.model_endpoints import (
+    Endpoint,
+    EndpointUnavailable,
+    endpoint_and_model,
+    model_client_for,
+)
+from captain.services.routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)
 
@@ -155,10 +160,10 @@ def runner_for(
             node_router, account_id=assistant.account_id, team_model=team_model, graph_model=graph_model
         )
 
-    from ..retrieval import (
+    from captain.retrieval import (  # loads numpy and the encoder: only when a turn runs
         encoder_available,
         get_encoder,
-    )  # loads numpy and the encoder: only when a turn runs
+    )
 
     encoder = get_encoder() if encoder_available() else None
     strategy = OursStrategy(encoder=encoder, routers=routers)

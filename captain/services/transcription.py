@@ -12,11 +12,10 @@ import logging
 
 import openai
 
+from captain.conf import captain_setting
+from captain.runtime import make_openai_client
 from helpdesk.models import Attachment
 from helpdesk.outbound import OutboundRefused, outbound_client
-
-from ..conf import captain_setting
-from ..runtime import make_openai_client
 
 logger = logging.getLogger(__name__)
 

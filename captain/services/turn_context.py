@@ -12,12 +12,11 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from captain.models import Assistant
+from captain.prompts.context import MemoryLine, TurnFacts, one_line
+from captain.services.memory import memory_state
 from helpdesk.channels import telegram, whatsapp
 from helpdesk.models import Account, Conversation, Inbox
-
-from ..models import Assistant
-from ..prompts.context import MemoryLine, TurnFacts, one_line
-from .memory import memory_state
 
 # Characters one outgoing message holds on each channel (longer replies are split, which reads badly in a chat).
 # Slack's own cap is 40,000, but a text in a message block (quick-reply buttons) holds 3,000.

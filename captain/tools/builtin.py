@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from captain.runtime import HumanHandoff, Resolve, RunContext, Tool, ToolOutput
+from captain.runtime.knowledge.answerer import LEDGER_KEY, SourceLedger
+from captain.runtime.knowledge.sources import source_text
+from captain.services.knowledge_search import AssistantKnowledge
 from helpdesk.models import Conversation
 from helpdesk.selectors import access_conversation, label_names
 from helpdesk.services import conversations as conversation_services
 from helpdesk.services.messages import message_create_note
-
-from ..runtime import HumanHandoff, Resolve, RunContext, Tool, ToolOutput
-from ..runtime.knowledge.answerer import LEDGER_KEY, SourceLedger
-from ..runtime.knowledge.sources import source_text
-from ..services.knowledge_search import AssistantKnowledge
 
 NOTHING_RELEVANT = "Nothing relevant was found in the knowledge base."
 
@@ -89,8 +88,8 @@ def add_private_note(ctx: RunContext, args: dict[str, Any]) -> str:
 def remember(ctx: RunContext, args: dict[str, Any]) -> str:
     """Store a declared memory variable for this customer or conversation; undeclared names and invalid values
     are refused with a message the model can act on, and nothing is stored."""
-    from ..models import Assistant
-    from ..services.memory import MemoryWriteRefused, memory_write
+    from captain.models import Assistant
+    from captain.services.memory import MemoryWriteRefused, memory_write
 
     assistant = Assistant.objects.filter(pk=ctx.extra["assistant_id"], account_id=ctx.account_id).first()
     conversation = None if is_dry_run(ctx) else _conversation(ctx)

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import CustomTool
-from ..runtime import RunContext, Tool
-from ..services.custom_tools import (
+from captain.models import CustomTool
+from captain.runtime import RunContext, Tool
+from captain.services.custom_tools import (
     contact_identity,
     custom_tool_call,
     custom_tool_confirmation,
     custom_tool_schema,
     custom_tool_url,
 )
-from .builtin import is_dry_run
+from captain.tools.builtin import is_dry_run
 
 
 def _function(row: CustomTool) -> Any:

@@ -17,15 +17,14 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from captain.models import CopilotRun
+from captain.selectors import access_copilot_run, copilot_run_list
+from captain.services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
+from captain.views.live import event_stream
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view
 from helpdesk.views.events import stream_membership
-
-from ..models import CopilotRun
-from ..selectors import access_copilot_run, copilot_run_list
-from ..services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
-from .live import event_stream
 
 
 def copilot_urls(account_id: int, run_id: int) -> dict[str, str]:

@@ -26,11 +26,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from helpdesk.models import Membership
-from helpdesk.selectors import dashboard_conversation
-from helpdesk.views.base import account_view, frame_context
-
-from ..models import (
+from captain.models import (
     CopilotRun,
     CustomTool,
     ModelEndpoint,
@@ -40,10 +36,10 @@ from ..models import (
     SpanRecord,
     ToolConfirmation,
 )
-from ..selectors import conversation_runs, copilot_run_list, credits_by_message, spans_by_trace
-from ..services.live import conversation_run_in_progress
-from ..services.redaction import account_secrets, scrub
-from .trace_tree import (
+from captain.selectors import conversation_runs, copilot_run_list, credits_by_message, spans_by_trace
+from captain.services.live import conversation_run_in_progress
+from captain.services.redaction import account_secrets, scrub
+from captain.views.trace_tree import (
     NodeEvent,
     SpanNode,
     agents_involved,
@@ -53,6 +49,9 @@ from .trace_tree import (
     scrub_spans,
     span_tree,
 )
+from helpdesk.models import Membership
+from helpdesk.selectors import dashboard_conversation
+from helpdesk.views.base import account_view, frame_context
 
 logger = logging.getLogger(__name__)
 

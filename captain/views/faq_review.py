@@ -16,25 +16,24 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from helpdesk.models import Membership
-from helpdesk.selectors import access_conversation
-from helpdesk.views.base import account_view, frame_context
-
-from ..models import FaqEntry, KnowledgeDocument
-from ..selectors import (
+from captain.models import FaqEntry, KnowledgeDocument
+from captain.selectors import (
     access_assistant,
     access_document,
     access_faq_entry,
     document_list,
     faq_entry_list,
 )
-from ..services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
-from ..services.faq_drafts import (
+from captain.services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
+from captain.services.faq_drafts import (
     faq_draft_conversation_problem,
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,
 )
-from .assistant_choice import chosen_assistant
+from captain.views.assistant_choice import chosen_assistant
+from helpdesk.models import Membership
+from helpdesk.selectors import access_conversation
+from helpdesk.views.base import account_view, frame_context
 
 PAGE_SIZE = 50
 TABS = [

@@ -19,20 +19,19 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
-from helpdesk.models import Membership
-from helpdesk.views.base import account_view, frame_context
-
-from ..models import Assistant, KnowledgeDocument
-from ..selectors import access_assistant, access_document, document_chunks, document_list
-from ..services.knowledge import (
+from captain.models import Assistant, KnowledgeDocument
+from captain.selectors import access_assistant, access_document, document_chunks, document_list
+from captain.services.knowledge import (
     URL_KINDS,
     document_create_upload,
     document_create_url,
     document_delete,
     document_resync,
 )
-from ..upload_limits import cap_uploads
-from .assistant_choice import chosen_assistant
+from captain.upload_limits import cap_uploads
+from captain.views.assistant_choice import chosen_assistant
+from helpdesk.models import Membership
+from helpdesk.views.base import account_view, frame_context
 
 PASSAGES_SHOWN = 200
 DOCUMENTS_SHOWN = 200

@@ -17,13 +17,17 @@ from asgiref.sync import sync_to_async
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
+from captain.models import PlaygroundRun
+from captain.services.live import (
+    conversation_run_in_progress,
+    conversation_scope,
+    live_channel,
+    playground_scope,
+)
 from helpdesk.realtime.hub import get_hub
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.events import READY_SECONDS, stream_membership
-
-from ..models import PlaygroundRun
-from ..services.live import conversation_run_in_progress, conversation_scope, live_channel, playground_scope
 
 MAX_STREAM_SECONDS = 120.0
 HEARTBEAT_SECONDS = 15.0

@@ -15,15 +15,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from captain.models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
+from captain.selectors import access_assistant, assistant_list
+from captain.services.playground import playground_agents, playground_turn_request
+from captain.services.redaction import account_secrets
+from captain.services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
+from captain.views.trace_tree import agents_involved, scrub_spans, span_tree
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
-
-from ..models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
-from ..selectors import access_assistant, assistant_list
-from ..services.playground import playground_agents, playground_turn_request
-from ..services.redaction import account_secrets
-from ..services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
-from .trace_tree import agents_involved, scrub_spans, span_tree
 
 SESSION_KEY = "captain_playground"
 MAX_TURNS_KEPT = 40

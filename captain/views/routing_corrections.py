@@ -20,13 +20,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from helpdesk.models import Membership
-from helpdesk.selectors import access_conversation
-from helpdesk.views.base import account_view, frame_context
-
-from ..models import RoutingExample
-from ..selectors import access_assistant
-from ..services.routing_corrections import (
+from captain.models import RoutingExample
+from captain.selectors import access_assistant
+from captain.services.routing_corrections import (
     HUMAN_KEY,
     RerouteRefused,
     assistant_for_conversation,
@@ -36,8 +32,11 @@ from ..services.routing_corrections import (
     node_titles,
     pending_corrections,
 )
-from ..services.routing_examples import review_examples
-from .assistant_choice import chosen_assistant
+from captain.services.routing_examples import review_examples
+from captain.views.assistant_choice import chosen_assistant
+from helpdesk.models import Membership
+from helpdesk.selectors import access_conversation
+from helpdesk.views.base import account_view, frame_context
 
 PAGE_SIZE = 50
 MAX_BULK = 1000

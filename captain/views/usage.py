@@ -12,11 +12,10 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from captain.models import TRIAGE_KEY
+from captain.selectors import CREDIT_USAGE_DAYS, assistant_rates, credit_usage, scenario_titles
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
-
-from ..models import TRIAGE_KEY
-from ..selectors import CREDIT_USAGE_DAYS, assistant_rates, credit_usage, scenario_titles
 
 CHART_WIDTH = 720
 CHART_HEIGHT = 160

@@ -28,13 +28,12 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from captain.management.commands.captain_demo_seed import DEMO_WEBHOOK_TOKEN
 from captain.models import AssistantInbox, ReplyJob, Run
 from captain.services.jobs import job_get
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.delivery.outbox import deliveries_queued
 from helpdesk.models import Conversation, Inbox, Message
-
-from .captain_demo_seed import DEMO_WEBHOOK_TOKEN
 
 DEFAULT_CALLBACK_PORT = 8082
 """scripts/supervisor.py's DEMO_CALLBACK_PORT: the same number, so the two agree without shared settings."""
