@@ -278,7 +278,7 @@ class ConversationAssigneeApi(AccountApi):
         class Meta:
             ref_name = "ConversationAssigneeInput"
 
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # Scoped here, per request: a user of another account is "does not exist", not assignable.
             # Without an account in the context (schema generation) nobody qualifies.

@@ -155,6 +155,8 @@ def _whatsapp_receive(request: HttpRequest, inbox: Inbox, body: bytes) -> list[I
 @require_http_methods(["GET", "POST"])
 def whatsapp_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
     """`GET /webhooks/whatsapp/<token>/`: Meta's verification handshake; `POST`: a signed notification."""
+    verify: Verifier
+    receive: Receiver
     if request.method == "GET":
         verify, receive = _whatsapp_handshake_verify, _whatsapp_handshake
     else:
