@@ -39,7 +39,13 @@ def _retry_later(task: Task, message_id: int, countdown: float) -> Retry:
     return retry
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+@shared_task(
+    name="captain.tasks.reply_generate",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+)
 def reply_generate(self, message_id: int, trace_context: dict[str, str] | None = None) -> str:
     """Answer a customer message with the AI team (or hand it to people)."""
     with tracer.start_as_current_span(sc.SPAN_TASK, context=extract_context(trace_context)) as span:
@@ -62,7 +68,7 @@ def reply_generate(self, message_id: int, trace_context: dict[str, str] | None =
         raise _retry_later(self, message_id, countdown)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.pending_messages_sweep", acks_late=True)
 def pending_messages_sweep() -> int:
     """Re-enqueue customer messages that were stored but never answered, each once per period.
 
@@ -102,7 +108,7 @@ def pending_messages_sweep() -> int:
     return published
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="captain.tasks.playground_turn", acks_late=True, reject_on_worker_lost=True)
 def playground_turn(run_id: int) -> str:
     """Answer one playground message (captain.services.playground); the page polls the row for progress."""
     from captain.services.playground import playground_turn_run
@@ -110,7 +116,7 @@ def playground_turn(run_id: int) -> str:
     return playground_turn_run(run_id=run_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.knowledge_document_process", acks_late=True)
 def knowledge_document_process(document_id: int) -> str:
     """Extract, chunk and embed one knowledge document (captain.services.knowledge). Not rejected on a lost
     worker: a file that kills the worker would otherwise come back for ever (re-sync it by hand)."""
@@ -119,7 +125,7 @@ def knowledge_document_process(document_id: int) -> str:
     return document_process(document_id=document_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.knowledge_resync_due", acks_late=True)
 def knowledge_resync_due() -> int:
     """Queue the knowledge documents whose re-sync interval elapsed (beat, hourly)."""
     from captain.services.knowledge import documents_resync_due
@@ -127,7 +133,7 @@ def knowledge_resync_due() -> int:
     return documents_resync_due()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="captain.tasks.faq_drafts_from_document", acks_late=True, reject_on_worker_lost=True)
 def faq_drafts_from_document(document_id: int) -> int:
     """Draft pending FAQ entries from a ready document (captain.services.faq_drafts); no credits charged."""
     from captain.services.faq_drafts import faq_drafts_from_document as draft
@@ -135,7 +141,7 @@ def faq_drafts_from_document(document_id: int) -> int:
     return draft(document_id=document_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="captain.tasks.faq_drafts_from_conversation", acks_late=True, reject_on_worker_lost=True)
 def faq_drafts_from_conversation(conversation_id: int) -> int:
     """Draft a pending FAQ entry from a resolved conversation a person answered; no credits charged."""
     from captain.services.faq_drafts import faq_drafts_from_conversation as draft
@@ -143,7 +149,7 @@ def faq_drafts_from_conversation(conversation_id: int) -> int:
     return draft(conversation_id=conversation_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.faq_drafts_conversations_sweep", acks_late=True)
 def faq_drafts_conversations_sweep() -> int:
     """Periodic (beat): queue drafting for conversations resolved lately with a person's answer."""
     from captain.services.faq_drafts import faq_drafts_conversations_sweep as sweep
@@ -151,7 +157,7 @@ def faq_drafts_conversations_sweep() -> int:
     return sweep()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="captain.tasks.draft_routing_examples", acks_late=True, reject_on_worker_lost=True)
 def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
     """Draft routing examples for a scenario's node (captain.services.example_drafts); no credits charged.
     Idempotent: drafts of the scenario's current texts are not written twice unless `force`."""
@@ -160,7 +166,7 @@ def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
     return example_drafts_run(scenario_id=scenario_id, force=force)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.routing_example_drafts_sweep", acks_late=True)
 def routing_example_drafts_sweep() -> int:
     """Periodic (beat): queue drafting for enabled scenarios without drafts of their current texts."""
     from captain.services.example_drafts import example_drafts_sweep
@@ -168,7 +174,7 @@ def routing_example_drafts_sweep() -> int:
     return example_drafts_sweep()
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.span_retention_sweep", acks_late=True)
 def span_retention_sweep() -> int:
     """Periodic (beat): delete stored spans older than SPAN_RETENTION_DAYS, in batches."""
     from captain.services.span_retention import spans_delete_expired
@@ -176,7 +182,7 @@ def span_retention_sweep() -> int:
     return spans_delete_expired()
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.sync_telegram_commands", acks_late=True)
 def sync_telegram_commands(assistant_id: int) -> int:
     """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
     is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""
@@ -185,7 +191,7 @@ def sync_telegram_commands(assistant_id: int) -> int:
     return telegram_commands_sync(assistant_id=assistant_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="captain.tasks.auto_resolve_judge", acks_late=True)
 def auto_resolve_judge(conversation_id: int, quiet_since: str) -> str:
     """Judge one conversation the AI was handling that went quiet (captain.services.auto_resolve): resolved,
     or handed to people. Queued by helpdesk's auto-resolve sweep, once per quiet period; no credits charged.
@@ -200,7 +206,7 @@ def auto_resolve_judge(conversation_id: int, quiet_since: str) -> str:
     )
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="captain.tasks.copilot_generate", acks_late=True, reject_on_worker_lost=True)
 def copilot_generate(run_id: int) -> str:
     """An agent's copilot request (draft, summary, rewrite): captain.services.copilot. A redelivered task runs
     it again; the charge is once per run."""
