@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal, overload
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -129,6 +130,12 @@ def conversation_set_status(
     return conversation
 
 
+@overload
+def conversation_add_label(
+    *, conversation: Conversation, name: str, create: Literal[True] = True
+) -> Label: ...
+@overload
+def conversation_add_label(*, conversation: Conversation, name: str, create: bool) -> Label | None: ...
 def conversation_add_label(*, conversation: Conversation, name: str, create: bool = True) -> Label | None:
     """Put a label on the conversation. With `create=False` only one of the account's existing labels (None
     when there is no such label): the AI may use the team's labels but not invent new ones."""

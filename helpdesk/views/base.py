@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec, cast
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
@@ -17,8 +18,16 @@ import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used b
 from helpdesk.models import Membership
 from helpdesk.selectors import access_membership, account_switcher_accounts
 
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request an `account_view` receives (for annotations only, never instantiated): the decorator signs
+    people in first, so `user` is a User, never AnonymousUser. A view taking a plain HttpRequest fits too."""
+
+    user: User
+
+
 P = ParamSpec("P")
-AccountView = Callable[Concatenate[HttpRequest, Membership, P], HttpResponse]
+AccountView = Callable[Concatenate[AuthenticatedHttpRequest, Membership, P], HttpResponse]
 
 SESSION_ACCOUNT_KEY = "dashboard_account_id"
 
@@ -56,7 +65,8 @@ def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Call
             # Only write the session when the account changes: a write is a query on every page otherwise.
             if request.session.get(SESSION_ACCOUNT_KEY) != membership.account_id:
                 request.session[SESSION_ACCOUNT_KEY] = membership.account_id
-            return view(request, membership, *args, **kwargs)
+            # login_required let only a signed-in person this far, and the user model is auth's User.
+            return view(cast(AuthenticatedHttpRequest, request), membership, *args, **kwargs)
 
         return wrapper
 

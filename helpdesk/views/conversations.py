@@ -41,7 +41,7 @@ from helpdesk.services.conversations import (
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
 
 from .attributes import attributes_panel
-from .base import account_view, frame_context, is_admin
+from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
 
 MAX_MESSAGE_CHARS = 10_000
 POLL_INTERVAL_MS = 3000
@@ -70,7 +70,7 @@ def _page_number(request: HttpRequest) -> int:
 
 @require_GET
 @account_view()
-def conversation_list(request: HttpRequest, membership: Membership, folder: str) -> HttpResponse:
+def conversation_list(request: AuthenticatedHttpRequest, membership: Membership, folder: str) -> HttpResponse:
     selected = dashboard.FOLDERS.get(folder)
     if selected is None:
         raise Http404("No such list.")
@@ -288,7 +288,9 @@ def _done(
 
 @require_POST
 @account_view()
-def conversation_reply(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+def conversation_reply(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = ReplyForm(request.POST)
     if not form.is_valid():
@@ -307,7 +309,7 @@ def conversation_reply(request: HttpRequest, membership: Membership, conversatio
 @require_POST
 @account_view()
 def conversation_status(
-    request: HttpRequest, membership: Membership, conversation_id: int, action: str
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int, action: str
 ) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     if action == "snooze":
@@ -324,7 +326,7 @@ def conversation_status(
 
 
 def conversation_snooze(
-    request: HttpRequest, membership: Membership, conversation: Conversation
+    request: AuthenticatedHttpRequest, membership: Membership, conversation: Conversation
 ) -> HttpResponse:
     """`status/snooze/`: put the conversation aside until a wake-up time (`until`: a SNOOZE_CHOICES key, or
     `custom` with `custom_at`); the sweep or the customer's next message wakes it."""
