@@ -21,11 +21,18 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import path
 from django.utils.html import format_html, format_html_join
-from django.utils.http import urlencode
 
 from captain.admin_graph import routing_svg
+from captain.admin_support import (
+    admin_scope,
+    adopt_created,
+    by_assistant,
+    changelist_url,
+    field_values,
+    playground_url,
+)
 from captain.forms import (
     AssistantAdminForm,
     FaqEntryAdminForm,
@@ -39,7 +46,6 @@ from captain.forms import (
     ScenarioInlineFormSet,
 )
 from captain.models import (
-    TRIAGE_KEY,
     Assistant,
     AssistantInbox,
     CopilotRun,
@@ -104,43 +110,11 @@ from captain.services.shortcuts import (
 from helpdesk.admin import (
     AccountScopedAdminMixin,
     AccountScopedInlineMixin,
-    admin_account_ids,
     scoped_queryset,
 )
-from helpdesk.models import Account, Team
+from helpdesk.models import Team
 
 SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
-
-
-def _values(obj: Model, names: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in names}
-
-
-def _adopt(form_instance: Model, created: Model) -> None:
-    """The admin goes on with the instance its form built (inlines hang off it, the change log names it):
-    make it the row the service created."""
-    for field in created._meta.concrete_fields:
-        setattr(form_instance, field.attname, getattr(created, field.attname))
-    form_instance._state.adding = False
-    form_instance._state.db = created._state.db
-
-
-def playground_url(assistant: Assistant, start_key: str = "") -> str:
-    """The dashboard playground with this assistant (and the node to start at) chosen; see
-    captain/views/playground.py for its `assistant` and `start` parameters."""
-    try:
-        base = reverse("captain-dashboard:playground", args=[assistant.account_id])
-    except NoReverseMatch:  # captain installed without its dashboard pages
-        return ""
-    query = {"assistant": assistant.pk}
-    if start_key and start_key != TRIAGE_KEY:
-        query["start"] = start_key
-    return f"{base}?{urlencode(query)}"
-
-
-def changelist_url(model: type[Model], **filters: Any) -> str:
-    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
-    return f"{url}?{urlencode(filters)}" if filters else url
 
 
 class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
@@ -407,7 +381,7 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         if change:
             assistant_update(assistant=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
         else:
-            _adopt(obj, assistant_create(account_id=obj.account_id, **fields))
+            adopt_created(obj, assistant_create(account_id=obj.account_id, **fields))
 
     def delete_model(self, request: HttpRequest, obj: Assistant) -> None:
         assistant_delete(assistant=obj)
@@ -426,25 +400,34 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 obj.delete()
         for obj, changed in formset.changed_objects:
             if isinstance(obj, Scenario):
-                scenario_update(scenario=obj, **_values(obj, [n for n in SCENARIO_WRITABLE if n in changed]))
+                scenario_update(
+                    scenario=obj, **field_values(obj, [n for n in SCENARIO_WRITABLE if n in changed])
+                )
             elif isinstance(obj, FaqEntry):
-                faq_entry_update(entry=obj, **_values(obj, [n for n in FAQ_ENTRY_FIELDS if n in changed]))
+                faq_entry_update(
+                    entry=obj, **field_values(obj, [n for n in FAQ_ENTRY_FIELDS if n in changed])
+                )
             elif isinstance(obj, RoutingExample):
                 routing_example_edit(example=obj, text=obj.text)
             elif isinstance(obj, Shortcut):
-                shortcut_update(shortcut=obj, **_values(obj, [n for n in SHORTCUT_FIELDS if n in changed]))
+                shortcut_update(
+                    shortcut=obj, **field_values(obj, [n for n in SHORTCUT_FIELDS if n in changed])
+                )
             else:
                 obj.save()
         for obj in formset.new_objects:
             if isinstance(obj, Scenario):
                 # The key was derived (or checked) for the whole formset in ScenarioInlineFormSet.clean.
-                _adopt(
-                    obj, scenario_create(assistant=assistant, key=obj.key, **_values(obj, SCENARIO_WRITABLE))
+                adopt_created(
+                    obj,
+                    scenario_create(assistant=assistant, key=obj.key, **field_values(obj, SCENARIO_WRITABLE)),
                 )
             elif isinstance(obj, FaqEntry):
-                _adopt(obj, faq_entry_create(assistant=assistant, **_values(obj, FAQ_ENTRY_FIELDS)))
+                adopt_created(
+                    obj, faq_entry_create(assistant=assistant, **field_values(obj, FAQ_ENTRY_FIELDS))
+                )
             elif isinstance(obj, Shortcut):
-                _adopt(obj, shortcut_create(assistant=assistant, **_values(obj, SHORTCUT_FIELDS)))
+                adopt_created(obj, shortcut_create(assistant=assistant, **field_values(obj, SHORTCUT_FIELDS)))
             else:
                 obj.save()
         for obj in [*formset.new_objects, *(o for o, _ in formset.changed_objects)]:
@@ -517,7 +500,7 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 if account_id is None and "handoff_team" in self.fields:
                     # A new scenario: any team of the accounts this user administers; clean() then refuses a
                     # team of another account than the chosen assistant's.
-                    self.fields["handoff_team"].queryset = scoped_queryset(Team, _admin_scope(request))
+                    self.fields["handoff_team"].queryset = scoped_queryset(Team, admin_scope(request))
 
         return ScopedScenarioForm
 
@@ -541,18 +524,12 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             scenario_update(scenario=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
         else:
             key = form.cleaned_data.get("key") or None
-            _adopt(obj, scenario_create(assistant=obj.assistant, key=key, **fields))
+            adopt_created(obj, scenario_create(assistant=obj.assistant, key=key, **fields))
         obj.handoff_team = form.cleaned_data.get("handoff_team")
         _scenario_team_save(obj)
 
     def delete_model(self, request: HttpRequest, obj: Scenario) -> None:
         scenario_delete(scenario=obj)
-
-
-def _admin_scope(request: HttpRequest) -> frozenset[int]:
-    if request.user.is_superuser:
-        return frozenset(Account.objects.values_list("pk", flat=True))
-    return admin_account_ids(request)
 
 
 class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
@@ -622,7 +599,7 @@ class RoutingNodeAdmin(RoutingRowAdmin):
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
                 if not self.instance.assistant_id and "handoff_team" in self.fields:
-                    self.fields["handoff_team"].queryset = scoped_queryset(Team, _admin_scope(request))
+                    self.fields["handoff_team"].queryset = scoped_queryset(Team, admin_scope(request))
 
         return TeamScopedForm
 
@@ -722,9 +699,6 @@ class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)
 
 
-# ---- custom HTTP tools (captain/services/custom_tools.py) -------------------------------------------------------
-
-
 class CustomToolAdminForm(forms.ModelForm):
     """A custom HTTP tool. The secret is write-only: typed once, stored encrypted, never shown again."""
 
@@ -814,7 +788,7 @@ class CustomToolAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             secret = ""
         had_secret = bool(obj.secret_encrypted)
         custom_tool_save(
-            account=obj.account, fields=_values(obj, CUSTOM_TOOL_FIELDS), secret=secret, tool=obj
+            account=obj.account, fields=field_values(obj, CUSTOM_TOOL_FIELDS), secret=secret, tool=obj
         )
         if had_secret and secret is None and not obj.secret_encrypted:
             self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)
@@ -923,19 +897,10 @@ class FaqEntryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         if change:
             faq_entry_update(entry=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
         else:
-            _adopt(obj, faq_entry_create(assistant=obj.assistant, **fields))
+            adopt_created(obj, faq_entry_create(assistant=obj.assistant, **fields))
 
     def delete_model(self, request: HttpRequest, obj: FaqEntry) -> None:
         faq_entry_delete(entry=obj)
-
-
-def _by_assistant(queryset: Any) -> list[tuple[Assistant, list[int]]]:
-    """The selected rows' ids per assistant, so each service call scopes to one assistant (the queryset is
-    already scoped to the caller's accounts by AccountScopedAdminMixin)."""
-    ids: dict[int, list[int]] = {}
-    for row_id, assistant_id in queryset.values_list("id", "assistant_id"):
-        ids.setdefault(assistant_id, []).append(row_id)
-    return [(assistant, ids[assistant.pk]) for assistant in Assistant.objects.filter(pk__in=ids)]
 
 
 @admin.register(RoutingExample)
@@ -984,7 +949,7 @@ class RoutingExampleAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def _review(self, request: HttpRequest, queryset: Any, *, accept: bool) -> None:
         changed = sum(
             review_examples(assistant=assistant, ids=ids, accept=accept)
-            for assistant, ids in _by_assistant(queryset)
+            for assistant, ids in by_assistant(queryset)
         )
         self.message_user(request, f"{changed} routing example(s) {'accepted' if accept else 'rejected'}.")
 
@@ -1003,7 +968,7 @@ class RoutingExampleAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         drafted = queryset.filter(source=RoutingExample.Source.DRAFTED)
         skipped = queryset.count() - drafted.count()
         adopted, refused = 0, []
-        for assistant, ids in _by_assistant(drafted):
+        for assistant, ids in by_assistant(drafted):
             result = drafted_examples_adopt(assistant=assistant, ids=ids)
             adopted += result.adopted
             refused += result.refused

@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from captain.dashboard import chosen_assistant
 from captain.models import FaqEntry, KnowledgeDocument
 from captain.selectors import (
     access_assistant,
@@ -30,7 +31,6 @@ from captain.services.faq_drafts import (
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,
 )
-from captain.views.assistant_choice import chosen_assistant
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view, frame_context

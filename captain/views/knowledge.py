@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
+from captain.dashboard import chosen_assistant
 from captain.models import Assistant, KnowledgeDocument
 from captain.selectors import access_assistant, access_document, document_chunks, document_list
 from captain.services.knowledge import (
@@ -29,7 +30,6 @@ from captain.services.knowledge import (
     document_resync,
 )
 from captain.upload_limits import cap_uploads
-from captain.views.assistant_choice import chosen_assistant
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 

@@ -20,6 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from captain.dashboard import chosen_assistant
 from captain.models import RoutingExample
 from captain.selectors import access_assistant
 from captain.services.routing_corrections import (
@@ -33,7 +34,6 @@ from captain.services.routing_corrections import (
     pending_corrections,
 )
 from captain.services.routing_examples import review_examples
-from captain.views.assistant_choice import chosen_assistant
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view, frame_context
