@@ -7,7 +7,7 @@ save, and the same rule grants the permissions (no Django model permissions are 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from django import forms
 from django.conf import settings
@@ -44,12 +44,31 @@ from helpdesk.models import (
 from helpdesk.outbound import validate_outbound_url
 from helpdesk.services.attributes import attribute_definition_clean
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import BaseModelAdmin, InlineModelAdmin
+
+    # The mixins below are typed as the admin classes they are mixed into, so `super()`, `self.model` and the
+    # permission methods they override resolve against Django's. The form-field scoping serves any admin.
+    _AnyAdmin = BaseModelAdmin[Any]
+    _ModelAdmin = admin.ModelAdmin
+    _InlineAdmin = InlineModelAdmin
+else:
+    # At run time they are plain mixins: the concrete admins name Django's classes, which take no type arguments.
+    _AnyAdmin = object
+    _ModelAdmin = _InlineAdmin = Generic
+
+_ModelT = TypeVar("_ModelT", bound=models.Model)
+_ParentT = TypeVar("_ParentT", bound=models.Model)
+
 # ---- tenant scoping ----------------------------------------------------------------------------------------
+
+
+_ADMIN_ACCOUNT_IDS_ATTR = "_helpdesk_admin_account_ids"
 
 
 def admin_account_ids(request: HttpRequest) -> frozenset[int]:
     """Accounts the request's user administers (cached on the request)."""
-    cached = getattr(request, "_helpdesk_admin_account_ids", None)
+    cached: frozenset[int] | None = getattr(request, _ADMIN_ACCOUNT_IDS_ATTR, None)
     if cached is None:
         user = request.user
         cached = frozenset(
@@ -59,7 +78,7 @@ def admin_account_ids(request: HttpRequest) -> frozenset[int]:
             if user.is_authenticated and user.is_active and user.is_staff
             else []
         )
-        request._helpdesk_admin_account_ids = cached
+        setattr(request, _ADMIN_ACCOUNT_IDS_ATTR, cached)  # HttpRequest declares no such attribute
     return cached
 
 
@@ -100,15 +119,27 @@ def account_id_of(obj: models.Model) -> int | None:
     return getattr(value, last if last.endswith("_id") else f"{last}_id", None)
 
 
-class _ScopedFormfieldsMixin:
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+def _related_model(
+    db_field: models.ForeignKey[Any, Any] | models.ManyToManyField[Any, Any],
+) -> type[models.Model]:
+    # Typed `type[Model] | "self"`, but Django resolves "self" and "app.Model" to the class when the app registry
+    # loads, before any admin form is built.
+    return cast(type[models.Model], db_field.related_model)
+
+
+class _ScopedFormfieldsMixin(_AnyAdmin):
+    def formfield_for_foreignkey(
+        self, db_field: models.ForeignKey[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> forms.ModelChoiceField[Any] | None:
         if not request.user.is_superuser:
-            kwargs["queryset"] = scoped_queryset(db_field.related_model, admin_account_ids(request))
+            kwargs["queryset"] = scoped_queryset(_related_model(db_field), admin_account_ids(request))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def formfield_for_manytomany(self, db_field, request, **kwargs):
+    def formfield_for_manytomany(
+        self, db_field: models.ManyToManyField[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> forms.ModelMultipleChoiceField[Any] | None:
         if not request.user.is_superuser:
-            kwargs["queryset"] = scoped_queryset(db_field.related_model, admin_account_ids(request))
+            kwargs["queryset"] = scoped_queryset(_related_model(db_field), admin_account_ids(request))
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -117,7 +148,7 @@ class _ScopedFormfieldsMixin:
 SECRET_FIELD_NAMES = frozenset({"secret", "access_token", "webhook_token", "password", "api_key_encrypted"})
 
 
-class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
+class AccountScopedAdminMixin(_ScopedFormfieldsMixin, _ModelAdmin[_ModelT]):
     """For a ModelAdmin: non-superuser staff reach only the accounts they administer."""
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
@@ -130,7 +161,7 @@ class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
     superuser_only_add: bool = False
     superuser_only_delete: bool = False
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[_ModelT]:
         queryset = super().get_queryset(request)
         if request.user.is_superuser:
             return queryset
@@ -148,12 +179,12 @@ class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
             return super().has_module_permission(request)
         return bool(admin_account_ids(request))
 
-    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: _ModelT | None = None) -> bool:
         if request.user.is_superuser:
             return super().has_view_permission(request, obj)
         return self._in_scope(request, obj)
 
-    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: _ModelT | None = None) -> bool:
         if self.read_only:
             return False
         if request.user.is_superuser:
@@ -167,12 +198,12 @@ class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
             return super().has_add_permission(request, *args)
         return not self.superuser_only_add and self._in_scope(request, None)
 
-    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: _ModelT | None = None) -> bool:
         if request.user.is_superuser:
             return super().has_delete_permission(request, obj)
         return not (self.read_only or self.superuser_only_delete) and self._in_scope(request, obj)
 
-    def save_model(self, request: HttpRequest, obj: models.Model, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: _ModelT, form: Any, change: bool) -> None:
         # The scoped form fields already refuse other tenants' choices; this is the last line, e.g. for a
         # custom form that forgot to scope a field.
         if not request.user.is_superuser and account_id_of(obj) not in admin_account_ids(request):
@@ -180,7 +211,7 @@ class AccountScopedAdminMixin(_ScopedFormfieldsMixin):
         super().save_model(request, obj, form, change)
 
 
-class AccountScopedInlineMixin(_ScopedFormfieldsMixin):
+class AccountScopedInlineMixin(_ScopedFormfieldsMixin, _InlineAdmin[_ModelT, _ParentT]):
     """For an inline: its parent page is already scoped; this scopes the inline's choices and permissions."""
 
     read_only: bool = False
@@ -188,26 +219,26 @@ class AccountScopedInlineMixin(_ScopedFormfieldsMixin):
     def _allowed(self, request: HttpRequest) -> bool:
         return request.user.is_superuser or bool(admin_account_ids(request))
 
-    def has_view_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: _ParentT | None = None) -> bool:
         if request.user.is_superuser:
             return super().has_view_permission(request, obj)
         return self._allowed(request)
 
-    def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: _ParentT | None = None) -> bool:
         if self.read_only:
             return False
         if request.user.is_superuser:
             return super().has_add_permission(request, obj)
         return self._allowed(request)
 
-    def has_change_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: _ParentT | None = None) -> bool:
         if self.read_only:
             return False
         if request.user.is_superuser:
             return super().has_change_permission(request, obj)
         return self._allowed(request)
 
-    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: _ParentT | None = None) -> bool:
         if self.read_only:
             return False
         if request.user.is_superuser:
@@ -369,7 +400,8 @@ class InboxAdminForm(forms.ModelForm):
         return url
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
+        cleaned = self.cleaned_data
         # Its keys depend on the channel type, so it is checked here rather than in clean_provider_config.
         channel = cleaned.get("channel_type")
         if "provider_config" in cleaned and channel:
@@ -473,7 +505,7 @@ def _add_provider_fields() -> None:
 _add_provider_fields()
 
 
-_WEBHOOK_PATHS = {
+_WEBHOOK_PATHS: dict[str, str] = {
     Inbox.ChannelType.API: "api",
     Inbox.ChannelType.TELEGRAM: "telegram",
     Inbox.ChannelType.WHATSAPP: "whatsapp",
@@ -481,7 +513,7 @@ _WEBHOOK_PATHS = {
 }
 
 # What to do on the provider's side with the webhook URL, per channel type.
-_PROVIDER_SETUP = {
+_PROVIDER_SETUP: dict[str, str] = {
     Inbox.ChannelType.TELEGRAM: (
         "Call <code>setWebhook</code> with this URL and <code>secret_token</code> = the inbox secret; "
         "put the bot token in Access token. Replies use sendMessage (split at 4096 characters)."
@@ -585,7 +617,8 @@ class ContactInboxInline(AccountScopedInlineMixin, admin.TabularInline):
     model = ContactInbox
     extra = 0
     read_only = True
-    fields = ["inbox", "source_id"]
+    # Tuples: a list would be inferred as `fields`' wider element type, which readonly_fields does not take.
+    fields = ("inbox", "source_id")
     readonly_fields = fields
 
 
@@ -632,7 +665,7 @@ class MessageInline(AccountScopedInlineMixin, admin.TabularInline):
     extra = 0
     read_only = True
     verbose_name_plural = f"Messages (latest {RECENT_MESSAGES})"
-    fields = [
+    fields = (
         "created_at",
         "message_type",
         "private",
@@ -640,8 +673,8 @@ class MessageInline(AccountScopedInlineMixin, admin.TabularInline):
         "ai_agent_name",
         "content",
         "delivery_status",
-    ]
-    readonly_fields = fields
+    )
+    readonly_fields = fields  # a tuple, as in ContactInboxInline
     can_delete = False
     show_change_link = True
 
