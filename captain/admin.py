@@ -33,21 +33,32 @@ from captain.admin_support import (
     field_values,
     playground_url,
 )
-from captain.forms import (
+from captain.assistants.admin import SCENARIO_WRITABLE, ScenarioInline, _scenario_team_save
+from captain.assistants.forms import (
     AssistantAdminForm,
+)
+from captain.assistants.models import Assistant, Scenario
+from captain.assistants.services.assistants import (
+    ASSISTANT_FIELDS,
+    assistant_create,
+    assistant_delete,
+    assistant_update,
+)
+from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
+from captain.assistants.services.scenarios import (
+    scenario_create,
+    scenario_delete,
+    scenario_update,
+)
+from captain.forms import (
     FaqEntryAdminForm,
-    ModelEndpointAdminForm,
     RouterChoiceForm,
     RoutingEdgeInlineFormSet,
     RoutingNodeAdminForm,
     RoutingNodeInlineFormSet,
     RoutingRuleInlineFormSet,
-    ScenarioAdminForm,
-    ScenarioInlineFormSet,
 )
 from captain.models import (
-    Assistant,
-    AssistantInbox,
     CopilotRun,
     CreditBalance,
     CreditLedgerEntry,
@@ -55,7 +66,6 @@ from captain.models import (
     FaqEntry,
     KnowledgeDocument,
     MemoryVariable,
-    ModelEndpoint,
     Plan,
     ReplyJob,
     RoutingConfig,
@@ -65,11 +75,9 @@ from captain.models import (
     RoutingRule,
     Run,
     RunArtifact,
-    Scenario,
     Shortcut,
     ToolConfirmation,
 )
-from captain.services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
 from captain.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
     custom_tool_delete,
@@ -77,7 +85,6 @@ from captain.services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
-from captain.services.destinations import SECRET_DROPPED_MESSAGE
 from captain.services.example_drafts import (
     drafted_examples_adopt,
     routing_example_edit,
@@ -93,13 +100,6 @@ from captain.services.faq import (
 from captain.services.knowledge import document_delete, document_resync
 from captain.services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
 from captain.services.routing_examples import review_examples
-from captain.services.scenarios import (
-    SCENARIO_FIELDS,
-    ScenarioFields,
-    scenario_create,
-    scenario_delete,
-    scenario_update,
-)
 from captain.services.shortcuts import (
     SHORTCUT_FIELDS,
     shortcut_create,
@@ -113,17 +113,6 @@ from helpdesk.admin import (
     scoped_queryset,
 )
 from helpdesk.models import Team
-
-SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
-
-
-class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
-    model = Scenario
-    form = ScenarioAdminForm
-    formset = ScenarioInlineFormSet
-    extra = 0
-    classes = ["collapse"]
-    show_change_link = True
 
 
 class FaqEntryInline(AccountScopedInlineMixin, admin.TabularInline):
@@ -436,12 +425,6 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         formset.save_m2m()
 
 
-def _scenario_team_save(scenario: Scenario) -> None:
-    """The form's handoff team (a relation the form names `handoff_team`) saved through the scenario service,
-    which checks it belongs to the assistant's account, after the service saved the rest."""
-    scenario_update(scenario=scenario, handoff_team_id=scenario.handoff_team_id)
-
-
 def _team_links(obj: Assistant) -> str:
     """ "Scenarios (4) · Routing · FAQ (12) · Knowledge (3) · Memory · Routing examples": each its own page,
     filtered to this assistant."""
@@ -466,70 +449,6 @@ def _team_links(obj: Assistant) -> str:
             ),
         ),
     )
-
-
-@admin.register(Scenario)
-class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """Scenarios on their own pages (also editable on their assistant's page). Written through the scenario
-    services, like the API."""
-
-    form = ScenarioAdminForm
-    list_display = ["title", "key", "assistant", "mode", "enabled", "handoff_team", "try_it"]
-    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "enabled", "mode"]
-    list_select_related = ["assistant", "handoff_team"]
-    search_fields = ["title", "key", "description"]
-
-    def get_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
-        fields = ["assistant", *SCENARIO_FIELDS, "handoff_team"]
-        return [*fields, "playground_link"] if obj is not None and obj.pk else fields
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
-        # A scenario's key, tools and conversations belong to its assistant: it never moves.
-        return ["assistant", "playground_link"] if obj is not None and obj.pk else []
-
-    def get_form(
-        self, request: HttpRequest, obj: Scenario | None = None, change: bool = False, **kwargs: Any
-    ):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
-        account_id = obj.assistant.account_id if obj is not None and obj.pk else None
-
-        class ScopedScenarioForm(form_class):  # type: ignore[valid-type,misc]
-            def __init__(self, *args: Any, **kw: Any) -> None:
-                super().__init__(*args, **kw)
-                self.offer_tools_of(account_id)
-                if account_id is None and "handoff_team" in self.fields:
-                    # A new scenario: any team of the accounts this user administers; clean() then refuses a
-                    # team of another account than the chosen assistant's.
-                    self.fields["handoff_team"].queryset = scoped_queryset(Team, admin_scope(request))
-
-        return ScopedScenarioForm
-
-    @admin.display(description="Playground")
-    def try_it(self, obj: Scenario) -> str:
-        url = playground_url(obj.assistant, obj.key)
-        return format_html('<a href="{}">Try it</a>', url) if url else ""
-
-    @admin.display(description="Playground")
-    def playground_link(self, obj: Scenario) -> str:
-        url = playground_url(obj.assistant, obj.key)
-        if not url:
-            return "The playground is not installed on this site."
-        return format_html(
-            '<a href="{}" class="playground-link">Try it in the playground</a> (starts here)', url
-        )
-
-    def save_model(self, request: HttpRequest, obj: Scenario, form, change: bool) -> None:
-        fields = {name: form.cleaned_data[name] for name in SCENARIO_WRITABLE if name in form.cleaned_data}
-        if change:
-            scenario_update(scenario=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
-        else:
-            key = form.cleaned_data.get("key") or None
-            adopt_created(obj, scenario_create(assistant=obj.assistant, key=key, **fields))
-        obj.handoff_team = form.cleaned_data.get("handoff_team")
-        _scenario_team_save(obj)
-
-    def delete_model(self, request: HttpRequest, obj: Scenario) -> None:
-        scenario_delete(scenario=obj)
 
 
 class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
@@ -673,30 +592,6 @@ class CopilotRunAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: CopilotRun | None = None) -> list[str]:
         return [f.name for f in CopilotRun._meta.concrete_fields]
-
-
-@admin.register(ModelEndpoint)
-class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """An account's own OpenAI-compatible endpoint (its URL, its key). The server's endpoints are settings."""
-
-    form = ModelEndpointAdminForm
-    # The form's fields plus which models use the text tool protocol (`manage.py captain_probe_tools`).
-    fields = [
-        "account",
-        "name",
-        "base_url",
-        "model_names",
-        "vision_models",
-        "text_tool_models",
-        "new_api_key",
-    ]
-    list_display = ["name", "account", "base_url", "text_tool_models", "created_at"]
-    search_fields = ["name"]
-
-    def save_model(self, request: HttpRequest, obj: ModelEndpoint, form, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        if getattr(form, "api_key_dropped", False):
-            self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)
 
 
 class CustomToolAdminForm(forms.ModelForm):
@@ -848,12 +743,6 @@ class MemoryVariableAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: MemoryVariable | None = None) -> list[str]:
         # Its stored values belong to the assistant's account: a variable stays with its assistant.
         return ["assistant"] if obj is not None and obj.pk else []
-
-
-@admin.register(AssistantInbox)
-class AssistantInboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    list_display = ["assistant", "inbox"]
-    list_select_related = ["assistant", "inbox"]
 
 
 @admin.register(FaqEntry)

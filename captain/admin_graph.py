@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from captain.models import TRIAGE_KEY, Assistant, RoutingNode, Scenario
+from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.models import RoutingNode
 from captain.runtime.routing import HUMAN, Graph
 from captain.services.routing import routing_graph, star_graph
 

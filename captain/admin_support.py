@@ -9,10 +9,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
-from captain.models import (
-    TRIAGE_KEY,
-    Assistant,
-)
+from captain.assistants.models import TRIAGE_KEY, Assistant
 from helpdesk.admin import (
     admin_account_ids,
 )

@@ -38,7 +38,7 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
 @checks.register(checks.Tags.compatibility)
 def check_model_endpoints(app_configs, **kwargs) -> list[checks.CheckMessage]:
     """A malformed CAPTAIN_MODEL_ENDPOINTS stops start-up with the reason, instead of failing every run."""
-    from captain.services.model_endpoints import operator_endpoints
+    from captain.assistants.services.model_endpoints import operator_endpoints
 
     try:
         endpoints = operator_endpoints()

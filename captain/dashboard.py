@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from captain.models import Assistant
-from captain.selectors import access_assistant, assistant_list
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import access_assistant, assistant_list
 
 
 def chosen_assistant(request: HttpRequest, account_id: int) -> tuple[list[Assistant], Assistant | None]:

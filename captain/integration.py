@@ -23,7 +23,7 @@ _broker_down_until = 0.0
 
 class CaptainResponder:
     def handles_inbox(self, inbox: Inbox) -> bool:
-        from captain.models import AssistantInbox
+        from captain.assistants.models import AssistantInbox
 
         return AssistantInbox.objects.filter(inbox=inbox).exists()
 

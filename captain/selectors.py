@@ -6,14 +6,13 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
+from captain.assistants.models import Assistant
 from captain.models import (
-    Assistant,
-    AssistantInbox,
     CopilotRun,
     CreditLedgerEntry,
     FaqEntry,
@@ -21,7 +20,6 @@ from captain.models import (
     KnowledgeDocument,
     RoutingDecision,
     Run,
-    Scenario,
     SpanRecord,
 )
 from captain.services.credits import credit_balance_for
@@ -29,34 +27,6 @@ from helpdesk.models import Conversation
 
 CREDIT_USAGE_DAYS = 30
 HANDED_OVER = (Run.Outcome.HUMAN_HANDOFF, Run.Outcome.ERROR)
-
-
-def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
-    return (
-        Assistant.objects.filter(account_id=account_id)
-        .prefetch_related(Prefetch("assistant_inboxes", queryset=AssistantInbox.objects.order_by("inbox_id")))
-        .order_by("id")
-    )
-
-
-def access_assistant(*, account_id: int, assistant_id: int) -> Assistant:
-    """The assistant if it belongs to the account; 404 otherwise."""
-    assistant = assistant_list(account_id=account_id).filter(pk=assistant_id).first()
-    if assistant is None:
-        raise Http404("No such assistant.")
-    return assistant
-
-
-def scenario_list(*, assistant: Assistant) -> QuerySet[Scenario]:
-    return Scenario.objects.filter(assistant=assistant).order_by("id")
-
-
-def access_scenario(*, assistant: Assistant, scenario_id: int) -> Scenario:
-    """A scenario of an assistant already obtained through `access_assistant`; 404 otherwise."""
-    scenario = scenario_list(assistant=assistant).filter(pk=scenario_id).first()
-    if scenario is None:
-        raise Http404("No such scenario.")
-    return scenario
 
 
 def faq_entry_list(*, assistant: Assistant) -> QuerySet[FaqEntry]:
@@ -225,13 +195,6 @@ def assistant_rates(*, account_id: int, since: dt.datetime) -> list[AssistantRat
     return [
         AssistantRates(assistant_id=k, **v) for k, v in sorted(totals.items(), key=lambda kv: kv[1]["name"])
     ]
-
-
-def scenario_titles(*, account_id: int) -> dict[str, str]:
-    """Scenario key -> title over the account's assistants (for a key used by several, the oldest title)."""
-    return dict(
-        Scenario.objects.filter(assistant__account_id=account_id).values_list("key", "title").order_by("-id")
-    )
 
 
 def credits_by_message(*, message_ids: list[int]) -> dict[int, int]:

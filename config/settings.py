@@ -261,7 +261,7 @@ SPECTACULAR_SETTINGS = {
     # (W001) and `manage.py check --deploy --fail-level WARNING` fails.
     "ENUM_NAME_OVERRIDES": {
         "RoutingModeEnum": "captain.models.RoutingMode",
-        "ScenarioModeEnum": "captain.models.ScenarioMode",
+        "ScenarioModeEnum": "captain.assistants.models.ScenarioMode",
         # Several models have a `status`: each gets its own enum name in the schema (conversations keep theirs).
         "StatusEnum": "helpdesk.models.Conversation.Status",
         "FaqEntryStatusEnum": "captain.models.FaqEntry.Status",

@@ -63,7 +63,7 @@ def redis_url(redis_server):
 @pytest.fixture
 def fake_llm():
     """A scripted OpenAI-compatible server on 127.0.0.1; the app's model client points at it."""
-    from captain.services import model_endpoints
+    from captain.assistants.services import model_endpoints
     from tests.support.fake_llm_server import FakeLLMServer
 
     # SDK clients are cached per endpoint URL and key; a later test's server may reuse this port, and must not

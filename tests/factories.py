@@ -5,7 +5,8 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from captain.models import Assistant, AssistantInbox, CreditBalance, FaqEntry, ReplyJob, Scenario
+from captain.assistants.models import Assistant, AssistantInbox, Scenario
+from captain.models import CreditBalance, FaqEntry, ReplyJob
 from helpdesk.models import Account, Contact, ContactInbox, Conversation, Delivery, Inbox, Membership, Message
 
 

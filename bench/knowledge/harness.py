@@ -99,7 +99,8 @@ def product_settings(*, base_url: str, model: str, redis_url: str, timeout: floa
 
 def load_help_centre(centre: HelpCentre) -> Loaded:
     """Account, API inbox, assistant, FAQ entries and processed documents, through the product's services."""
-    from captain.models import Assistant, AssistantInbox, CreditBalance, KnowledgeChunk, KnowledgeDocument
+    from captain.assistants.models import Assistant, AssistantInbox
+    from captain.models import CreditBalance, KnowledgeChunk, KnowledgeDocument
     from captain.services.faq import faq_entry_create
     from captain.services.knowledge import document_create_upload
     from captain.services.knowledge_processing import document_process
@@ -144,7 +145,7 @@ def load_help_centre(centre: HelpCentre) -> Loaded:
 
 
 def set_strategy(loaded: Loaded, strategy: str) -> dict[str, Any]:
-    from captain.models import Assistant
+    from captain.assistants.models import Assistant
 
     config = STRATEGIES[strategy]
     Assistant.objects.filter(pk=loaded.assistant_id).update(knowledge_mode=config["knowledge_mode"])
@@ -217,7 +218,7 @@ def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> An
 
 def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, Any]]:
     """What the knowledge step finds and what the gate says for each question, with no model call."""
-    from captain.models import Assistant
+    from captain.assistants.models import Assistant
     from captain.retrieval import get_encoder
     from captain.runtime.knowledge import TopicGate
     from captain.services.knowledge_search import AssistantKnowledge, _loaded

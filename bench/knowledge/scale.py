@@ -24,7 +24,8 @@ def _rss_mib() -> float:
 def scale_figures(
     centre: HelpCentre, corpus: list[str], *, chunks: int, queries: int = 200
 ) -> dict[str, Any]:
-    from captain.models import Assistant, KnowledgeChunk, KnowledgeDocument
+    from captain.assistants.models import Assistant
+    from captain.models import KnowledgeChunk, KnowledgeDocument
     from captain.retrieval.passages import embed_passages, search_tokens
     from captain.services.knowledge_search import AssistantKnowledge, _loaded, knowledge_cache_clear
     from helpdesk.models import Account

@@ -74,7 +74,8 @@ def bench_account() -> int:
 
 def _assistant(conversation: Conversation, mode: str, account_id: int) -> tuple[int, int]:
     """An API inbox and its assistant for one conversation in one mode; returns (inbox id, assistant id)."""
-    from captain.models import Assistant, AssistantInbox, KnowledgeMode, MemoryVariable
+    from captain.assistants.models import Assistant, AssistantInbox, KnowledgeMode
+    from captain.models import MemoryVariable
     from helpdesk.models import Inbox
 
     inbox = Inbox.objects.create(
@@ -181,7 +182,7 @@ def play(conversation: Conversation, *, mode: str, account_id: int, serial: int)
         if handed.update(status=HelpdeskConversation.Status.PENDING):
             played.handoffs += 1
     if mode == "memory" and conversation_id is not None:
-        from captain.models import Assistant
+        from captain.assistants.models import Assistant
 
         entries = memory_state(
             assistant=Assistant.objects.get(pk=assistant_id),

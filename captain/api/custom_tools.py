@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
+from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
 from captain.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
 from captain.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
@@ -27,7 +28,6 @@ from captain.services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
-from captain.services.destinations import SECRET_DROPPED_MESSAGE
 from helpdesk.api.auth import AccountAdminApi
 from helpdesk.api.schema import pattern_field
 from helpdesk.models import Account

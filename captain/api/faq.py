@@ -11,8 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
+from captain.assistants.selectors import access_assistant
 from captain.models import FaqEntry, KnowledgeDocument
-from captain.selectors import access_assistant, access_document, access_faq_entry, faq_entry_list
+from captain.selectors import access_document, access_faq_entry, faq_entry_list
 from captain.services.faq import (
     FAQ_ENTRY_FIELDS,
     REVIEW_ACTIONS,

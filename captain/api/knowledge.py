@@ -18,8 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
+from captain.assistants.selectors import access_assistant
 from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.selectors import access_assistant, access_document, document_chunks, document_list
+from captain.selectors import access_document, document_chunks, document_list
 from captain.services.knowledge import (
     URL_KINDS,
     document_create_upload,

@@ -21,8 +21,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
-from captain.models import MEMORY_NAME_RE, Assistant, MemoryValue, MemoryVariable
-from captain.selectors import access_assistant
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import access_assistant
+from captain.models import MEMORY_NAME_RE, MemoryValue, MemoryVariable
 from captain.services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
 from captain.services.memory_variables import (
     MAX_CHOICE_CHARS,

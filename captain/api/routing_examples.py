@@ -19,8 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
-from captain.models import Assistant, RoutingExample
-from captain.selectors import access_assistant, access_scenario
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import access_assistant, access_scenario
+from captain.models import RoutingExample
 from captain.services.example_drafts import example_drafts_enqueue, routing_example_edit
 from captain.services.routing import routing_reference_errors
 from captain.services.routing_examples import review_examples

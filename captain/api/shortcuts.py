@@ -14,8 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
+from captain.assistants.selectors import access_assistant
 from captain.models import SHORTCUT_COMMAND_RE, Shortcut
-from captain.selectors import access_assistant
 from captain.services.shortcuts import (
     MAX_TEMPLATE_CHARS,
     SHORTCUT_FIELDS,

@@ -4,20 +4,18 @@ from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.api import (
-    assistants,
     credits,
     custom_tools,
     faq,
     knowledge,
     memory,
-    model_endpoints,
     reroute,
     routing,
     routing_examples,
     runs,
-    scenarios,
     shortcuts,
 )
+from captain.assistants.api import assistants, model_endpoints, scenarios
 
 app_name = "captain-api"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from captain.models import Assistant
-from captain.selectors import assistant_list, scenario_list
-from captain.services.assistants import assistant_create, assistant_update
-from captain.services.scenarios import scenario_create, scenario_update
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import assistant_list, scenario_list
+from captain.assistants.services.assistants import assistant_create, assistant_update
+from captain.assistants.services.scenarios import scenario_create, scenario_update
 from helpdesk.models import Account
 
 

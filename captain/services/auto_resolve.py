@@ -35,9 +35,8 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from captain.conf import captain_setting
-from captain.models import TRIAGE_KEY, Assistant, Run
-from captain.prompts.auto_resolve import (
+from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.prompts.auto_resolve import (
     NEEDS_PEOPLE,
     RESOLVED,
     RESPONSE_FORMAT,
@@ -47,12 +46,14 @@ from captain.prompts.auto_resolve import (
     parse_verdict,
     user_prompt,
 )
+from captain.assistants.services.drafting import DraftingModel, json_values
+from captain.assistants.services.model_endpoints import EndpointUnavailable
+from captain.conf import captain_setting
+from captain.models import Run
 from captain.runtime import ModelError, Usage
 from captain.runtime import semconv as sc
-from captain.services.drafting import DraftingModel, json_values
 from captain.services.jobs import job_pending_message_ids
 from captain.services.locks import conversation_lock
-from captain.services.model_endpoints import EndpointUnavailable
 from captain.services.outcomes import handoff_message_for, handoff_team_id
 from captain.services.runs import assistant_for_inbox
 from captain.services.shortcuts import agent_name

@@ -32,16 +32,17 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.assistants.models import Assistant
+from captain.assistants.prompts import render_file
+from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
-from captain.models import Assistant, CopilotRun
-from captain.prompts import render_file
+from captain.models import CopilotRun
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
 from captain.services.credits import credit_copilot_affordable, credit_copilot_debit
 from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.services.live import LivePublisher, live_end
-from captain.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.services.redaction import account_secrets
 from captain.services.runs import assistant_for_inbox
 from captain.services.team import team_model_for

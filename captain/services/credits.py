@@ -11,8 +11,9 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 
+from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import Assistant, CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
+from captain.models import CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
 from captain.services.jobs import jobs_pending_ids_query
 from helpdesk.models import Message
 

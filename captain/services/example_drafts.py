@@ -19,7 +19,7 @@ messages with even when the builder wrote none (docs/routing.md).
   pointing at two nodes only blurs both.
 - Failures (model unavailable, HTTP error, an answer with no usable example) are logged as warnings and store
   nothing (the node keeps its earlier drafts until a redraft succeeds); nothing is raised to the caller. Like FAQ
-  drafts, drafting costs the account no credits (captain.services.drafting).
+  drafts, drafting costs the account no credits (captain.assistants.services.drafting).
 """
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import get_language_info
 
+from captain.assistants.models import Assistant, Scenario
+from captain.assistants.services.drafting import DraftingModel, json_values
+from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
-from captain.models import Assistant, RoutingExample, RoutingNode, Scenario
+from captain.models import RoutingExample, RoutingNode
 from captain.runtime.knowledge.tokens import has_cjk
 from captain.runtime.model import ModelError
-from captain.services.drafting import DraftingModel, json_values
-from captain.services.model_endpoints import EndpointUnavailable
 from captain.services.routing import routing_node_examples_set
 from captain.services.routing_examples import review_examples
 

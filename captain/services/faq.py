@@ -19,7 +19,8 @@ from typing import Any, Literal, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from captain.models import Assistant, FaqEntry, KnowledgeDocument
+from captain.assistants.models import Assistant
+from captain.models import FaqEntry, KnowledgeDocument
 from helpdesk.models import Conversation
 
 ReviewAction = Literal["approve", "reject"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from captain.assistants.services.drafting import json_values
 from captain.retrieval import get_encoder
 from captain.runtime.knowledge.grounding import Evidence, unsupported_facts
-from captain.services.drafting import json_values
 
 MAX_QUESTION_CHARS = 500
 MAX_ANSWER_CHARS = 2000

@@ -25,10 +25,12 @@ from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
+from captain.assistants.models import Assistant, AssistantInbox
+from captain.assistants.services.drafting import DraftingModel
+from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
-from captain.models import Assistant, AssistantInbox, FaqEntry, KnowledgeChunk, KnowledgeDocument
+from captain.models import FaqEntry, KnowledgeChunk, KnowledgeDocument
 from captain.runtime.model import ModelError
-from captain.services.drafting import DraftingModel
 from captain.services.faq import faq_draft_create
 from captain.services.faq_draft_pairs import (
     DUPLICATE_SIMILARITY,
@@ -38,7 +40,6 @@ from captain.services.faq_draft_pairs import (
     is_supported,
     parse_pairs,
 )
-from captain.services.model_endpoints import EndpointUnavailable
 from helpdesk.models import Conversation, Message
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,9 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import Assistant, KnowledgeDocument
+from captain.models import KnowledgeDocument
 from captain.services.knowledge_processing import document_process
 from helpdesk.outbound import validate_outbound_url
 

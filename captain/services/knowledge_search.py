@@ -26,8 +26,9 @@ import numpy as np
 from django.db import connection
 from django.db.models import Count, Max
 
+from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import Assistant, FaqEntry, KnowledgeChunk
+from captain.models import FaqEntry, KnowledgeChunk
 from captain.retrieval import get_encoder
 from captain.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
 from captain.retrieval.passages import VECTOR_DIM, vectors_from_bytes

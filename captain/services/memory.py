@@ -21,7 +21,8 @@ from typing import Any, Literal
 from django.db import transaction
 from django.db.models import Q
 
-from captain.models import Assistant, MemoryValue, MemoryVariable
+from captain.assistants.models import Assistant
+from captain.models import MemoryValue, MemoryVariable
 from helpdesk.models import Conversation
 
 MAX_TEXT_CHARS = 500

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from opentelemetry import trace
 
-from captain.models import Assistant, MemoryVariable
-from captain.prompts.context import one_line
+from captain.assistants.models import Assistant
+from captain.assistants.prompts.context import one_line
+from captain.models import MemoryVariable
 from captain.runtime import ModelClient, ModelError, ModelSettings
 from captain.runtime import semconv as sc
 from captain.runtime.remember import Declared, parse_remembered, remember_messages, response_format

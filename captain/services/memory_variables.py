@@ -11,7 +11,8 @@ from typing import TypedDict
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from captain.models import MEMORY_NAME_RE, Assistant, MemoryVariable
+from captain.assistants.models import Assistant
+from captain.models import MEMORY_NAME_RE, MemoryVariable
 from captain.services.memory import MemoryWriteRefused, coerce_value
 
 MAX_CHOICES = 50

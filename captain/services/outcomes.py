@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
-from captain.models import TRIAGE_KEY, Assistant, ReplyJob, RoutingNode, Run, RunArtifact, Scenario
+from captain.models import ReplyJob, RoutingNode, Run, RunArtifact
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from captain.services.confirmations import confirmation_hold
 from captain.services.credits import credit_debit, credit_release

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captain.models import Assistant, Plan
+from captain.assistants.models import Assistant
+from captain.models import Plan
 from captain.runtime import PlanState, PlanStep
 from helpdesk.models import Conversation
 

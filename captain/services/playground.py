@@ -19,14 +19,15 @@ from django.db import transaction
 from django.utils import timezone
 from opentelemetry import trace
 
-from captain.models import TRIAGE_KEY, Assistant, PlaygroundRun, Scenario
-from captain.prompts import PromptTemplateError
+from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.assistants.prompts import PromptTemplateError
+from captain.assistants.services.model_endpoints import EndpointUnavailable
+from captain.models import PlaygroundRun
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
 from captain.runtime.team import TeamHooks, TurnInput
 from captain.services.live import live_end, playground_scope
-from captain.services.model_endpoints import EndpointUnavailable
 from captain.services.outcomes import ERROR_REASONS, error_reason
 from captain.services.shortcuts import shortcut_for_message, shortcut_reply_result
 from captain.services.team import runner_for, team_model_for

@@ -15,19 +15,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from captain.models import (
-    TRIAGE_KEY,
-    Assistant,
-    RoutingConfig,
-    RoutingDecision,
-    RoutingEdge,
-    RoutingMode,
-    RoutingNode,
-    RoutingRule,
-    Scenario,
-)
+from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.assistants.services.model_endpoints import model_choice_errors
+from captain.models import RoutingConfig, RoutingDecision, RoutingEdge, RoutingMode, RoutingNode, RoutingRule
 from captain.runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
-from captain.services.model_endpoints import model_choice_errors
 from captain.services.routing_examples import examples_in_use
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
-from captain.models import Assistant, RoutingExample, RoutingNode
+from captain.assistants.models import Assistant
+from captain.models import RoutingExample, RoutingNode
 
 Status = RoutingExample.Status
 Source = RoutingExample.Source

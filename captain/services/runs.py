@@ -13,9 +13,11 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
+from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.prompts import PromptTemplateError
+from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
-from captain.models import TRIAGE_KEY, Assistant, ReplyJob
-from captain.prompts import PromptTemplateError
+from captain.models import ReplyJob
 from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.team import TurnInput
@@ -33,7 +35,6 @@ from captain.services.live import conversation_scope, live_end
 from captain.services.locks import account_run_slot, conversation_lock
 from captain.services.media_content import media_contents
 from captain.services.memory_step import StepResult, ai_writable, remember_step
-from captain.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.services.outcomes import outcome_apply
 from captain.services.plans import LoadedPlan, plan_load
 from captain.services.routing import routing_decisions_record

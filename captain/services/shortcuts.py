@@ -38,10 +38,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import Http404
 
-from captain.agents.builder import TRIAGE_TOOLS
-from captain.models import TRIAGE_KEY, Assistant, Scenario, Shortcut, validate_shortcut_command
+from captain.assistants.agents.builder import TRIAGE_TOOLS
+from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.assistants.services.builder import FieldErrors, raise_field_errors
+from captain.models import Shortcut, validate_shortcut_command
 from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
-from captain.services.builder import FieldErrors, raise_field_errors
 from captain.tools import BUILTIN_TOOL_NAMES, build_tools
 from helpdesk.channels import telegram
 from helpdesk.models import Inbox, Message

@@ -33,13 +33,13 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.assistants.models import Assistant
+from captain.assistants.services.drafting import json_values
+from captain.assistants.services.model_endpoints import Endpoint, model_client_for
 from captain.conf import captain_setting
-from captain.models import Assistant
 from captain.runtime import ModelClient, ModelError, ModelSettings, OpenAIChatModel, Reply, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.knowledge.tokens import has_cjk
-from captain.services.drafting import json_values
-from captain.services.model_endpoints import Endpoint, model_client_for
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer(sc.TRACER_NAME)

@@ -8,11 +8,17 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from captain.agents import build_team
-from captain.agents.builder import AgentModel, PromptVariables
+from captain.assistants.agents import build_team
+from captain.assistants.agents.builder import AgentModel, PromptVariables
+from captain.assistants.models import Assistant, KnowledgeMode, Scenario
+from captain.assistants.prompts.context import TurnFacts
+from captain.assistants.services.model_endpoints import (
+    Endpoint,
+    EndpointUnavailable,
+    endpoint_and_model,
+    model_client_for,
+)
 from captain.conf import captain_setting
-from captain.models import Assistant, KnowledgeMode, Scenario
-from captain.prompts.context import TurnFacts
 from captain.runtime import RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
@@ -21,12 +27,6 @@ from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamR
 from captain.runtime.tracing import TracingHooks
 from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.services.live import LivePublisher
-from captain.services.model_endpoints import (
-    Endpoint,
-    EndpointUnavailable,
-    endpoint_and_model,
-    model_client_for,
-)
 from captain.services.routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)

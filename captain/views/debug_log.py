@@ -26,16 +26,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from captain.models import (
-    CopilotRun,
-    CustomTool,
-    ModelEndpoint,
-    Plan,
-    Run,
-    RunArtifact,
-    SpanRecord,
-    ToolConfirmation,
-)
+from captain.assistants.models import ModelEndpoint
+from captain.models import CopilotRun, CustomTool, Plan, Run, RunArtifact, SpanRecord, ToolConfirmation
 from captain.selectors import conversation_runs, copilot_run_list, credits_by_message, spans_by_trace
 from captain.services.live import conversation_run_in_progress
 from captain.services.redaction import account_secrets, scrub

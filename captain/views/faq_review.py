@@ -16,15 +16,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
 from captain.models import FaqEntry, KnowledgeDocument
-from captain.selectors import (
-    access_assistant,
-    access_document,
-    access_faq_entry,
-    document_list,
-    faq_entry_list,
-)
+from captain.selectors import access_document, access_faq_entry, document_list, faq_entry_list
 from captain.services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
 from captain.services.faq_drafts import (
     faq_draft_conversation_problem,

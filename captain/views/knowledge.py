@@ -19,9 +19,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
-from captain.models import Assistant, KnowledgeDocument
-from captain.selectors import access_assistant, access_document, document_chunks, document_list
+from captain.models import KnowledgeDocument
+from captain.selectors import access_document, document_chunks, document_list
 from captain.services.knowledge import (
     URL_KINDS,
     document_create_upload,

@@ -15,8 +15,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from captain.models import TRIAGE_KEY, Assistant, PlaygroundRun, SpanRecord
-from captain.selectors import access_assistant, assistant_list
+from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.selectors import access_assistant, assistant_list
+from captain.models import PlaygroundRun, SpanRecord
 from captain.services.playground import playground_agents, playground_turn_request
 from captain.services.redaction import account_secrets
 from captain.services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters

@@ -20,9 +20,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
 from captain.models import RoutingExample
-from captain.selectors import access_assistant
 from captain.services.routing_corrections import (
     HUMAN_KEY,
     RerouteRefused,

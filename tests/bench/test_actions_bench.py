@@ -269,7 +269,8 @@ class ShopClerk:
 def bench(redis_url):
     from bench.actions.harness import bench_settings
     from bench.knowledge.harness import product_settings
-    from captain.services import live, model_endpoints
+    from captain.assistants.services import model_endpoints
+    from captain.services import live
 
     live._client.cache_clear()  # a publisher cached by an earlier test would talk to another Redis
     with (
@@ -371,7 +372,7 @@ def test_a_long_shop_answer_is_compressed_unless_compression_is_off(bench):
 
 def test_only_the_text_protocol_mode_lists_the_model_as_a_text_tool_model():
     from bench.actions.harness import MODES, NOCOMPRESS_MODE, bench_settings, mode_settings
-    from captain.services.model_endpoints import operator_endpoints
+    from captain.assistants.services.model_endpoints import operator_endpoints
 
     with bench_settings("scripted"):
         for mode in (*MODES, NOCOMPRESS_MODE):

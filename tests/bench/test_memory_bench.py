@@ -150,7 +150,7 @@ class CarelessModel:
 @pytest.fixture
 def bench(redis_url):
     from bench.knowledge.harness import product_settings
-    from captain.services import model_endpoints
+    from captain.assistants.services import model_endpoints
 
     model = CarelessModel()
     with (

@@ -13,7 +13,8 @@ import threading
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import PlaygroundRun, ScenarioMode
+from captain.assistants.models import ScenarioMode
+from captain.models import PlaygroundRun
 from captain.tasks import playground_turn
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.crypto import secret_decrypt
-from captain.models import Assistant, CreditBalance, FaqEntry, ModelEndpoint, RoutingConfig, Scenario
+from captain.models import CreditBalance, FaqEntry, RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,

@@ -12,7 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from captain.admin_graph import routing_picture
-from captain.models import CopilotRun, RoutingConfig, RoutingEdge, RoutingNode, RoutingRule, Scenario
+from captain.assistants.models import Scenario
+from captain.models import CopilotRun, RoutingConfig, RoutingEdge, RoutingNode, RoutingRule
 from captain.services.routing import routing_graph, star_graph
 from helpdesk.models import Membership, Team
 from tests.captain.test_admin import change_url, new_assistant_data
@@ -117,7 +118,7 @@ def test_guidelines_and_guardrails_are_one_rule_per_line(client_a, account_a):
     }
     response = client_a.post("/admin/captain/assistant/add/", data)
     assert response.status_code == 302, response.context["adminform"].form.errors
-    from captain.models import Assistant
+    from captain.assistants.models import Assistant
 
     assistant = Assistant.objects.get(account=account_a)
     assert assistant.response_guidelines == ["Answer in the customer's language.", "Keep it short."]
@@ -311,7 +312,7 @@ def test_model_endpoint_lists_are_one_name_per_line(client_a, account_a):
         },
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
-    from captain.models import ModelEndpoint
+    from captain.assistants.models import ModelEndpoint
 
     endpoint = ModelEndpoint.objects.get(account=account_a)
     assert (

@@ -163,7 +163,7 @@ def test_the_scenario_admin_offers_custom_tools_mode_and_tool_call_bound(client_
 
 
 def test_a_scenario_saved_in_the_admin_may_use_the_accounts_custom_tool(client_a, account_a, shop):
-    from captain.models import Scenario
+    from captain.assistants.models import Scenario
     from tests.factories import ScenarioFactory
     from tests.helpdesk.test_admin import admin_form_data
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import Assistant
+from captain.assistants.models import Assistant
 from helpdesk.models import Membership
 from tests.captain.test_admin import ADD_URL, change_url, new_assistant_data
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, UserFactory

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from captain.assistants.models import Assistant, Scenario
 from captain.conf import captain_setting
-from captain.models import Assistant, Scenario
 from captain.services.example_drafts import drafts_missing, store_drafts
 
 

@@ -21,12 +21,8 @@ from typing import Any
 import jsonschema
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from captain.conf import captain_setting
-from captain.models import ModelEndpoint
-from captain.runtime.model import ModelClient, ModelError, ModelSettings, ToolCall
-from captain.runtime.text_protocol import complete_text_turn, protocol_prompt
-from captain.runtime.text_tools import recover_text_tool_calls
-from captain.services.model_endpoints import (
+from captain.assistants.models import ModelEndpoint
+from captain.assistants.services.model_endpoints import (
     DEFAULT_ENDPOINT,
     Endpoint,
     EndpointUnavailable,
@@ -35,6 +31,10 @@ from captain.services.model_endpoints import (
     model_endpoint_set_text_tools,
     operator_endpoints,
 )
+from captain.conf import captain_setting
+from captain.runtime.model import ModelClient, ModelError, ModelSettings, ToolCall
+from captain.runtime.text_protocol import complete_text_turn, protocol_prompt
+from captain.runtime.text_tools import recover_text_tool_calls
 
 TOOL_NAME = "get_order_status"
 ORDER_ID = "A-1042"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from captain.models import Assistant, KnowledgeChunk, KnowledgeDocument
+from captain.assistants.models import Assistant
+from captain.models import KnowledgeChunk, KnowledgeDocument
 from captain.retrieval.passages import embed_passages, passage_text, search_tokens
 
 

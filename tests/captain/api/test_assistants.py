@@ -7,7 +7,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, AssistantInbox, RoutingConfig
+from captain.assistants.models import Assistant, AssistantInbox
+from captain.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, AssistantInboxFactory, InboxFactory, MembershipFactory
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, CreditLedgerEntry, ModelEndpoint, ReplyJob, RoutingConfig
+from captain.assistants.models import Assistant, ModelEndpoint
+from captain.models import CreditLedgerEntry, ReplyJob, RoutingConfig
 from captain.services.runs import run_for_message
 from helpdesk.models import Membership
 from tests.factories import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import MAX_SCENARIO_KEY_LENGTH, Scenario
+from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, Scenario
 from helpdesk.models import Membership, Team
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, ScenarioFactory
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, AssistantInbox, FaqEntry, Scenario
+from captain.assistants.models import Assistant, AssistantInbox, Scenario
+from captain.models import FaqEntry
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantFactory,

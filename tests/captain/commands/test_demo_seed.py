@@ -6,8 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from captain.agents import build_team
-from captain.models import Assistant, FaqEntry, Scenario
+from captain.assistants.agents import build_team
+from captain.assistants.models import Assistant, Scenario
+from captain.models import FaqEntry
 from captain.services.routing import routing_graph
 from helpdesk.models import Inbox, Membership
 

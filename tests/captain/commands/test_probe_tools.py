@@ -15,8 +15,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 from rest_framework.test import APIClient
 
-from captain.models import ModelEndpoint
-from captain.services.model_endpoints import endpoint_for, operator_clients_clear
+from captain.assistants.models import ModelEndpoint
+from captain.assistants.services.model_endpoints import endpoint_for, operator_clients_clear
 from helpdesk.models import Membership
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.support.fake_llm_server import FakeLLMServer, offered_tools, system_prompt, text, tool_call

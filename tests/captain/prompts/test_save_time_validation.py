@@ -1,5 +1,5 @@
 """Save time: the admin and the API refuse a template that would fail for some customer, naming the path, and
-accept every declared variable. Both go through the write services (`captain.services.builder.template_errors`)."""
+accept every declared variable. Both go through the write services (`captain.assistants.services.builder.template_errors`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, Scenario
-from captain.prompts import PROMPT_VARIABLES
+from captain.assistants.models import Assistant, Scenario
+from captain.assistants.prompts import PROMPT_VARIABLES
 from helpdesk.models import Membership
 from tests.captain.test_admin import ADD_URL, new_assistant_data
 from tests.factories import AssistantFactory, MembershipFactory

@@ -11,11 +11,12 @@ import pytest
 from jinja2.exceptions import SecurityError
 from rest_framework.test import APIClient
 
-from captain.models import Assistant, CustomTool
-from captain.prompts import PromptTemplateError
-from captain.prompts.builder_text import render_builder_text, validate_builder_text
-from captain.prompts.policy import check_tool_template
-from captain.prompts.sandbox import MAX_RENDERED_CHARS, RENDER_SECONDS, env, render
+from captain.assistants.models import Assistant
+from captain.assistants.prompts import PromptTemplateError
+from captain.assistants.prompts.builder_text import render_builder_text, validate_builder_text
+from captain.assistants.prompts.policy import check_tool_template
+from captain.assistants.prompts.sandbox import MAX_RENDERED_CHARS, RENDER_SECONDS, env, render
+from captain.models import CustomTool
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory
 

@@ -262,7 +262,7 @@ def test_without_a_routing_config_the_star_of_handoff_tools_is_unchanged(redis_u
 def test_undercover_demo_plays_by_its_rules_through_the_api_channel(redis_url, llm_settings):
     call_command("captain_demo_undercover")
     call_command("captain_demo_undercover")  # idempotent
-    from captain.models import Assistant
+    from captain.assistants.models import Assistant
     from helpdesk.models import Inbox
 
     assistant = Assistant.objects.get(name="谁是卧底主持人")

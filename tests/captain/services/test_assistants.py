@@ -1,4 +1,4 @@
-"""captain.services.assistants: the one place assistants are written (API, admin and demo commands call it)."""
+"""captain.assistants.services.assistants: the one place assistants are written (API, admin and demo commands call it)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,17 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from captain.admin import AssistantAdmin
-from captain.api.assistants import AssistantInputSerializer, AssistantOutputSerializer
-from captain.forms import AssistantAdminForm
-from captain.models import Assistant, AssistantInbox, RoutingConfig
-from captain.services.assistants import (
+from captain.assistants.api.assistants import AssistantInputSerializer, AssistantOutputSerializer
+from captain.assistants.forms import AssistantAdminForm
+from captain.assistants.models import Assistant, AssistantInbox
+from captain.assistants.services.assistants import (
     ASSISTANT_FIELDS,
     assistant_create,
     assistant_delete,
     assistant_inbox_take_over,
     assistant_update,
 )
+from captain.models import RoutingConfig
 from helpdesk.models import Inbox
 from tests.factories import AccountFactory, AssistantFactory, AssistantInboxFactory, InboxFactory
 

@@ -8,22 +8,15 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import connection
 
-from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import (
-    CreditBalance,
-    CreditLedgerEntry,
-    CreditReservation,
-    ModelEndpoint,
-    ReplyJob,
-    RoutingConfig,
-    Run,
-)
-from captain.services.model_endpoints import (
+from captain.assistants.models import ModelEndpoint
+from captain.assistants.services.model_endpoints import (
     EndpointUnavailable,
     endpoint_and_model,
     model_endpoint_save,
     operator_endpoints,
 )
+from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
+from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, RoutingConfig, Run
 from captain.services.runs import run_for_message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import FakeLLMServer, text

@@ -53,7 +53,7 @@ def team(redis_url, settings):
             ),
         )
         yield link, model
-    from captain.services import model_endpoints
+    from captain.assistants.services import model_endpoints
 
     model_endpoints.operator_clients_clear()
 

@@ -1,14 +1,20 @@
-"""captain.services.scenarios: keys derived once and fixed, tools and templates checked, one field list."""
+"""captain.assistants.services.scenarios: keys derived once and fixed, tools and templates checked, one field list."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.api.scenarios import ScenarioInputSerializer, ScenarioOutputSerializer
-from captain.forms import ScenarioAdminForm
-from captain.models import RoutingExample, Scenario
-from captain.services.scenarios import SCENARIO_FIELDS, scenario_create, scenario_delete, scenario_update
+from captain.assistants.api.scenarios import ScenarioInputSerializer, ScenarioOutputSerializer
+from captain.assistants.forms import ScenarioAdminForm
+from captain.assistants.models import Scenario
+from captain.assistants.services.scenarios import (
+    SCENARIO_FIELDS,
+    scenario_create,
+    scenario_delete,
+    scenario_update,
+)
+from captain.models import RoutingExample
 from tests.factories import AssistantFactory, ScenarioFactory
 
 pytestmark = pytest.mark.django_db

@@ -313,7 +313,7 @@ def test_scenario_answers_with_its_own_model_and_temperature(setup, llm_settings
 def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings):
     from django.core.exceptions import ValidationError
 
-    from captain.services.assistants import assistant_update
+    from captain.assistants.services.assistants import assistant_update
 
     assistant, conversation = setup
     with pytest.raises(ValidationError, match=r"unknown variable 'memory\.city'"):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import CustomTool, MemoryVariable, ModelEndpoint, RoutingExample, Shortcut
+from captain.assistants.models import ModelEndpoint
+from captain.models import CustomTool, MemoryVariable, RoutingExample, Shortcut
 from helpdesk.models import CannedResponse, CustomAttributeDefinition, Membership, Team
 from tests.factories import (
     AssistantFactory,

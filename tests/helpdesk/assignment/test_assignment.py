@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import TRIAGE_KEY, RoutingNode
+from captain.assistants.models import TRIAGE_KEY
+from captain.models import RoutingNode
 from captain.runtime import HumanHandoff, RunResult, Usage
 from captain.services.outcomes import outcome_apply
 from helpdesk.models import Conversation, Membership, Message, Team, TeamMember

@@ -13,10 +13,10 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from captain.assistants.models import Assistant, AssistantInbox
+from captain.assistants.services.builder import FieldErrors, memory_names, raise_field_errors, template_errors
+from captain.assistants.services.model_endpoints import model_choice_errors
 from captain.conf import captain_setting
-from captain.models import Assistant, AssistantInbox
-from captain.services.builder import FieldErrors, memory_names, raise_field_errors, template_errors
-from captain.services.model_endpoints import model_choice_errors
 from captain.services.routing import routing_enable_default
 from helpdesk.models import Inbox
 

@@ -74,7 +74,7 @@ class Judgement:
 
 
 def parse_verdict(values: Iterable[Any]) -> Judgement | None:
-    """The verdict among the JSON values read from the model's answer (`captain.services.drafting.json_values`):
+    """The verdict among the JSON values read from the model's answer (`captain.assistants.services.drafting.json_values`):
     the first object whose `verdict` is exactly one of the two words and whose `reason` is a non-empty string.
     None when there is none: the judgement failed."""
     for value in values:

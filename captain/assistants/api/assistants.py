@@ -12,10 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
-from captain.models import Assistant
-from captain.selectors import access_assistant, assistant_list
-from captain.services.assistants import ASSISTANT_FIELDS, assistant_create, assistant_delete, assistant_update
-from captain.services.builder import MAX_INSTRUCTION_CHARS
+from captain.assistants.models import Assistant
+from captain.assistants.selectors import access_assistant, assistant_list
+from captain.assistants.services.assistants import (
+    ASSISTANT_FIELDS,
+    assistant_create,
+    assistant_delete,
+    assistant_update,
+)
+from captain.assistants.services.builder import MAX_INSTRUCTION_CHARS
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 from helpdesk.models import Inbox
 
@@ -35,7 +40,7 @@ class AssistantOutputSerializer(serializers.ModelSerializer):
 
 class AssistantInputSerializer(serializers.ModelSerializer):
     """The shape of a write (types, lengths, inboxes of this account); the rules are the service's
-    (`captain.services.assistants`: template sandbox, max-turns cap, endpoint/model, one assistant per inbox)."""
+    (`captain.assistants.services.assistants`: template sandbox, max-turns cap, endpoint/model, one assistant per inbox)."""
 
     instructions = serializers.CharField(max_length=MAX_INSTRUCTION_CHARS, allow_blank=True, required=False)
     response_guidelines = serializers.ListField(

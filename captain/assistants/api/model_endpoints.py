@@ -14,9 +14,13 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.models import ModelEndpoint
-from captain.services.destinations import SECRET_DROPPED_MESSAGE
-from captain.services.model_endpoints import model_endpoint_delete, model_endpoint_save, operator_endpoints
+from captain.assistants.models import ModelEndpoint
+from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
+from captain.assistants.services.model_endpoints import (
+    model_endpoint_delete,
+    model_endpoint_save,
+    operator_endpoints,
+)
 from helpdesk.api.auth import AccountAdminApi
 from helpdesk.api.schema import REFUSES_400
 from helpdesk.models import Account

@@ -16,17 +16,18 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from captain.models import Assistant, RoutingExample, Scenario, ScenarioMode, validate_scenario_key
-from captain.services.builder import (
+from captain.assistants.models import Assistant, Scenario, ScenarioMode, validate_scenario_key
+from captain.assistants.services.builder import (
     FieldErrors,
     memory_names,
     raise_field_errors,
     scenario_key_from_title,
     template_errors,
 )
+from captain.assistants.services.model_endpoints import model_choice_errors
+from captain.models import RoutingExample
 from captain.services.custom_tools import custom_tool_names
 from captain.services.example_drafts import example_drafts_enqueue, scenario_texts_changed
-from captain.services.model_endpoints import model_choice_errors
 from captain.tools import SCENARIO_TOOL_NAMES
 from helpdesk.models import Team
 

@@ -19,11 +19,12 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from captain.assistants.models import Assistant, ModelEndpoint
+from captain.assistants.services.destinations import secret_stays, url_origin
 from captain.conf import captain_setting
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import Assistant, ModelEndpoint, RoutingConfig, RoutingNode
+from captain.models import RoutingConfig, RoutingNode
 from captain.runtime import ModelClient, OpenAIChatModel, make_openai_client
-from captain.services.destinations import secret_stays, url_origin
 from helpdesk.models import Account
 from helpdesk.outbound import OutboundRefused, check_url, outbound_client, validate_outbound_url
 

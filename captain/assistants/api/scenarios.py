@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
-from captain.models import MAX_SCENARIO_KEY_LENGTH, SCENARIO_KEY_RE, Scenario, ScenarioMode
-from captain.selectors import access_assistant, access_scenario, scenario_list
-from captain.services.builder import MAX_INSTRUCTION_CHARS
-from captain.services.scenarios import (
+from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, SCENARIO_KEY_RE, Scenario, ScenarioMode
+from captain.assistants.selectors import access_assistant, access_scenario, scenario_list
+from captain.assistants.services.builder import MAX_INSTRUCTION_CHARS
+from captain.assistants.services.scenarios import (
     MAX_TOOL_CALLS_LIMIT,
     SCENARIO_FIELDS,
     scenario_create,
@@ -36,7 +36,7 @@ class ScenarioOutputSerializer(serializers.ModelSerializer):
 
 class ScenarioInputSerializer(serializers.Serializer):
     """The shape of a write; the rules (template sandbox, tool allowlist, key unique and fixed) are the
-    service's (`captain.services.scenarios`)."""
+    service's (`captain.assistants.services.scenarios`)."""
 
     title = serializers.CharField(max_length=200)
     # The pattern is documented; the reserved key is refused by the service (validate_scenario_key).

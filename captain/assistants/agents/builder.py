@@ -7,19 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from captain.assistants.models import TRIAGE_KEY, Assistant, KnowledgeMode, Scenario, ScenarioMode
+from captain.assistants.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
+from captain.assistants.prompts.context import TurnFacts
+from captain.assistants.prompts.variables import memory_context, memory_declared
 from captain.conf import captain_setting
-from captain.models import (
-    TRIAGE_KEY,
-    Assistant,
-    FaqEntry,
-    KnowledgeChunk,
-    KnowledgeMode,
-    Scenario,
-    ScenarioMode,
-)
-from captain.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
-from captain.prompts.context import TurnFacts
-from captain.prompts.variables import memory_context, memory_declared
+from captain.models import FaqEntry, KnowledgeChunk
 from captain.runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
 from captain.runtime.routing import HUMAN, Graph
 from captain.tools import BUILTIN_TOOL_NAMES, build_tools
@@ -36,7 +29,7 @@ class PromptVariables:
     contact_name: str = ""
 
     def as_dict(self, assistant: Assistant) -> dict[str, object]:
-        # prompt_context refuses any path the declaration (captain.prompts.variables) does not list, and
+        # prompt_context refuses any path the declaration (captain.assistants.prompts.variables) does not list, and
         # requires all it lists: the save-time check and this context cannot drift apart.
         return prompt_context(
             {

@@ -1,0 +1,43 @@
+"""Reads of assistants and scenarios; `access_*` fetch and authorize in one call."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+
+from captain.assistants.models import Assistant, AssistantInbox, Scenario
+
+
+def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
+    return (
+        Assistant.objects.filter(account_id=account_id)
+        .prefetch_related(Prefetch("assistant_inboxes", queryset=AssistantInbox.objects.order_by("inbox_id")))
+        .order_by("id")
+    )
+
+
+def access_assistant(*, account_id: int, assistant_id: int) -> Assistant:
+    """The assistant if it belongs to the account; 404 otherwise."""
+    assistant = assistant_list(account_id=account_id).filter(pk=assistant_id).first()
+    if assistant is None:
+        raise Http404("No such assistant.")
+    return assistant
+
+
+def scenario_list(*, assistant: Assistant) -> QuerySet[Scenario]:
+    return Scenario.objects.filter(assistant=assistant).order_by("id")
+
+
+def access_scenario(*, assistant: Assistant, scenario_id: int) -> Scenario:
+    """A scenario of an assistant already obtained through `access_assistant`; 404 otherwise."""
+    scenario = scenario_list(assistant=assistant).filter(pk=scenario_id).first()
+    if scenario is None:
+        raise Http404("No such scenario.")
+    return scenario
+
+
+def scenario_titles(*, account_id: int) -> dict[str, str]:
+    """Scenario key -> title over the account's assistants (for a key used by several, the oldest title)."""
+    return dict(
+        Scenario.objects.filter(assistant__account_id=account_id).values_list("key", "title").order_by("-id")
+    )
