@@ -189,14 +189,18 @@ def parse(payload: Any, *, bot_user_id: str = "") -> list[InboundMessage]:
         return []  # bots, our own echoes: never answered by the AI (two bots would answer each other forever)
     if not isinstance(channel, str) or not channel:
         raise WebhookRejected(400, "invalid_payload", "A message event needs a channel.")
-    text = event.get("text") if isinstance(event.get("text"), str) else ""
+    text = event.get("text")
+    if not isinstance(text, str):
+        text = ""
     attachments = _attachments(event)
     if not text.strip() and attachments:
         names = ", ".join(str(a.get("file_name") or a["file_id"]) for a in attachments)
         text = f"[file: {names}]"
     if not text.strip():
         return []
-    thread_ts = event.get("thread_ts") if isinstance(event.get("thread_ts"), str) else ""
+    thread_ts = event.get("thread_ts")
+    if not isinstance(thread_ts, str):
+        thread_ts = ""
     return [
         InboundMessage(
             provider_message_id=event_id[:255],

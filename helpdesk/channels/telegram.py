@@ -142,7 +142,9 @@ def parse(payload: Any) -> list[InboundMessage]:
         return []  # another bot (or our own echo in a group): never answered by the AI
 
     text = message.get("text")
-    caption = message.get("caption") if isinstance(message.get("caption"), str) else ""
+    caption = message.get("caption")
+    if not isinstance(caption, str):
+        caption = ""
     attachments: list[dict[str, Any]] = []
     media = _media(message)
     if media is not None:
