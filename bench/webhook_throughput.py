@@ -173,7 +173,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from captain.models import Run
+    from captain.answering.models import Run
     from helpdesk.models import Message
     from tests.factories import AssistantInboxFactory
 

@@ -1,9 +1,9 @@
 """A picture of an assistant's routing graph for its admin page: server-rendered SVG, no script.
 
 The picture is drawn from the same `Graph` a run uses (`captain.services.routing.routing_graph`, or `star_graph`
-when graph routing is off, exactly as `captain.services.team` chooses), so it cannot show an edge, a mode or a
+when graph routing is off, exactly as `captain.answering.services.team` chooses), so it cannot show an edge, a mode or a
 global node the runtime does not have. Only the teams come from the rows directly: the runtime graph does not
-carry them, and `captain.services.outcomes.handoff_team_id` reads them the same way (scenario's team, else the
+carry them, and `captain.answering.services.outcomes.handoff_team_id` reads them the same way (scenario's team, else the
 node's team).
 """
 

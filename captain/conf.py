@@ -47,7 +47,7 @@ DEFAULTS: dict[str, Any] = {
     # privacy policy forbids keeping message bodies in telemetry.
     "RECORD_CONTENT": True,
     "STORE_SPANS": True,
-    # Stored spans older than this many days are deleted by a beat sweep (captain.services.span_retention);
+    # Stored spans older than this many days are deleted by a beat sweep (captain.answering.services.span_retention);
     # 0 keeps them for ever. Each DELETE takes at most SPAN_SWEEP_BATCH rows, so the table is never locked
     # for long, and a sweep stops after SPAN_SWEEP_SECONDS (the next one, an hour later, goes on).
     "SPAN_RETENTION_DAYS": 30,
@@ -113,7 +113,7 @@ DEFAULTS: dict[str, Any] = {
     "KNOWLEDGE_MAX_SYNC_INTERVAL_HOURS": 24 * 90,
     # A document that chunks into more passages than this fails (split it): one upload cannot flood an index.
     "KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT": 5000,
-    # Files customers send (captain.services.media_content). Before answering, a run waits at most this long for
+    # Files customers send (captain.answering.services.media_content). Before answering, a run waits at most this long for
     # the batch's files still being fetched. A vision model (an endpoint's `vision` list) gets at most this many
     # of the latest images, each at most this size (sent inline, base64: a third larger); older or larger ones
     # are described to it in words.

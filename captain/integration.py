@@ -30,7 +30,7 @@ class CaptainResponder:
     def message_stored(self, message: Message) -> None:
         """Called inside the ingest transaction for a customer message the AI will answer: its job row commits
         with the message or not at all, so no stored message is ever without one."""
-        from captain.services.jobs import job_create
+        from captain.answering.services.jobs import job_create
 
         job_create(message=message)
 
@@ -42,7 +42,7 @@ class CaptainResponder:
         successful publish sets the job's `enqueued_at`; a job without it is swept within seconds.
         """
         from captain import tasks
-        from captain.services.jobs import job_mark_published
+        from captain.answering.services.jobs import job_mark_published
 
         global _broker_down_until
         if time.monotonic() < _broker_down_until:
@@ -66,7 +66,7 @@ class CaptainResponder:
 
     def reply_sources(self, *, message_ids: list[int]) -> dict[int, list[dict[str, object]]]:
         """The cited knowledge of each AI reply among `message_ids` (the conversation view shows it)."""
-        from captain.selectors import reply_cited_sources
+        from captain.answering.selectors import reply_cited_sources
 
         return reply_cited_sources(message_ids=message_ids)
 
@@ -93,8 +93,8 @@ class CaptainResponder:
     def copilot_panel(self, *, conversation: Conversation, membership: object) -> dict[str, object] | None:
         """The copilot under the reply box (captain.services.copilot): the partial and where it posts. None when
         no assistant answers the inbox (there is no model or knowledge to help with). Any member may use it."""
+        from captain.answering.services.runs import assistant_for_inbox
         from captain.services.copilot import copilot_credits
-        from captain.services.runs import assistant_for_inbox
 
         if assistant_for_inbox(conversation.inbox_id) is None:
             return None
@@ -126,7 +126,7 @@ class CaptainResponder:
         return judgement_enqueue(conversation_id=conversation_id, quiet_since=quiet_since)
 
     def delivery_failed(self, message: Message) -> None:
-        from captain.services.credits import credit_refund
+        from captain.answering.services.credits import credit_refund
 
         credit_refund(message=message)
 

@@ -3,109 +3,16 @@
 from __future__ import annotations
 
 import logging
-import random
-from datetime import timedelta
 
-from celery import Task, shared_task
-from celery.exceptions import Reject, Retry
-from django.utils import timezone
+from celery import shared_task
 from opentelemetry import trace
-
-from captain.conf import captain_setting
-from captain.runtime import semconv as sc
-from captain.services.credits import credit_holds_release_finished
-from captain.services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
-from captain.services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
-from helpdesk.tracing import extract_context
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
 
-SWEEP_BATCH = 500
-
-
-def _retry_later(task: Task, message_id: int, countdown: float) -> Retry:
-    """Put the task back on the queue and record when, so the sweeper leaves it alone for a while.
-
-    If the broker refuses the retry, Celery drops the task (Reject); the message is then marked unpublished so
-    the sweeper takes it within SWEEP_UNPUBLISHED_AFTER_SECONDS instead of after a whole run's time.
-    """
-    try:
-        retry = task.retry(countdown=countdown, max_retries=None, throw=False)
-    except Reject:
-        job_mark_requeued(message_id=message_id, published=False)
-        raise
-    job_mark_requeued(message_id=message_id, published=True)
-    return retry
-
-
-@shared_task(
-    name="captain.tasks.reply_generate",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=None,
-)
-def reply_generate(self, message_id: int, trace_context: dict[str, str] | None = None) -> str:
-    """Answer a customer message with the AI team (or hand it to people)."""
-    with tracer.start_as_current_span(sc.SPAN_TASK, context=extract_context(trace_context)) as span:
-        span.set_attribute(sc.CAPTAIN_TASK_NAME, "reply_generate")
-        span.set_attribute(sc.CAPTAIN_MESSAGE_ID, message_id)
-        # The customer may still be typing: wait for a quiet moment so a burst gets one reply.
-        wait = debounce_remaining(message_id)
-        if wait > 0.05:
-            raise _retry_later(self, message_id, wait)
-        try:
-            return run_for_message(message_id=message_id)
-        except ConversationBusy:
-            # The running task answers every pending message it saw; this one re-checks soon and runs for
-            # whatever arrived after that run took its batch.
-            countdown = float(captain_setting("LOCK_RETRY_SECONDS"))
-        except AccountBusy:
-            # Queued work, not a refusal: the account is at its concurrent-run cap. Jitter spreads the retries
-            # of a large burst so they do not come back in lockstep.
-            countdown = float(captain_setting("ACCOUNT_BUSY_RETRY_SECONDS")) * random.uniform(0.5, 1.5)
-        raise _retry_later(self, message_id, countdown)
-
-
-@shared_task(name="captain.tasks.pending_messages_sweep", acks_late=True)
-def pending_messages_sweep() -> int:
-    """Re-enqueue customer messages that were stored but never answered, each once per period.
-
-    Two kinds of pending job: publish failed at ingest (broker down: no `enqueued_at`, taken after
-    SWEEP_UNPUBLISHED_AFTER_SECONDS), and enqueued longer ago than a run can last (worker killed, task lost:
-    taken after SWEEP_AFTER_SECONDS, which exceeds the hard time limit). The claim (`jobs_claim_stale`) is a
-    row lock with SKIP LOCKED plus a new `enqueued_at`, so two sweepers (or two beat ticks) never enqueue one
-    message twice in a period. Enqueueing twice anyway would still be harmless: `run_for_message` does nothing for a
-    message that is no longer pending, the conversation lock serialises runs, and the attempt counter ends a
-    poison message in a handoff.
-    """
-    now = timezone.now()
-    released = credit_holds_release_finished()
-    if released:
-        logger.warning("sweeper released %s credit holds of finished messages", released)
-    claimed = jobs_claim_stale(
-        now=now,
-        unpublished_before=now - timedelta(seconds=captain_setting("SWEEP_UNPUBLISHED_AFTER_SECONDS")),
-        # A task's countdown (debounce) delays its start; count it in so a waiting task is not swept.
-        enqueued_before=now
-        - timedelta(
-            seconds=captain_setting("SWEEP_AFTER_SECONDS") + float(captain_setting("DEBOUNCE_MAX_SECONDS"))
-        ),
-        limit=SWEEP_BATCH,
-    )
-    published = 0
-    for message_id in claimed:
-        try:
-            reply_generate.apply_async((message_id,))
-        except Exception:  # the broker is still down: give the rest back for the next tick
-            logger.exception("sweeper could not enqueue message %s; will retry next tick", message_id)
-            jobs_unclaim(message_ids=claimed[published:], claimed_at=now)
-            break
-        published += 1
-    if claimed:
-        logger.info("sweeper re-enqueued %s of %s stale messages", published, len(claimed))
-    return published
+# Each domain keeps its tasks in its own module; importing them here registers them when Celery autodiscovers
+# `captain.tasks`. Their names stay `captain.tasks.<function>` (explicit `name=`), as queued tasks name them.
+from captain.answering import tasks as answering_tasks  # noqa: E402, F401
 
 
 @shared_task(name="captain.tasks.playground_turn", acks_late=True, reject_on_worker_lost=True)
@@ -172,14 +79,6 @@ def routing_example_drafts_sweep() -> int:
     from captain.services.example_drafts import example_drafts_sweep
 
     return example_drafts_sweep()
-
-
-@shared_task(name="captain.tasks.span_retention_sweep", acks_late=True)
-def span_retention_sweep() -> int:
-    """Periodic (beat): delete stored spans older than SPAN_RETENTION_DAYS, in batches."""
-    from captain.services.span_retention import spans_delete_expired
-
-    return spans_delete_expired()
 
 
 @shared_task(name="captain.tasks.sync_telegram_commands", acks_late=True)

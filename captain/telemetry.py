@@ -2,7 +2,7 @@
 them over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and with that variable a MeterProvider exporting the
 counters (the webhook requests refused before authentication, `helpdesk.tracing`). Span and attribute names live
 in `captain.runtime.semconv` (AI work) and `helpdesk.tracing` (webhooks and delivery). Stored spans are deleted
-after `SPAN_RETENTION_DAYS` (captain.services.span_retention)."""
+after `SPAN_RETENTION_DAYS` (captain.answering.services.span_retention)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class DatabaseSpanExporter(SpanExporter):
     """Writes finished spans to `captain.SpanRecord`. Failing to store telemetry never fails the product."""
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        from captain.models import SpanRecord
+        from captain.answering.models import SpanRecord
 
         rows = []
         for span in spans:

@@ -4,17 +4,8 @@ at the site root next to the dashboard."""
 from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
-from captain.views import (
-    copilot,
-    debug_log,
-    faq_review,
-    knowledge,
-    live,
-    memory,
-    playground,
-    routing_corrections,
-    usage,
-)
+from captain.answering.views import debug_log, live, usage
+from captain.views import copilot, faq_review, knowledge, memory, playground, routing_corrections
 
 app_name = "captain-dashboard"
 

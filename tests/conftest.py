@@ -52,7 +52,7 @@ def redis_url(redis_server):
     """The test redis-server, flushed for each test that uses it."""
     import redis
 
-    from captain.services import locks
+    from captain.answering.services import locks
 
     redis.Redis.from_url(redis_server.url).flushdb()
     locks._client.cache_clear()

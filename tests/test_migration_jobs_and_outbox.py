@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.models import Delivery
 
 BEFORE = [

@@ -130,7 +130,7 @@ def tool_specs(shop_url: str) -> list[dict[str, Any]]:
 
 def bench_account() -> int:
     """The account every benchmark assistant lives in, with credit for the whole run."""
-    from captain.models import CreditBalance
+    from captain.answering.models import CreditBalance
     from helpdesk.models import Account
 
     account = Account.objects.create(name="actions bench")
@@ -275,7 +275,7 @@ class LiveListener:
 
 def tool_calls_of(trace_id: str) -> dict[str, int]:
     """Tool calls of one run by tool name, from its stored `captain.tool` spans."""
-    from captain.models import SpanRecord
+    from captain.answering.models import SpanRecord
     from captain.runtime import semconv as sc
 
     counts: dict[str, int] = {}
@@ -293,7 +293,8 @@ def play(
     task: Task, *, mode: str, inbox_id: int, shop: Shop, live: LiveListener | None, serial: int
 ) -> TaskRun:
     """The customer's turns one after the other, each through ingest and answered before the next arrives."""
-    from captain.models import Run, RunArtifact, ToolConfirmation
+    from captain.answering.models import Run, RunArtifact
+    from captain.models import ToolConfirmation
     from helpdesk.channels.base import InboundContact, InboundMessage
     from helpdesk.models import Conversation, Inbox, Message
     from helpdesk.services.messages import message_ingest

@@ -99,8 +99,9 @@ def product_settings(*, base_url: str, model: str, redis_url: str, timeout: floa
 
 def load_help_centre(centre: HelpCentre) -> Loaded:
     """Account, API inbox, assistant, FAQ entries and processed documents, through the product's services."""
+    from captain.answering.models import CreditBalance
     from captain.assistants.models import Assistant, AssistantInbox
-    from captain.models import CreditBalance, KnowledgeChunk, KnowledgeDocument
+    from captain.models import KnowledgeChunk, KnowledgeDocument
     from captain.services.faq import faq_entry_create
     from captain.services.knowledge import document_create_upload
     from captain.services.knowledge_processing import document_process
@@ -161,7 +162,7 @@ def expected_refs(loaded: Loaded, question: Question) -> set[str]:
 
 def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> Answer:
     """One question as a new conversation: earlier turns stored first, then the question through ingest."""
-    from captain.models import Run
+    from captain.answering.models import Run
     from helpdesk.channels.base import InboundContact, InboundMessage
     from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
     from helpdesk.services.messages import message_ingest
@@ -218,11 +219,11 @@ def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> An
 
 def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, Any]]:
     """What the knowledge step finds and what the gate says for each question, with no model call."""
+    from captain.answering.services.team import _scope_texts
     from captain.assistants.models import Assistant
     from captain.retrieval import get_encoder
     from captain.runtime.knowledge import TopicGate
     from captain.services.knowledge_search import AssistantKnowledge, _loaded
-    from captain.services.team import _scope_texts
 
     assistant = Assistant.objects.get(pk=loaded.assistant_id)
     base = AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id)

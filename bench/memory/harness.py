@@ -64,7 +64,7 @@ def history_window(messages: int = HISTORY_MESSAGES) -> Iterator[None]:
 
 def bench_account() -> int:
     """The account every benchmark assistant lives in, with credit for the whole run."""
-    from captain.models import CreditBalance
+    from captain.answering.models import CreditBalance
     from helpdesk.models import Account
 
     account = Account.objects.create(name="memory bench")
@@ -111,7 +111,7 @@ def well_formed_marker(trace_id: str) -> bool | None:
     """Whether the run's replies came back as valid `{response, reasoning}` JSON, read from its stored spans: an
     attribute `...well_formed` (bool) or a reply `...shape` (`json` is well formed) on a span or on a span event
     whose name speaks of a reply or a structured reply. None when the trace holds no such marker."""
-    from captain.models import SpanRecord
+    from captain.answering.models import SpanRecord
 
     if not trace_id:
         return None
@@ -133,7 +133,7 @@ def well_formed_marker(trace_id: str) -> bool | None:
 
 def play(conversation: Conversation, *, mode: str, account_id: int, serial: int) -> Played:
     """The customer's turns one after the other, each through ingest and answered before the next arrives."""
-    from captain.models import Run
+    from captain.answering.models import Run
     from captain.services.memory import memory_state
     from helpdesk.channels.base import InboundContact, InboundMessage
     from helpdesk.models import Conversation as HelpdeskConversation

@@ -20,6 +20,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.answering.services.runs import assistant_for_inbox
 from captain.api.errors import service_errors_as_400
 from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant
@@ -33,7 +34,6 @@ from captain.services.memory_variables import (
     memory_variable_delete,
     memory_variable_update,
 )
-from captain.services.runs import assistant_for_inbox
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, AccountApi
 from helpdesk.api.schema import REFUSES_400, pattern_field
 from helpdesk.models import Conversation

@@ -3,18 +3,8 @@
 from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
-from captain.api import (
-    credits,
-    custom_tools,
-    faq,
-    knowledge,
-    memory,
-    reroute,
-    routing,
-    routing_examples,
-    runs,
-    shortcuts,
-)
+from captain.answering.api import credits, runs
+from captain.api import custom_tools, faq, knowledge, memory, reroute, routing, routing_examples, shortcuts
 from captain.assistants.api import assistants, model_endpoints, scenarios
 
 app_name = "captain-api"

@@ -35,6 +35,11 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.answering.models import Run
+from captain.answering.services.jobs import job_pending_message_ids
+from captain.answering.services.locks import conversation_lock
+from captain.answering.services.outcomes import handoff_message_for, handoff_team_id
+from captain.answering.services.runs import assistant_for_inbox
 from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.prompts.auto_resolve import (
     NEEDS_PEOPLE,
@@ -49,13 +54,8 @@ from captain.assistants.prompts.auto_resolve import (
 from captain.assistants.services.drafting import DraftingModel, json_values
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
-from captain.models import Run
 from captain.runtime import ModelError, Usage
 from captain.runtime import semconv as sc
-from captain.services.jobs import job_pending_message_ids
-from captain.services.locks import conversation_lock
-from captain.services.outcomes import handoff_message_for, handoff_team_id
-from captain.services.runs import assistant_for_inbox
 from captain.services.shortcuts import agent_name
 from helpdesk.models import Conversation, Message
 from helpdesk.services.activities import message_create_activity

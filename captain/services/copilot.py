@@ -4,7 +4,7 @@ language).
 
 An agent's click stores a `CopilotRun` and queues it (`copilot_request`); a worker runs it (`copilot_run_execute`)
 with the assistant's own endpoint and model (`team_model_for`, as the AI team and the drafting jobs), streams the
-text as it is generated on the live channel `captain:live:copilot:<run_id>` (captain.services.live) and stores
+text as it is generated on the live channel `captain:live:copilot:<run_id>` (captain.answering.services.live) and stores
 the result, which the page also fetches from the status view once the stream ends. Nothing here sends anything
 to a customer: the text goes into the composer, and sending it is the agent's ordinary reply.
 
@@ -32,6 +32,11 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.answering.services.credits import credit_copilot_affordable, credit_copilot_debit
+from captain.answering.services.live import LivePublisher, live_end
+from captain.answering.services.redaction import account_secrets
+from captain.answering.services.runs import assistant_for_inbox
+from captain.answering.services.team import team_model_for
 from captain.assistants.models import Assistant
 from captain.assistants.prompts import render_file
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
@@ -40,12 +45,7 @@ from captain.models import CopilotRun
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
-from captain.services.credits import credit_copilot_affordable, credit_copilot_debit
 from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
-from captain.services.live import LivePublisher, live_end
-from captain.services.redaction import account_secrets
-from captain.services.runs import assistant_for_inbox
-from captain.services.team import team_model_for
 from helpdesk.models import Conversation, Message
 
 logger = logging.getLogger(__name__)

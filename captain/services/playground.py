@@ -19,6 +19,10 @@ from django.db import transaction
 from django.utils import timezone
 from opentelemetry import trace
 
+from captain.answering.services.live import live_end, playground_scope
+from captain.answering.services.outcomes import ERROR_REASONS, error_reason
+from captain.answering.services.team import runner_for, team_model_for
+from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.services.model_endpoints import EndpointUnavailable
@@ -27,11 +31,7 @@ from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, R
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
 from captain.runtime.team import TeamHooks, TurnInput
-from captain.services.live import live_end, playground_scope
-from captain.services.outcomes import ERROR_REASONS, error_reason
 from captain.services.shortcuts import shortcut_for_message, shortcut_reply_result
-from captain.services.team import runner_for, team_model_for
-from captain.services.turn_context import turn_facts
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")

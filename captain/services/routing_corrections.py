@@ -30,10 +30,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from captain.answering.services.outcomes import handoff_message_for
 from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
 from captain.models import RoutingDecision, RoutingExample
-from captain.services.outcomes import handoff_message_for
 from helpdesk.models import Conversation, Message
 from helpdesk.services.activities import message_create_activity
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status

@@ -8,7 +8,7 @@ member's run, like another account's, is a 404.
          202 {"id", "status_url", "stream_url"}  or 400 {"error": "<a sentence for the agent>"}
     GET  .../copilot/runs/<run_id>/             {"id", "kind", "status", "finished", "output", "sources", "error"}
     GET  .../copilot/runs/<run_id>/stream       server-sent events: {"type": "thought", "text": "<piece>"} ...
-                                                 then {"type": "end"} (captain.services.live's message shapes)
+                                                 then {"type": "end"} (captain.answering.services.live's message shapes)
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from captain.answering.views.live import event_stream
 from captain.models import CopilotRun
 from captain.selectors import access_copilot_run, copilot_run_list
 from captain.services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
-from captain.views.live import event_stream
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view

@@ -13,9 +13,9 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from captain.answering.services.runs import assistant_for_inbox
 from captain.models import MemoryValue, MemoryVariable
 from captain.services.memory import MemoryEntry, MemoryWriteRefused, memory_clear, memory_state, memory_write
-from captain.services.runs import assistant_for_inbox
 from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view

@@ -269,8 +269,8 @@ class ShopClerk:
 def bench(redis_url):
     from bench.actions.harness import bench_settings
     from bench.knowledge.harness import product_settings
+    from captain.answering.services import live
     from captain.assistants.services import model_endpoints
-    from captain.services import live
 
     live._client.cache_clear()  # a publisher cached by an earlier test would talk to another Redis
     with (
@@ -350,7 +350,7 @@ def test_a_long_shop_answer_is_compressed_unless_compression_is_off(bench):
         mode_settings,
         play,
     )
-    from captain.models import RunArtifact
+    from captain.answering.models import RunArtifact
 
     shop, _server, _redis_url = bench
     account_id = bench_account()

@@ -90,7 +90,7 @@ def test_the_well_formed_marker_is_read_from_a_runs_spans_and_missing_is_none():
     from django.utils import timezone
 
     from bench.memory.harness import well_formed_marker
-    from captain.models import SpanRecord
+    from captain.answering.models import SpanRecord
 
     def span(trace: str, n: int, events: list, attributes: dict | None = None) -> None:
         now = timezone.now()

@@ -17,7 +17,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import CopilotRun, CreditLedgerEntry
+from captain.answering.models import CreditLedgerEntry
+from captain.models import CopilotRun
 from captain.services.knowledge_search import knowledge_cache_clear
 from captain.tasks import copilot_generate
 from helpdesk.models import Membership, Message
@@ -41,7 +42,7 @@ EDIT = " Thanks for your patience, Bob."
 
 @pytest.fixture
 def setup(redis_url, llm_settings, settings):
-    from captain.services import live
+    from captain.answering.services import live
 
     settings.REDIS_URL = redis_url
     live._client.cache_clear()

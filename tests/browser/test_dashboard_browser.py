@@ -14,8 +14,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import CreditLedgerEntry, PlaygroundRun, ReplyJob, Run
-from captain.services.runs import run_for_message
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.services.runs import run_for_message
+from captain.models import PlaygroundRun
 from captain.tasks import playground_turn
 from helpdesk.models import Conversation, Membership, Message
 from helpdesk.tasks import message_deliver

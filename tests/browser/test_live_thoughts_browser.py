@@ -29,7 +29,7 @@ THOUGHT = "Order 1042 was delivered on Monday, so no refund is due yet."
 
 @pytest.fixture
 def setup(redis_url, llm_settings, settings, tmp_path):
-    from captain.services import live
+    from captain.answering.services import live
 
     settings.REDIS_URL = redis_url
     live._client.cache_clear()

@@ -8,10 +8,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import ReplyJob, RoutingExample
+from captain.answering.models import ReplyJob
+from captain.answering.services.runs import run_for_message
+from captain.models import RoutingExample
 from captain.services.routing import GraphSpec, routing_replace
 from captain.services.routing_examples import examples_in_use
-from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Membership
 from tests.factories import (
     AssistantInboxFactory,

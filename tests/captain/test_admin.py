@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from captain.answering.models import CreditBalance
 from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.crypto import secret_decrypt
-from captain.models import CreditBalance, FaqEntry, RoutingConfig
+from captain.models import FaqEntry, RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,
@@ -268,7 +269,7 @@ def test_own_endpoint_admin_stores_the_key_encrypted_and_never_shows_it(client_a
 
 
 def test_reply_jobs_list_only_the_accounts_own_and_filter_by_status(client_a, account_a, account_b):
-    from captain.models import ReplyJob
+    from captain.answering.models import ReplyJob
     from tests.factories import MessageFactory
 
     mine = MessageFactory(conversation__contact_inbox__inbox__account=account_a, content="mine")

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from captain.models import CreditBalance, CreditLedgerEntry, Run
-from captain.services.runs import run_for_message
+from captain.answering.models import CreditBalance, CreditLedgerEntry, Run
+from captain.answering.services.runs import run_for_message
 from captain.services.shortcuts import shortcut_create, shortcut_delete, shortcut_update
 from captain.tasks import sync_telegram_commands
 from helpdesk.channels import api_channel, slack, telegram, whatsapp

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
-from captain.services.credits import credit_debit
-from captain.services.jobs import job_create
-from captain.services.runs import run_for_message
+from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
+from captain.answering.services.credits import credit_debit
+from captain.answering.services.jobs import job_create
+from captain.answering.services.runs import run_for_message
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory

@@ -14,7 +14,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.channels.base import InboundContact, InboundMessage
 from helpdesk.models import Conversation, Delivery, Inbox, Message
 from helpdesk.services.messages import message_ingest

@@ -9,8 +9,9 @@ import re
 import pytest
 from django.utils import timezone
 
-from captain.models import CreditBalance, CreditLedgerEntry, PlaygroundRun, ReplyJob, Run, SpanRecord
-from captain.services.runs import run_for_message
+from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.services.runs import run_for_message
+from captain.models import PlaygroundRun
 from helpdesk.models import Conversation, Label, Message
 from tests.factories import (
     AssistantInboxFactory,

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from captain.models import ReplyJob
-from captain.services.runs import run_for_message
+from captain.answering.models import ReplyJob
+from captain.answering.services.runs import run_for_message
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from captain.models import CreditLedgerEntry, Run, SpanRecord
+from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
 from helpdesk.channels.api_channel import signed_headers, verify
 from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import AssistantInboxFactory, ScenarioFactory

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from captain.models import CreditLedgerEntry, ReplyJob
+from captain.answering.models import CreditLedgerEntry, ReplyJob
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Message
 from tests.support.database import database_url_for_subprocess

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from captain.models import ReplyJob, Run
+from captain.answering.models import ReplyJob, Run
 from tests.factories import AssistantInboxFactory
 from tests.support import fake_llm_server as fake
 

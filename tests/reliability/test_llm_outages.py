@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from captain.models import CreditLedgerEntry, Run
+from captain.answering.models import CreditLedgerEntry, Run
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ScenarioFactory
 from tests.support import fake_llm_server as fake

@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings
 
 from captain import integration
-from captain.models import CreditLedgerEntry, ReplyJob, Run
-from captain.services import locks
-from captain.tasks import pending_messages_sweep
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.services import locks
+from captain.answering.tasks import pending_messages_sweep
 from config import celery_app
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory

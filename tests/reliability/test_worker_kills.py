@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from captain.models import ReplyJob, Run
-from captain.tasks import pending_messages_sweep
+from captain.answering.models import ReplyJob, Run
+from captain.answering.tasks import pending_messages_sweep
 from helpdesk.models import Delivery
 from helpdesk.tasks import outbox_sweep
 from tests.factories import AssistantInboxFactory

@@ -1,6 +1,6 @@
 """What a turn's prompt says about the world besides the builder's text: the date, the channel, the conversation,
 the customer (when the assistant may share it) and the memory variables. Plain data, filled by
-`captain.services.turn_context` and rendered by `context.jinja` after the persona.
+`captain.answering.services.turn_context` and rendered by `context.jinja` after the persona.
 
 Everything here is data a customer or an integration may have written (a contact name, an attribute, a
 remembered value): it is rendered as a variable into our own template, never as template source, and each value

@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from captain.answering.services.team import team_model_for
 from captain.assistants.models import Assistant
 from captain.assistants.services.model_endpoints import model_client_for
 from captain.runtime.model import ModelSettings
-from captain.services.team import team_model_for
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _decoder = json.JSONDecoder()

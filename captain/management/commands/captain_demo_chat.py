@@ -28,10 +28,10 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from captain.answering.models import ReplyJob, Run
+from captain.answering.services.jobs import job_get
 from captain.assistants.models import AssistantInbox
 from captain.management.commands.captain_demo_seed import DEMO_WEBHOOK_TOKEN
-from captain.models import ReplyJob, Run
-from captain.services.jobs import job_get
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.delivery.outbox import deliveries_queued
 from helpdesk.models import Conversation, Inbox, Message

@@ -22,9 +22,9 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
+from captain.answering.models import CreditBalance
 from captain.assistants.services.assistants import assistant_inbox_take_over
 from captain.management.demo_objects import demo_assistant, demo_scenarios
-from captain.models import CreditBalance
 from captain.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Account, Inbox, Membership
 

@@ -1,5 +1,5 @@
 // Live panel of the playground and the debug log: the thoughts and steps of a run in progress, read from the
-// server-sent events of captain.views.live. Internal (the account's administrators only). Everything is inserted
+// server-sent events of captain.answering.views.live. Internal (the account's administrators only). Everything is inserted
 // as text, never as HTML. Without EventSource, or when the stream fails, the page falls back silently: the
 // playground reloads itself every second as it did before, the debug log simply shows no live panel.
 (function () {

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from captain.models import CreditLedgerEntry, FaqEntry, ReplyJob, Run, SpanRecord
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.services.runs import run_for_message
+from captain.models import FaqEntry
 from captain.runtime import semconv as sc
-from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import system_prompt, text

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from captain.models import CreditLedgerEntry
+from captain.answering.models import CreditLedgerEntry
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantFactory,

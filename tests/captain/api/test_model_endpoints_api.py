@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from captain.answering.models import CreditLedgerEntry, ReplyJob
+from captain.answering.services.runs import run_for_message
 from captain.assistants.models import Assistant, ModelEndpoint
-from captain.models import CreditLedgerEntry, ReplyJob, RoutingConfig
-from captain.services.runs import run_for_message
+from captain.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantInboxFactory,

@@ -11,11 +11,11 @@ import pytest
 import redis
 from django.utils import timezone
 
+from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
+from captain.answering.services.locks import conversation_lock
 from captain.assistants.models import AssistantInbox
 from captain.assistants.prompts.auto_resolve import Judgement
-from captain.models import CreditLedgerEntry, Run, SpanRecord
 from captain.services.auto_resolve import SPAN_AUTO_RESOLVE, Asked, judge_quiet_conversation, judgement_apply
-from captain.services.locks import conversation_lock
 from config import celery_app
 from helpdesk import timers
 from helpdesk.models import Conversation, Membership, Message

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from captain.models import CreditLedgerEntry, Run
+from captain.answering.models import CreditLedgerEntry, Run
 from helpdesk import timers
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Conversation, Message

@@ -27,12 +27,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
+from captain.answering.models import ReplyJob, Run
+from captain.answering.services.outcomes import outcome_apply
 from captain.assistants.models import Assistant
 from captain.management.commands import captain_demo_chat
 from captain.management.commands.captain_demo_seed import DEMO_WEBHOOK_TOKEN
-from captain.models import ReplyJob, Run
 from captain.runtime import HumanHandoff, Outcome, Reply
-from captain.services.outcomes import outcome_apply
 from helpdesk.models import Contact, ContactInbox, Conversation, Delivery, Inbox, Message
 from helpdesk.services.conversations import conversation_escalate
 from helpdesk.tasks import message_deliver

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.services import live
+from captain.answering.services import live
 from captain.services.knowledge_search import knowledge_cache_clear
 from helpdesk.models import Membership
 from tests.factories import (

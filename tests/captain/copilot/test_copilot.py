@@ -9,11 +9,12 @@ import json
 
 import pytest
 
-from captain.models import CopilotRun, CreditBalance, CreditLedgerEntry, SpanRecord
+from captain.answering.models import CreditBalance, CreditLedgerEntry, SpanRecord
+from captain.answering.services.credits import credit_balance_for, credit_copilot_debit
+from captain.answering.services.live import LiveSubscription
+from captain.models import CopilotRun
 from captain.services import copilot as copilot_service
 from captain.services.copilot import copilot_run_execute, copilot_scope
-from captain.services.credits import credit_balance_for, credit_copilot_debit
-from captain.services.live import LiveSubscription
 from captain.tasks import copilot_generate
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory

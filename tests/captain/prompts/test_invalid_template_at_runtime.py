@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.services.runs import run_for_message
 from captain.services.routing import routing_enable_default
-from captain.services.runs import run_for_message
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 

@@ -7,8 +7,9 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from captain.models import ReplyJob, RoutingDecision, Run
-from captain.services.runs import run_for_message
+from captain.answering.models import ReplyJob, Run
+from captain.answering.services.runs import run_for_message
+from captain.models import RoutingDecision
 from helpdesk.models import Conversation, Membership, Message
 from tests.factories import (
     AssistantFactory,

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from captain.models import CreditLedgerEntry, CustomTool, Plan, Run, ToolConfirmation
+from captain.answering.models import CreditLedgerEntry, Run
+from captain.answering.services.runs import run_for_message
+from captain.models import CustomTool, Plan, ToolConfirmation
 from captain.services.confirmations import customer_answer
 from captain.services.custom_tools import custom_tool_set_secret
-from captain.services.runs import run_for_message
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import text, tool_call
@@ -209,7 +210,7 @@ def test_anything_but_yes_runs_nothing(setup, llm_settings, shop, said: str, sta
 
 
 def test_the_secret_never_reaches_the_debug_log(setup, llm_settings, shop) -> None:
-    from captain.models import SpanRecord
+    from captain.answering.models import SpanRecord
 
     _ask_for_the_refund(setup, llm_settings, shop)
     llm_settings.push(text("Done."))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
-from captain.services.credits import credit_holds_release_finished, credit_release, credit_reserve
-from captain.services.jobs import jobs_finish
-from captain.services.runs import run_for_message
+from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
+from captain.answering.services.credits import credit_holds_release_finished, credit_release, credit_reserve
+from captain.answering.services.jobs import jobs_finish
+from captain.answering.services.runs import run_for_message
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
 from tests.support.fake_llm_server import error, text

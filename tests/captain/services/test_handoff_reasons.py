@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import ReplyJob, Run
-from captain.runtime import HumanHandoff
-from captain.services.handoff_reasons import (
+from captain.answering.models import ReplyJob, Run
+from captain.answering.services.handoff_reasons import (
     ASKED_FOR_PERSON,
     NOT_IN_KNOWLEDGE,
     ROUTED_TO_PEOPLE,
     ROUTING_RULE,
     plain_handoff_reason,
 )
-from captain.services.outcomes import outcome_apply
+from captain.answering.services.outcomes import outcome_apply
+from captain.runtime import HumanHandoff
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory
 
 SEMANTIC = (

@@ -1,4 +1,4 @@
-"""captain's job table (captain/services/jobs.py): one row per customer message the AI must answer, written with
+"""captain's job table (captain/answering/services/jobs.py): one row per customer message the AI must answer, written with
 the message, counted per attempt, finished by the outcome, and claimed by the sweeper once per period."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from captain.models import ReplyJob
-from captain.services.jobs import (
+from captain.answering.models import ReplyJob
+from captain.answering.services.jobs import (
     job_claim_attempt,
     job_pending_message_ids,
     job_pending_span,

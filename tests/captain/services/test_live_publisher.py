@@ -12,11 +12,11 @@ import pytest
 import redis
 from opentelemetry.sdk.trace import TracerProvider
 
+from captain.answering.services import live
+from captain.answering.services.live import LivePublisher, live_channel, live_end
 from captain.runtime import Agent, RunContext, RunEvent, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.tracing import TracingHooks
-from captain.services import live
-from captain.services.live import LivePublisher, live_channel, live_end
 from tests.captain.runtime.test_planning import Shop, _agent
 from tests.captain.runtime.test_runner import ScriptedModel, calls
 from tests.support.servers import start_redis, wait_for
@@ -132,7 +132,7 @@ def test_a_dead_redis_neither_breaks_nor_slows_the_run(settings, caplog):
     try:
         publisher = LivePublisher("playground:9", secrets=())
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="captain.services.live"):
+        with caplog.at_level(logging.WARNING, logger="captain.answering.services.live"):
             for n in range(200):
                 publisher.on_thought(CONTEXT, AGENT, f"piece {n} ")
                 publisher.on_event(CONTEXT, AGENT, RunEvent("tool_call", "orders", name="get_order"))
@@ -142,7 +142,7 @@ def test_a_dead_redis_neither_breaks_nor_slows_the_run(settings, caplog):
         live._client.cache_clear()
     assert publisher.broken
     assert elapsed < 2.0  # one failed connection at most, then nothing is tried for this run
-    warnings = [r for r in caplog.records if r.name == "captain.services.live"]
+    warnings = [r for r in caplog.records if r.name == "captain.answering.services.live"]
     assert len([r for r in warnings if "live updates" in r.getMessage()]) == 1
 
 

@@ -7,7 +7,7 @@ import time
 
 import redis
 
-from captain.services.locks import conversation_lock
+from captain.answering.services.locks import conversation_lock
 from tests.support.servers import wait_for
 
 LEASE = 0.6

@@ -16,11 +16,16 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from captain.answering.services.media_content import (
+    IMAGE_NOT_RECEIVED,
+    IMAGE_UNSEEN,
+    VOICE_TRANSCRIPT,
+    VOICE_UNHEARD,
+)
+from captain.answering.services.runs import chat_history
 from captain.assistants.models import ModelEndpoint
 from captain.assistants.services.model_endpoints import endpoint_for
 from captain.runtime import Agent, OpenAIChatModel, RunContext, Runner, make_openai_client
-from captain.services.media_content import IMAGE_NOT_RECEIVED, IMAGE_UNSEEN, VOICE_TRANSCRIPT, VOICE_UNHEARD
-from captain.services.runs import chat_history
 from helpdesk.models import Attachment, Inbox, Message
 from tests.factories import ConversationFactory, InboxFactory, MessageFactory
 from tests.support.fake_files import JPEG, OGG_OPUS, PNG, FakeFileHost

@@ -8,6 +8,8 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import connection
 
+from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, Run
+from captain.answering.services.runs import run_for_message
 from captain.assistants.models import ModelEndpoint
 from captain.assistants.services.model_endpoints import (
     EndpointUnavailable,
@@ -16,8 +18,7 @@ from captain.assistants.services.model_endpoints import (
     operator_endpoints,
 )
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import CreditBalance, CreditLedgerEntry, CreditReservation, ReplyJob, RoutingConfig, Run
-from captain.services.runs import run_for_message
+from captain.models import RoutingConfig
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import FakeLLMServer, text
 

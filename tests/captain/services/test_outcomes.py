@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
+from captain.answering.services.outcomes import outcome_apply
 from captain.runtime import Reply, RunError
-from captain.services.outcomes import outcome_apply
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, CreditBalanceFactory, MessageFactory
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from captain.models import ReplyJob, RoutingDecision, RoutingExample
+from captain.answering.models import ReplyJob
+from captain.models import RoutingDecision, RoutingExample
 from captain.runtime.routing import Decision
 from captain.services.routing_corrections import (
     MAX_CORRECTION_CHARS,
@@ -267,8 +268,8 @@ def test_a_failure_while_learning_never_reaches_the_run(setup, monkeypatch):
 
 def test_a_run_whose_specialist_hands_back_records_the_correction(redis_url, llm_settings):
     """Through the run service (what the Celery task calls): router-mode nodes, the scripted model answers."""
+    from captain.answering.services.runs import run_for_message
     from captain.services.routing import GraphSpec, routing_replace
-    from captain.services.runs import run_for_message
     from tests.support.fake_llm_server import text
 
     link = AssistantInboxFactory()
@@ -300,8 +301,8 @@ def test_a_run_whose_specialist_hands_back_records_the_correction(redis_url, llm
 
 
 def test_a_run_without_a_hand_back_records_nothing(redis_url, llm_settings):
+    from captain.answering.services.runs import run_for_message
     from captain.services.routing import GraphSpec, routing_replace
-    from captain.services.runs import run_for_message
     from tests.support.fake_llm_server import text
 
     link = AssistantInboxFactory()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from opentelemetry import trace
 
-from captain.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
-from captain.services.locks import conversation_lock
-from captain.services.runs import ConversationBusy, run_for_message
+from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.services.locks import conversation_lock
+from captain.answering.services.runs import ConversationBusy, run_for_message
 from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import (
     AssistantInboxFactory,
@@ -218,7 +218,7 @@ def test_run_span_carries_credit_and_tokens(setup, llm_settings):
 
 
 def test_person_replying_during_the_run_wins_and_the_ai_reply_is_dropped(setup, llm_settings, monkeypatch):
-    from captain.services import runs
+    from captain.answering.services import runs
     from helpdesk.services.messages import message_create_agent_reply
     from tests.factories import UserFactory
 

@@ -10,10 +10,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from captain.models import SpanRecord
-from captain.services import span_retention
-from captain.services.span_retention import spans_delete_expired
-from captain.tasks import span_retention_sweep
+from captain.answering.models import SpanRecord
+from captain.answering.services import span_retention
+from captain.answering.services.span_retention import spans_delete_expired
+from captain.answering.tasks import span_retention_sweep
 from config import celery_app
 from tests.factories import SpanRecordFactory
 

@@ -10,10 +10,9 @@ import time
 import pytest
 from opentelemetry import trace
 
-from captain.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
-from captain.runtime import Reply, Usage
-from captain.services.runs import run_for_message
-from captain.services.suggestions import (
+from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.services.runs import run_for_message
+from captain.answering.services.suggestions import (
     MAX_SUGGESTION_CHARS,
     MAX_TOKENS,
     parse_suggestions,
@@ -21,7 +20,8 @@ from captain.services.suggestions import (
     suggest_follow_ups,
     suggestions_model_client,
 )
-from captain.services.team import team_model_for
+from captain.answering.services.team import team_model_for
+from captain.runtime import Reply, Usage
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.models import Message
 from helpdesk.tasks import message_deliver

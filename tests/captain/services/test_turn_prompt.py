@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from captain.models import CreditLedgerEntry, MemoryValue, MemoryVariable, ReplyJob, Run, SpanRecord
+from captain.answering.models import CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.services.runs import run_for_message
+from captain.answering.services.turn_context import turn_facts
+from captain.models import MemoryValue, MemoryVariable
 from captain.services.memory import MemoryWriteRefused, memory_state, memory_write
-from captain.services.runs import run_for_message
-from captain.services.turn_context import turn_facts
 from helpdesk.models import Conversation, CustomAttributeDefinition, Label, Message
 from tests.factories import (
     AccountFactory,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import ReplyJob
-from captain.services.runs import run_for_message
+from captain.answering.models import ReplyJob
+from captain.answering.services.runs import run_for_message
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantInboxFactory,
@@ -76,7 +76,7 @@ def test_no_promise_no_event(conversation, llm_settings):
     message = MessageFactory(conversation=conversation, content="hi", reply_job=ReplyJob.Status.PENDING)
     llm_settings.push(text("Hello! How can I help?"))
     assert run_for_message(message_id=message.id) == "reply"
-    from captain.models import SpanRecord
+    from captain.answering.models import SpanRecord
 
     events = [e["name"] for span in SpanRecord.objects.filter(name="captain.agent") for e in span.events]
     assert events == ["captain.structured_reply"]  # the reply's shape, and no transfer promise

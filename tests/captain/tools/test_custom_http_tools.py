@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
+from captain.answering.models import SpanRecord
 from captain.crypto import secret_decrypt
-from captain.models import CustomTool, SpanRecord
+from captain.models import CustomTool
 from captain.runtime import RunContext, ToolFailed
 from captain.services.custom_tools import (
     custom_tool_call,

@@ -11,8 +11,9 @@ import json
 import pytest
 from django.utils import timezone
 
+from captain.answering.models import RunArtifact, SpanRecord
 from captain.crypto import secret_encrypt
-from captain.models import CustomTool, Plan, RunArtifact, SpanRecord, ToolConfirmation
+from captain.models import CustomTool, Plan, ToolConfirmation
 from captain.runtime import semconv as sc
 from captain.runtime import tracing as tr
 from helpdesk.models import Membership
@@ -293,7 +294,7 @@ def test_no_credential_ever_reaches_the_page(client, scene):
 
 
 def test_no_live_panel_when_no_run_is_in_progress_and_one_while_a_run_holds_the_lock(client, scene):
-    from captain.services.locks import conversation_lock
+    from captain.answering.services.locks import conversation_lock
 
     assert 'id="live-panel"' not in page(client, scene)
     lease = conversation_lock(scene["conversation"].id)

@@ -19,12 +19,12 @@ import redis
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 
+from captain.answering.services import live
+from captain.answering.services.live import LivePublisher, live_end
+from captain.answering.services.locks import conversation_lock
+from captain.answering.views import live as live_views
 from captain.models import PlaygroundRun
 from captain.runtime import Agent, RunContext, RunEvent
-from captain.services import live
-from captain.services.live import LivePublisher, live_end
-from captain.services.locks import conversation_lock
-from captain.views import live as live_views
 from helpdesk.models import Membership
 from helpdesk.realtime.hub import close_hub, get_hub
 from tests.factories import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.channels.base import InboundContact, InboundMessage
 from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.services.messages import message_ingest

@@ -9,8 +9,8 @@ import logging
 import pytest
 from celery.exceptions import Retry
 
-from captain.models import CreditBalance, ReplyJob
-from captain.services.credits import credit_debit
+from captain.answering.models import CreditBalance, ReplyJob
+from captain.answering.services.credits import credit_debit
 from helpdesk.channels import telegram
 from helpdesk.channels.telegram import SECRET_HEADER
 from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 from django.utils import timezone
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.channels import api_channel, slack, telegram, whatsapp
 from helpdesk.models import Conversation, CsatResponse, Inbox, Message
 from helpdesk.services.csat import THANKS_ASK_COMMENT, THANKS_FOR_COMMENT, rating_in

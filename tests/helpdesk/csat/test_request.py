@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from captain.models import CreditLedgerEntry
+from captain.answering.models import CreditLedgerEntry
 from helpdesk.channels.rating import RATING_CHOICES
 from helpdesk.models import Conversation, CsatResponse, Delivery, Message
 from helpdesk.services.conversations import conversation_set_status

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from celery.exceptions import Retry
 
-from captain.models import CreditBalance, CreditLedgerEntry
-from captain.services.credits import credit_debit
+from captain.answering.models import CreditBalance, CreditLedgerEntry
+from captain.answering.services.credits import credit_debit
 from helpdesk.channels.api_channel import verify
 from helpdesk.delivery.send import backoff_seconds
 from helpdesk.models import Delivery, Message

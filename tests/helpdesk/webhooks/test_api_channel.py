@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signed_headers
 from helpdesk.models import Conversation, Delivery, Message
 from tests.factories import AssistantInboxFactory, InboxFactory

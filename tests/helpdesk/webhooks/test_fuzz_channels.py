@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, event, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.channels import api_channel, slack, telegram, whatsapp
 from helpdesk.models import Contact, Conversation, Delivery, Inbox, Message
 from tests.factories import AssistantInboxFactory

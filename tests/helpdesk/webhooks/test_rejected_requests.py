@@ -12,7 +12,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from captain.models import SpanRecord
+from captain.answering.models import SpanRecord
 from helpdesk import tracing
 from helpdesk.channels.api_channel import signed_headers
 from helpdesk.channels.telegram import SECRET_HEADER

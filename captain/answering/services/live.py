@@ -1,5 +1,5 @@
 """What a run is doing, live: its thoughts and events published on Redis pub/sub while it runs, for the
-playground and the debug log (server-sent events, captain.views.live). Internal only: nothing here is ever
+playground and the debug log (server-sent events, captain.answering.views.live). Internal only: nothing here is ever
 published to a channel a customer reads.
 
 Channel: `captain:live:<scope>`, scope `conversation:<id>` or `playground:<run_id>`. Each message is one JSON
@@ -28,8 +28,8 @@ from typing import Any
 import redis
 from django.conf import settings
 
+from captain.answering.services.redaction import account_secrets, scrub
 from captain.runtime import Agent, RunContext, RunEvent, RunHooks
-from captain.services.redaction import account_secrets, scrub
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def small_data(data: dict[str, Any]) -> dict[str, Any]:
 
 class LivePublisher(RunHooks):
     """A `RunHooks` that publishes the run's thoughts and events on the scope's channel, with every known
-    credential of the run's account replaced (as the debug log does: captain.services.redaction)."""
+    credential of the run's account replaced (as the debug log does: captain.answering.services.redaction)."""
 
     def __init__(self, scope: str, *, secrets: Sequence[str] | None = None) -> None:
         self.scope = scope
@@ -189,8 +189,8 @@ class LiveSubscription:
 
 
 def conversation_run_in_progress(conversation_id: int) -> bool:
-    """True while a run holds the conversation's lock (captain.services.locks): the debug log's live panel."""
-    from captain.services.locks import conversation_lock
+    """True while a run holds the conversation's lock (captain.answering.services.locks): the debug log's live panel."""
+    from captain.answering.services.locks import conversation_lock
 
     try:
         return bool(conversation_lock(conversation_id).lock.locked())

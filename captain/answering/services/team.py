@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from captain.answering.services.live import LivePublisher
 from captain.assistants.agents import build_team
 from captain.assistants.agents.builder import AgentModel, PromptVariables
 from captain.assistants.models import Assistant, KnowledgeMode, Scenario
@@ -26,7 +27,6 @@ from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
 from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
 from captain.runtime.tracing import TracingHooks
 from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
-from captain.services.live import LivePublisher
 from captain.services.routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def runner_for(
     """The TeamRunner for one turn of `assistant`'s team. `record_content=None` follows RECORD_CONTENT;
     `hooks` observe the turn as it runs (spans are always recorded); `facts`: the turn's context block;
     `live_scope` (`conversation:<id>`, `playground:<run_id>`): publish thoughts and events there as they
-    happen (captain.services.live)."""
+    happen (captain.answering.services.live)."""
     team = team_for(assistant, team_model=team_model, contact_name=contact_name, facts=facts)
     if record_content is None:
         record_content = captain_setting("RECORD_CONTENT")

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from captain.answering.models import SpanRecord
 from captain.conf import captain_setting
-from captain.models import SpanRecord
 
 logger = logging.getLogger(__name__)
 

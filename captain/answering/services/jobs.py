@@ -1,4 +1,4 @@
-"""The AI's job table: one `ReplyJob` per customer message the AI must answer (captain.models.ReplyJob).
+"""The AI's job table: one `ReplyJob` per customer message the AI must answer (captain.answering.models.ReplyJob).
 
 Every read and write of a job's status, attempt counter and publish time goes through here: the responder
 creates the job inside helpdesk's ingest transaction, the task counts attempts and debounces, the run takes the
@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F, Max, Min, Q, QuerySet
 from django.utils import timezone
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.models import Message
 
 Status = ReplyJob.Status

@@ -11,8 +11,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.models import Run, SpanRecord
-from captain.selectors import conversation_runs, spans_by_trace
+from captain.answering.models import Run, SpanRecord
+from captain.answering.selectors import conversation_runs, spans_by_trace
 from helpdesk.api.auth import AccountAdminApi, Pagination
 from helpdesk.selectors import access_conversation
 

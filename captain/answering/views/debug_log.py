@@ -8,7 +8,7 @@ What the AI team did besides talking is shown per run too: the planning agent's 
 each custom tool's HTTP request and response, long tool outputs kept as artifacts, confirmations asked and
 answered, and text-protocol errors. Credentials never reach this page: the custom-tool client redacts them
 before recording, and the page redacts again (credential headers, every known secret of the account:
-captain.services.redaction) so a span recorded carelessly cannot leak one either.
+captain.answering.services.redaction) so a span recorded carelessly cannot leak one either.
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from captain.assistants.models import ModelEndpoint
-from captain.models import CopilotRun, CustomTool, Plan, Run, RunArtifact, SpanRecord, ToolConfirmation
-from captain.selectors import conversation_runs, copilot_run_list, credits_by_message, spans_by_trace
-from captain.services.live import conversation_run_in_progress
-from captain.services.redaction import account_secrets, scrub
-from captain.views.trace_tree import (
+from captain.answering.models import Run, RunArtifact, SpanRecord
+from captain.answering.selectors import conversation_runs, credits_by_message, spans_by_trace
+from captain.answering.services.live import conversation_run_in_progress
+from captain.answering.services.redaction import account_secrets, scrub
+from captain.answering.views.trace_tree import (
     NodeEvent,
     SpanNode,
     agents_involved,
@@ -41,6 +40,9 @@ from captain.views.trace_tree import (
     scrub_spans,
     span_tree,
 )
+from captain.assistants.models import ModelEndpoint
+from captain.models import CopilotRun, CustomTool, Plan, ToolConfirmation
+from captain.selectors import copilot_run_list
 from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context

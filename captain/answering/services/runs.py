@@ -13,17 +13,9 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
-from captain.assistants.models import TRIAGE_KEY, Assistant
-from captain.assistants.prompts import PromptTemplateError
-from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
-from captain.conf import captain_setting
-from captain.models import ReplyJob
-from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
-from captain.runtime import semconv as sc
-from captain.runtime.team import TurnInput
-from captain.services.confirmations import confirmation_record_result, confirmation_settle
-from captain.services.credits import credit_release, credit_reserve
-from captain.services.jobs import (
+from captain.answering.models import ReplyJob
+from captain.answering.services.credits import credit_release, credit_reserve
+from captain.answering.services.jobs import (
     job_claim_attempt,
     job_pending,
     job_pending_message_ids,
@@ -31,18 +23,32 @@ from captain.services.jobs import (
     jobs_finish,
     jobs_pending_ids_query,
 )
-from captain.services.live import conversation_scope, live_end
-from captain.services.locks import account_run_slot, conversation_lock
-from captain.services.media_content import media_contents
+from captain.answering.services.live import conversation_scope, live_end
+from captain.answering.services.locks import account_run_slot, conversation_lock
+from captain.answering.services.media_content import media_contents
+from captain.answering.services.outcomes import outcome_apply
+from captain.answering.services.suggestions import reply_with_suggestions
+from captain.answering.services.team import (
+    TeamModel,
+    runner_for,
+    scenario_models,
+    team_credits,
+    team_model_for,
+)
+from captain.answering.services.turn_context import turn_facts
+from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.prompts import PromptTemplateError
+from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
+from captain.conf import captain_setting
+from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
+from captain.runtime import semconv as sc
+from captain.runtime.team import TurnInput
+from captain.services.confirmations import confirmation_record_result, confirmation_settle
 from captain.services.memory_step import StepResult, ai_writable, remember_step
-from captain.services.outcomes import outcome_apply
 from captain.services.plans import LoadedPlan, plan_load
 from captain.services.routing import routing_decisions_record
 from captain.services.routing_corrections import corrections_from_dispatch
 from captain.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
-from captain.services.suggestions import reply_with_suggestions
-from captain.services.team import TeamModel, runner_for, scenario_models, team_credits, team_model_for
-from captain.services.turn_context import turn_facts
 from helpdesk.models import Conversation, Message
 from helpdesk.services.attachments import attachments_ready
 
@@ -77,7 +83,7 @@ def chat_history(
 
     `sees_images`: whether the run's model can see images (`Endpoint.sees_images`). True or False first fetches
     the batch's files still pending (`attachments_ready`, at most `MEDIA_WAIT_SECONDS`), then renders the
-    messages that carried files (captain.services.media_content): True gives this turn's images as
+    messages that carried files (captain.answering.services.media_content): True gives this turn's images as
     `image_url` parts (the message's content is then a content list), False a statement that the model cannot
     see them; voice notes become their transcript or a statement either way. None keeps the stored text only.
     """

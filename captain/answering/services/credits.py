@@ -11,10 +11,11 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 
+from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditReservation
+from captain.answering.services.jobs import jobs_pending_ids_query
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import CopilotRun, CreditBalance, CreditLedgerEntry, CreditReservation
-from captain.services.jobs import jobs_pending_ids_query
+from captain.models import CopilotRun
 from helpdesk.models import Message
 
 

@@ -8,7 +8,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.selectors import CREDIT_USAGE_DAYS, credit_usage
+from captain.answering.selectors import CREDIT_USAGE_DAYS, credit_usage
 from helpdesk.api.auth import AccountAdminApi
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from captain.models import SpanRecord
+from captain.answering.models import SpanRecord
+from captain.answering.services.redaction import REDACTED, scrub
 from captain.runtime import semconv as sc
 from captain.runtime import tracing as tr
-from captain.services.redaction import REDACTED, scrub
 
 KIND_BY_NAME = {
     sc.SPAN_RUN: "run",

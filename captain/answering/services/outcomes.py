@@ -6,14 +6,15 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from captain.answering.models import ReplyJob, Run, RunArtifact
+from captain.answering.services.credits import credit_debit, credit_release
+from captain.answering.services.handoff_reasons import plain_handoff_reason
+from captain.answering.services.jobs import jobs_any_pending, jobs_finish
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
-from captain.models import ReplyJob, RoutingNode, Run, RunArtifact
+from captain.models import RoutingNode
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from captain.services.confirmations import confirmation_hold
-from captain.services.credits import credit_debit, credit_release
-from captain.services.handoff_reasons import plain_handoff_reason
-from captain.services.jobs import jobs_any_pending, jobs_finish
 from captain.services.plans import LoadedPlan, plan_store
 from helpdesk.models import Conversation, Message
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status

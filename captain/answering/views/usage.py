@@ -12,9 +12,9 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from captain.answering.selectors import CREDIT_USAGE_DAYS, assistant_rates, credit_usage
 from captain.assistants.models import TRIAGE_KEY
 from captain.assistants.selectors import scenario_titles
-from captain.selectors import CREDIT_USAGE_DAYS, assistant_rates, credit_usage
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 

@@ -6,7 +6,7 @@
   turns are not sent again: they were seen when they arrived, and each one costs the whole request's size.
 - Any other model gets a statement in the text it cannot miss: it cannot see the image, must say so if it
   matters, and must never describe or guess it. A model that believes it saw a photo makes things up.
-- A voice note becomes its transcript when transcription is configured (captain.services.transcription),
+- A voice note becomes its transcript when transcription is configured (captain.answering.services.transcription),
   otherwise the same kind of statement: the model cannot hear it.
 - Files that were refused or could not be fetched are stated as such, with the same rule.
 
@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from captain.answering.services.transcription import attachment_transcribe
 from captain.conf import captain_setting
-from captain.services.transcription import attachment_transcribe
 from helpdesk.models import Attachment
 
 Content = str | list[dict[str, Any]]

@@ -1,6 +1,6 @@
 """Server-sent events: a run's thoughts and events as they happen, for the playground and the debug log.
 
-Each stream relays the scope's Redis channel (captain.services.live) through the web process' hub
+Each stream relays the scope's Redis channel (captain.answering.services.live) through the web process' hub
 (helpdesk.realtime.hub: one Redis subscription per process, not one per browser) as `data: <json>` frames,
 sends a comment line as a heartbeat when it is quiet (so proxies keep the connection and a closed tab is
 noticed), and ends on the run's `end` message, when the run is over without having said so, or after
@@ -17,13 +17,13 @@ from asgiref.sync import sync_to_async
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from captain.models import PlaygroundRun
-from captain.services.live import (
+from captain.answering.services.live import (
     conversation_run_in_progress,
     conversation_scope,
     live_channel,
     playground_scope,
 )
+from captain.models import PlaygroundRun
 from helpdesk.realtime.hub import get_hub
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import dashboard_conversation

@@ -1,0 +1,161 @@
+"""Reads of runs, spans and credits for the debug log, the usage page and the conversation page."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
+from captain.answering.services.credits import credit_balance_for
+from helpdesk.models import Conversation
+
+CREDIT_USAGE_DAYS = 30
+
+
+HANDED_OVER = (Run.Outcome.HUMAN_HANDOFF, Run.Outcome.ERROR)
+
+
+@dataclass(frozen=True)
+class CreditUsage:
+    limit: int
+    used: int
+    remaining: int
+    since: dt.date
+    by_day: list[dict] = field(default_factory=list)
+    by_assistant: list[dict] = field(default_factory=list)
+    by_agent_key: list[dict] = field(default_factory=list)
+
+
+def credit_usage(*, account_id: int, days: int = CREDIT_USAGE_DAYS) -> CreditUsage:
+    """Balance plus the ledger of the last `days` days summed per day, assistant and agent (refunds count
+    negative, so a refunded reply nets to zero)."""
+    balance = credit_balance_for(account_id)
+    since = timezone.now() - dt.timedelta(days=days)
+    ledger = CreditLedgerEntry.objects.filter(account_id=account_id, created_at__gte=since)
+    by_day = (
+        ledger.annotate(date=TruncDate("created_at"))
+        .values("date")
+        .annotate(credits=Sum("amount"))
+        .order_by("date")
+    )
+    by_assistant = (
+        ledger.values("assistant_id", "assistant__name")
+        .annotate(credits=Sum("amount"))
+        .order_by("assistant_id")
+    )
+    by_agent_key = ledger.values("agent_key").annotate(credits=Sum("amount")).order_by("agent_key")
+    return CreditUsage(
+        limit=balance.limit,
+        used=balance.used,
+        remaining=balance.remaining,
+        since=since.date(),
+        by_day=[{"date": row["date"], "credits": row["credits"]} for row in by_day],
+        by_assistant=[
+            {
+                "assistant_id": row["assistant_id"],
+                "assistant_name": row["assistant__name"] or "",
+                "credits": row["credits"],
+            }
+            for row in by_assistant
+        ],
+        by_agent_key=[{"agent_key": row["agent_key"], "credits": row["credits"]} for row in by_agent_key],
+    )
+
+
+def conversation_runs(*, conversation: Conversation) -> QuerySet[Run]:
+    """AI runs of a conversation (newest first); the conversation comes from `access_conversation`."""
+    return Run.objects.filter(conversation=conversation, account_id=conversation.account_id).order_by("-id")
+
+
+def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:
+    """The stored spans of these runs, grouped by trace id, in start order."""
+    trace_ids = {run.trace_id for run in runs if run.trace_id}
+    grouped: dict[str, list[SpanRecord]] = defaultdict(list)
+    if trace_ids:
+        for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
+            grouped[span.trace_id].append(span)
+    return grouped
+
+
+@dataclass(frozen=True)
+class AssistantRates:
+    assistant_id: int | None
+    name: str
+    conversations: int
+    """Conversations the AI worked on in the period (skipped runs do not count)."""
+    runs: int
+    handed_over: int
+    resolved: int
+    """Conversations the AI resolved without handing them to people."""
+
+    @property
+    def handoff_rate(self) -> float:
+        return self.handed_over / self.conversations if self.conversations else 0.0
+
+    @property
+    def resolution_rate(self) -> float:
+        return self.resolved / self.conversations if self.conversations else 0.0
+
+
+def assistant_rates(*, account_id: int, since: dt.datetime) -> list[AssistantRates]:
+    """Per assistant, from Run rows: one grouped query (assistant, conversation), folded here. Its size is the
+    number of conversations the AI touched in the window, not the number of messages."""
+    rows = (
+        Run.objects.filter(account_id=account_id, created_at__gte=since)
+        .exclude(outcome=Run.Outcome.SKIPPED)
+        .values("assistant_id", "assistant__name", "conversation_id")
+        .annotate(
+            runs=Count("id"),
+            handoffs=Count("id", filter=Q(outcome__in=HANDED_OVER)),
+            resolves=Count("id", filter=Q(outcome=Run.Outcome.RESOLVE)),
+        )
+    )
+    totals: dict[int | None, dict] = defaultdict(
+        lambda: {"name": "", "conversations": 0, "runs": 0, "handed_over": 0, "resolved": 0}
+    )
+    for row in rows:
+        entry = totals[row["assistant_id"]]
+        entry["name"] = row["assistant__name"] or "(deleted assistant)"
+        entry["conversations"] += 1
+        entry["runs"] += row["runs"]
+        entry["handed_over"] += bool(row["handoffs"])
+        entry["resolved"] += bool(row["resolves"]) and not row["handoffs"]
+    return [
+        AssistantRates(assistant_id=k, **v) for k, v in sorted(totals.items(), key=lambda kv: kv[1]["name"])
+    ]
+
+
+def credits_by_message(*, message_ids: list[int]) -> dict[int, int]:
+    """Net credits per reply message (a refunded reply nets to zero), one query for the page."""
+    if not message_ids:
+        return {}
+    rows = (
+        CreditLedgerEntry.objects.filter(message_id__in=message_ids)
+        .values("message_id")
+        .annotate(net=Sum("amount"))
+        .values_list("message_id", "net")
+    )
+    return dict(rows)
+
+
+def reply_cited_sources(*, message_ids: list[int]) -> dict[int, list[dict[str, object]]]:
+    """Reply message id -> the knowledge sources its run cited (title, url, kind), one query."""
+    if not message_ids:
+        return {}
+    out: dict[int, list[dict[str, object]]] = {}
+    for message_id, sources in Run.objects.filter(reply_message_id__in=message_ids).values_list(
+        "reply_message_id", "sources"
+    ):
+        cited = [
+            {"title": s.get("title", ""), "url": s.get("url", ""), "kind": s.get("kind", "")}
+            for s in sources or []
+            if s.get("cited")
+        ]
+        if cited:
+            out[message_id] = cited
+    return out
