@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from django.apps import apps
 from django.db import connection, transaction
 
-from captain.models import ReplyJob
+from captain.answering.models import ReplyJob
 from helpdesk.models import Delivery, Message
 
 # Every helpdesk and captain table except the span store: each authenticated webhook request, a repeated or
