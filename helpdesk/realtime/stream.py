@@ -127,8 +127,7 @@ class SSEResponse(StreamingHttpResponse):
 
 
 def sse_response(frames: AsyncIterator[bytes], listener: Listener) -> HttpResponse:
-    # Views are typed for HttpResponse; Django serves any HttpResponseBase the same way.
-    return SSEResponse(frames, listener)  # type: ignore[return-value]
+    return SSEResponse(frames, listener)  # type: ignore[return-value]  # views are typed HttpResponse; Django serves any HttpResponseBase alike
 
 
 def can_stream(request: HttpRequest) -> bool:

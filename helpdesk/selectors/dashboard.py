@@ -177,7 +177,7 @@ def conversation_page(
     )
     previews = _previews(rows)
     for conversation in rows:
-        conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]
+        conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]  # for the template only, not a field
     return ConversationPage(folder=folder, counts=counts, conversations=rows, page=page, total=total)
 
 

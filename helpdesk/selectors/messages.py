@@ -40,7 +40,7 @@ def _with_attachment_links(messages: list[Message]) -> list[Message]:
             url = str(item.get("url") or "")
             name = str(item.get("file_name") or item.get("caption") or url or "attachment")
             links.append((name, url if url.lower().startswith(("https://", "http://")) else None))
-        message.attachment_links = links  # type: ignore[attr-defined]
+        message.attachment_links = links  # type: ignore[attr-defined]  # for the template only, not a field
     return messages
 
 

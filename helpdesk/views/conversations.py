@@ -103,7 +103,7 @@ def with_cited_sources(messages: list[Message]) -> list[Message]:
     ids = [m.pk for m in messages if m.sender_type == Message.SenderType.ASSISTANT]
     found = lookup(message_ids=ids) if lookup and ids else {}
     for message in messages:
-        message.cited_sources = found.get(message.pk, [])  # type: ignore[attr-defined]
+        message.cited_sources = found.get(message.pk, [])  # type: ignore[attr-defined]  # for the template only, not a field
     return messages
 
 
