@@ -74,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
     # later takeovers are about something else. 0: takeovers record nothing.
     "CORRECTION_TAKEOVER_SECONDS": 300,
     # Knowledge (docs/knowledge.md). Relevance thresholds on the vector score, by kind: None uses the measured
-    # defaults of captain.services.knowledge_search.RetrievalThresholds ({"faq": .., "chunk": .., ...} to override).
+    # defaults of captain.knowledge.services.knowledge_search.RetrievalThresholds ({"faq": .., "chunk": .., ...} to override).
     "KNOWLEDGE_THRESHOLDS": None,
     # Assistants whose vectors a process keeps in memory (2 KiB per chunk each).
     "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
@@ -83,14 +83,14 @@ DEFAULTS: dict[str, Any] = {
     # An approved FAQ entry at least this close to the customer's message (and 0.10 ahead of the next entry, in
     # the customer's language) is sent as written, without a model call (docs/knowledge.md). None: never.
     "KNOWLEDGE_FAQ_ANSWER_SCORE": 0.65,
-    # FAQ drafts (captain/services/faq_drafts.py). Model calls per document at most, chunks per call and pairs
+    # FAQ drafts (captain/knowledge/services/faq_drafts.py). Model calls per document at most, chunks per call and pairs
     # asked per chunk: 20 x 3 chunks covers a 60-chunk document; the rest of a longer one is not drafted from.
     "FAQ_DRAFTS_MAX_CALLS_PER_DOCUMENT": 20,
     "FAQ_DRAFTS_CHUNKS_PER_CALL": 3,
     "FAQ_DRAFTS_PAIRS_PER_CHUNK": 2,
     "FAQ_DRAFTS_MAX_TOKENS": 800,
     # Cosine similarity of question+answer at which a draft repeats an entry; None: the measured default
-    # (captain.services.faq_draft_pairs.DUPLICATE_SIMILARITY, 0.72).
+    # (captain.knowledge.services.faq_draft_pairs.DUPLICATE_SIMILARITY, 0.72).
     "FAQ_DRAFTS_DUPLICATE_SIMILARITY": None,
     # The conversation sweep: conversations resolved within this many hours, at most this many per sweep.
     "FAQ_DRAFTS_CONVERSATION_LOOKBACK_HOURS": 24,
@@ -104,7 +104,7 @@ DEFAULTS: dict[str, Any] = {
     "ROUTING_EXAMPLE_LANGUAGES": ["en", "zh"],
     "ROUTING_EXAMPLE_DRAFTS_PER_LANGUAGE": 6,
     "ROUTING_EXAMPLE_DRAFTS_BATCH": 20,
-    # Knowledge documents (captain.services.knowledge): an upload over this size is refused (kept as a failed
+    # Knowledge documents (captain.knowledge.services.knowledge): an upload over this size is refused (kept as a failed
     # document saying so, its bytes not stored); sitemaps and crawls fetch at most this many pages, crawls follow
     # links at most this deep, and a scheduled re-sync is at most this many hours apart.
     "KNOWLEDGE_MAX_UPLOAD_BYTES": 20 * 1024 * 1024,

@@ -14,15 +14,8 @@ from captain.form_fields import (
     limit_teams_to_account,
     team_account_error,
 )
-from captain.models import FaqEntry, RoutingNode
-from captain.services.faq import FAQ_ENTRY_FIELDS
+from captain.models import RoutingNode
 from captain.services.routing import router_choice_errors
-
-
-class FaqEntryAdminForm(forms.ModelForm):
-    class Meta:
-        model = FaqEntry
-        fields = ["assistant", *FAQ_ENTRY_FIELDS]
 
 
 class RoutingInlineFormSet(forms.BaseInlineFormSet):

@@ -9,10 +9,10 @@ from opentelemetry import trace
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
-
 # Each domain keeps its tasks in its own module; importing them here registers them when Celery autodiscovers
 # `captain.tasks`. Their names stay `captain.tasks.<function>` (explicit `name=`), as queued tasks name them.
 from captain.answering import tasks as answering_tasks  # noqa: E402, F401
+from captain.knowledge import tasks as knowledge_tasks  # noqa: E402, F401
 
 
 @shared_task(name="captain.tasks.playground_turn", acks_late=True, reject_on_worker_lost=True)
@@ -21,47 +21,6 @@ def playground_turn(run_id: int) -> str:
     from captain.services.playground import playground_turn_run
 
     return playground_turn_run(run_id=run_id)
-
-
-@shared_task(name="captain.tasks.knowledge_document_process", acks_late=True)
-def knowledge_document_process(document_id: int) -> str:
-    """Extract, chunk and embed one knowledge document (captain.services.knowledge). Not rejected on a lost
-    worker: a file that kills the worker would otherwise come back for ever (re-sync it by hand)."""
-    from captain.services.knowledge import document_process
-
-    return document_process(document_id=document_id)
-
-
-@shared_task(name="captain.tasks.knowledge_resync_due", acks_late=True)
-def knowledge_resync_due() -> int:
-    """Queue the knowledge documents whose re-sync interval elapsed (beat, hourly)."""
-    from captain.services.knowledge import documents_resync_due
-
-    return documents_resync_due()
-
-
-@shared_task(name="captain.tasks.faq_drafts_from_document", acks_late=True, reject_on_worker_lost=True)
-def faq_drafts_from_document(document_id: int) -> int:
-    """Draft pending FAQ entries from a ready document (captain.services.faq_drafts); no credits charged."""
-    from captain.services.faq_drafts import faq_drafts_from_document as draft
-
-    return draft(document_id=document_id)
-
-
-@shared_task(name="captain.tasks.faq_drafts_from_conversation", acks_late=True, reject_on_worker_lost=True)
-def faq_drafts_from_conversation(conversation_id: int) -> int:
-    """Draft a pending FAQ entry from a resolved conversation a person answered; no credits charged."""
-    from captain.services.faq_drafts import faq_drafts_from_conversation as draft
-
-    return draft(conversation_id=conversation_id)
-
-
-@shared_task(name="captain.tasks.faq_drafts_conversations_sweep", acks_late=True)
-def faq_drafts_conversations_sweep() -> int:
-    """Periodic (beat): queue drafting for conversations resolved lately with a person's answer."""
-    from captain.services.faq_drafts import faq_drafts_conversations_sweep as sweep
-
-    return sweep()
 
 
 @shared_task(name="captain.tasks.draft_routing_examples", acks_late=True, reject_on_worker_lost=True)

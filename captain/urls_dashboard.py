@@ -5,7 +5,8 @@ from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.answering.views import debug_log, live, usage
-from captain.views import copilot, faq_review, knowledge, memory, playground, routing_corrections
+from captain.knowledge.views import faq_review, knowledge
+from captain.views import copilot, memory, playground, routing_corrections
 
 app_name = "captain-dashboard"
 

@@ -264,8 +264,8 @@ SPECTACULAR_SETTINGS = {
         "ScenarioModeEnum": "captain.assistants.models.ScenarioMode",
         # Several models have a `status`: each gets its own enum name in the schema (conversations keep theirs).
         "StatusEnum": "helpdesk.models.Conversation.Status",
-        "FaqEntryStatusEnum": "captain.models.FaqEntry.Status",
-        "KnowledgeDocumentStatusEnum": "captain.models.KnowledgeDocument.Status",
+        "FaqEntryStatusEnum": "captain.knowledge.models.FaqEntry.Status",
+        "KnowledgeDocumentStatusEnum": "captain.knowledge.models.KnowledgeDocument.Status",
         "RoutingExampleStatusEnum": "captain.models.RoutingExample.Status",
         # Likewise `kind`: custom attribute definitions and memory variables.
         "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from captain.answering.models import CreditBalance, ReplyJob
 from captain.assistants.models import Assistant, AssistantInbox, Scenario
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from helpdesk.models import Account, Contact, ContactInbox, Conversation, Delivery, Inbox, Membership, Message
 
 

@@ -101,10 +101,10 @@ def load_help_centre(centre: HelpCentre) -> Loaded:
     """Account, API inbox, assistant, FAQ entries and processed documents, through the product's services."""
     from captain.answering.models import CreditBalance
     from captain.assistants.models import Assistant, AssistantInbox
-    from captain.models import KnowledgeChunk, KnowledgeDocument
-    from captain.services.faq import faq_entry_create
-    from captain.services.knowledge import document_create_upload
-    from captain.services.knowledge_processing import document_process
+    from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+    from captain.knowledge.services.faq import faq_entry_create
+    from captain.knowledge.services.knowledge import document_create_upload
+    from captain.knowledge.services.knowledge_processing import document_process
     from helpdesk.models import Account, Inbox
 
     started = time.monotonic()
@@ -221,9 +221,9 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
     """What the knowledge step finds and what the gate says for each question, with no model call."""
     from captain.answering.services.team import _scope_texts
     from captain.assistants.models import Assistant
-    from captain.retrieval import get_encoder
+    from captain.knowledge.retrieval import get_encoder
+    from captain.knowledge.services.knowledge_search import AssistantKnowledge, _loaded
     from captain.runtime.knowledge import TopicGate
-    from captain.services.knowledge_search import AssistantKnowledge, _loaded
 
     assistant = Assistant.objects.get(pk=loaded.assistant_id)
     base = AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id)

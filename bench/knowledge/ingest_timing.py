@@ -38,8 +38,8 @@ def manual_pdf(pages: int) -> bytes:
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    from captain.knowledge.chunking import chunk_page
-    from captain.knowledge.extract import extract_document
+    from captain.knowledge.ingest.chunking import chunk_page
+    from captain.knowledge.ingest.extract import extract_document
 
     pages = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     data = manual_pdf(pages)
@@ -56,8 +56,8 @@ def main() -> None:
     print(f"{pages}-page PDF, {len(data) / 1024:.0f} KB, {chars} characters of text -> {len(chunks)} chunks")
     print(f"extract {extract_s:.2f} s ({extract_s / pages * 1000:.1f} ms/page), chunk {chunk_s:.3f} s, "
           f"total {extract_s + chunk_s:.2f} s (median of 3)")  # fmt: skip
-    from captain.retrieval import get_encoder
-    from captain.retrieval.passages import embed_passages, passage_text
+    from captain.knowledge.retrieval import get_encoder
+    from captain.knowledge.retrieval.passages import embed_passages, passage_text
 
     get_encoder().encode("load the weights")
     started = time.perf_counter()

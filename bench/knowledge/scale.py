@@ -25,9 +25,9 @@ def scale_figures(
     centre: HelpCentre, corpus: list[str], *, chunks: int, queries: int = 200
 ) -> dict[str, Any]:
     from captain.assistants.models import Assistant
-    from captain.models import KnowledgeChunk, KnowledgeDocument
-    from captain.retrieval.passages import embed_passages, search_tokens
-    from captain.services.knowledge_search import AssistantKnowledge, _loaded, knowledge_cache_clear
+    from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+    from captain.knowledge.retrieval.passages import embed_passages, search_tokens
+    from captain.knowledge.services.knowledge_search import AssistantKnowledge, _loaded, knowledge_cache_clear
     from helpdesk.models import Account
 
     rng = random.Random(12)

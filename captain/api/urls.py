@@ -4,8 +4,9 @@ from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.answering.api import credits, runs
-from captain.api import custom_tools, faq, knowledge, memory, reroute, routing, routing_examples, shortcuts
+from captain.api import custom_tools, memory, reroute, routing, routing_examples, shortcuts
 from captain.assistants.api import assistants, model_endpoints, scenarios
+from captain.knowledge.api import faq, knowledge
 
 app_name = "captain-api"
 

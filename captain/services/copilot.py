@@ -41,11 +41,11 @@ from captain.assistants.models import Assistant
 from captain.assistants.prompts import render_file
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
+from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.models import CopilotRun
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
-from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
 from helpdesk.models import Conversation, Message
 
 logger = logging.getLogger(__name__)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from captain.knowledge.services.knowledge_search import AssistantKnowledge
 from captain.runtime import HumanHandoff, Resolve, RunContext, Tool, ToolOutput
 from captain.runtime.knowledge.answerer import LEDGER_KEY, SourceLedger
 from captain.runtime.knowledge.sources import source_text
-from captain.services.knowledge_search import AssistantKnowledge
 from helpdesk.models import Conversation
 from helpdesk.selectors import access_conversation, label_names
 from helpdesk.services import conversations as conversation_services

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import FaqEntry, MemoryVariable
+from captain.knowledge.models import FaqEntry
+from captain.models import MemoryVariable
 from captain.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Membership, Team
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory

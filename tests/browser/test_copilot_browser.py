@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import expect
 
 from captain.answering.models import CreditLedgerEntry
+from captain.knowledge.services.knowledge_search import knowledge_cache_clear
 from captain.models import CopilotRun
-from captain.services.knowledge_search import knowledge_cache_clear
 from captain.tasks import copilot_generate
 from helpdesk.models import Membership, Message
 from tests.captain.answering.knowledge_rows import document

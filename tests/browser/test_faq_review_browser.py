@@ -8,8 +8,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import FaqEntry
-from captain.services.faq_drafts import faq_drafts_from_document
+from captain.knowledge.models import FaqEntry
+from captain.knowledge.services.faq_drafts import faq_drafts_from_document
 from helpdesk.models import Membership
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import AssistantFactory, MembershipFactory, UserFactory

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.tasks import knowledge_document_process
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.tasks import knowledge_document_process
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, UserFactory
 

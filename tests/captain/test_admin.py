@@ -8,7 +8,8 @@ from django.test import Client
 from captain.answering.models import CreditBalance
 from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.crypto import secret_decrypt
-from captain.models import FaqEntry, RoutingConfig
+from captain.knowledge.models import FaqEntry
+from captain.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import AssistantFactory, ConversationFactory, FaqEntryFactory
 

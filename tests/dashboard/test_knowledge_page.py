@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.services.knowledge import document_create_upload, document_process
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.services.knowledge import document_create_upload, document_process
 from tests.factories import AssistantFactory
 
 pytestmark = pytest.mark.django_db

@@ -20,13 +20,13 @@ from captain.assistants.services.model_endpoints import (
     model_client_for,
 )
 from captain.conf import captain_setting
+from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.runtime import RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
 from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
 from captain.runtime.tracing import TracingHooks
-from captain.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.services.routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)
@@ -160,10 +160,7 @@ def runner_for(
             node_router, account_id=assistant.account_id, team_model=team_model, graph_model=graph_model
         )
 
-    from captain.retrieval import (  # loads numpy and the encoder: only when a turn runs
-        encoder_available,
-        get_encoder,
-    )
+    from captain.knowledge.retrieval import encoder_available, get_encoder
 
     encoder = get_encoder() if encoder_available() else None
     strategy = OursStrategy(encoder=encoder, routers=routers)

@@ -12,7 +12,7 @@ from captain.assistants.prompts import PromptTemplateError, prompt_context, rend
 from captain.assistants.prompts.context import TurnFacts
 from captain.assistants.prompts.variables import memory_context, memory_declared
 from captain.conf import captain_setting
-from captain.models import FaqEntry, KnowledgeChunk
+from captain.knowledge.models import FaqEntry, KnowledgeChunk
 from captain.runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
 from captain.runtime.routing import HUMAN, Graph
 from captain.tools import BUILTIN_TOOL_NAMES, build_tools

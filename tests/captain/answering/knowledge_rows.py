@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from captain.assistants.models import Assistant
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.retrieval.passages import embed_passages, passage_text, search_tokens
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.retrieval.passages import embed_passages, passage_text, search_tokens
 
 
 def document(

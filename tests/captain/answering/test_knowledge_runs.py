@@ -9,7 +9,7 @@ import pytest
 
 from captain.answering.models import CreditLedgerEntry, ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from captain.runtime import semconv as sc
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory

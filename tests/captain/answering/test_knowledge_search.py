@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import FaqEntry
-from captain.services.knowledge_search import (
+from captain.knowledge.models import FaqEntry
+from captain.knowledge.services.knowledge_search import (
     AssistantKnowledge,
     _chunk_keyword_ranking,
     has_knowledge,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, FaqEntryFactory, MembershipFactory
 

@@ -9,7 +9,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from helpdesk.models import Conversation, Membership, Message
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import (

@@ -13,8 +13,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.services.knowledge import document_process
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.services.knowledge import document_process
 from helpdesk.models import Membership
 from helpdesk.outbound import HostNotResolved, policy
 from tests.factories import AssistantFactory, MembershipFactory

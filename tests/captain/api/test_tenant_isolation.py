@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from captain.assistants.models import Assistant, AssistantInbox, Scenario
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantFactory,

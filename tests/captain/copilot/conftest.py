@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from captain.answering.services import live
-from captain.services.knowledge_search import knowledge_cache_clear
+from captain.knowledge.services.knowledge_search import knowledge_cache_clear
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,

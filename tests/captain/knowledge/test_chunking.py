@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from captain.knowledge.chunking import Chunk, chunk_page
-from captain.knowledge.extract import Page, Section, extract_document
+from captain.knowledge.ingest.chunking import Chunk, chunk_page
+from captain.knowledge.ingest.extract import Page, Section, extract_document
 
 EN = " ".join(f"Sentence {i} says that returns are free within thirty days." for i in range(60))
 ZH = "".join(f"第{i}条：签收后三十天内可以免费退货！" for i in range(60))

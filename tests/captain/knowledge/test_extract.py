@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from captain.knowledge.errors import IngestError
-from captain.knowledge.extract import Section, detect_format, extract_document
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.extract import Section, detect_format, extract_document
 from tests.captain.knowledge.pdf_files import blank_pdf, encrypted, pdf_with_pages
 
 PAGE_ONE = "Returning a scooter. You can return a scooter within 30 days of delivery."
@@ -179,7 +179,7 @@ def test_unsupported_types_are_named():
 
 
 def test_a_100_page_pdf_is_extracted_page_by_page_and_chunked():
-    from captain.knowledge.chunking import chunk_page
+    from captain.knowledge.ingest.chunking import chunk_page
     from tests.captain.knowledge.pdf_files import manual_pages
 
     progress: list[tuple[int, int]] = []

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from captain.knowledge.errors import IngestError
-from captain.knowledge.fetch import FetchedPages, FetchLimits, crawl_site, fetch_page, fetch_sitemap
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.fetch import FetchedPages, FetchLimits, crawl_site, fetch_page, fetch_sitemap
 from tests.captain.knowledge.site_server import SiteServer, start_site
 
 FAST = FetchLimits(request_seconds=1.0, total_seconds=5.0, max_page_bytes=200_000)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.knowledge.errors import IngestError
-from captain.knowledge.fetch import FetchLimits, fetch_page
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.fetch import FetchLimits, fetch_page
 from tests.helpdesk.outbound.raw_server import RawServer, http_answer, raw_answer
 
 FAST = FetchLimits(request_seconds=2.0, total_seconds=5.0, max_page_bytes=200_000)

@@ -9,10 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from captain.knowledge.chunking import chunk_page
-from captain.knowledge.document import Page, Section
-from captain.knowledge.errors import IngestError
-from captain.knowledge.fetch import FetchedPages, FetchLimits, crawl_site, fetch_sitemap
+from captain.knowledge.ingest.chunking import chunk_page
+from captain.knowledge.ingest.document import Page, Section
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.fetch import FetchedPages, FetchLimits, crawl_site, fetch_sitemap
 
 LIMITS = FetchLimits(request_seconds=2.0, total_seconds=10.0, max_page_bytes=200_000)
 

@@ -1,13 +1,18 @@
-"""captain.services.faq: entries belong to their assistant's account, whoever writes them."""
+"""captain.knowledge.services.faq: entries belong to their assistant's account, whoever writes them."""
 
 from __future__ import annotations
 
 import pytest
 
-from captain.api.faq import REVIEW_FIELDS, FaqEntryInputSerializer, FaqEntryOutputSerializer
-from captain.forms import FaqEntryAdminForm
-from captain.models import FaqEntry
-from captain.services.faq import FAQ_ENTRY_FIELDS, faq_entry_create, faq_entry_delete, faq_entry_update
+from captain.knowledge.api.faq import REVIEW_FIELDS, FaqEntryInputSerializer, FaqEntryOutputSerializer
+from captain.knowledge.forms import FaqEntryAdminForm
+from captain.knowledge.models import FaqEntry
+from captain.knowledge.services.faq import (
+    FAQ_ENTRY_FIELDS,
+    faq_entry_create,
+    faq_entry_delete,
+    faq_entry_update,
+)
 from tests.factories import AssistantFactory, FaqEntryFactory
 
 pytestmark = pytest.mark.django_db

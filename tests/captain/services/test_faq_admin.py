@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import FaqEntry
+from captain.knowledge.models import FaqEntry
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, FaqEntryFactory, MembershipFactory, UserFactory
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from captain.models import FaqEntry
-from captain.services import faq_drafts
-from captain.services.faq_drafts import (
+from captain.knowledge.models import FaqEntry
+from captain.knowledge.services import faq_drafts
+from captain.knowledge.services.faq_drafts import (
     faq_draft_conversation_candidates,
     faq_draft_conversation_problem,
     faq_drafts_conversations_sweep,
@@ -311,8 +311,8 @@ def test_the_sweep_finds_new_human_answered_resolved_conversations_once(model, r
 
 
 def test_the_celery_tasks_take_ids_and_draft(model, redis_clean):
-    from captain.tasks import faq_drafts_from_conversation as conversation_task
-    from captain.tasks import faq_drafts_from_document as document_task
+    from captain.knowledge.tasks import faq_drafts_from_conversation as conversation_task
+    from captain.knowledge.tasks import faq_drafts_from_document as document_task
 
     doc = document(AssistantFactory(), "Help centre", [SHIPPING])
     _, conv = conversation()

@@ -1,4 +1,4 @@
-"""captain.services.faq review: people's entries are approved when saved, drafts move only through approve /
+"""captain.knowledge.services.faq review: people's entries are approved when saved, drafts move only through approve /
 edit-and-approve / reject, one by one or in bulk, scoped to the assistant."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.models import FaqEntry
-from captain.services.faq import (
+from captain.knowledge.models import FaqEntry
+from captain.knowledge.services.faq import (
     FAQ_ENTRY_FIELDS,
     faq_draft_create,
     faq_entries_review,

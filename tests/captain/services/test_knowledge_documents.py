@@ -16,10 +16,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.retrieval.passages import VECTOR_DIM
-from captain.services import knowledge_processing
-from captain.services.knowledge import (
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.retrieval.passages import VECTOR_DIM
+from captain.knowledge.services import knowledge_processing
+from captain.knowledge.services.knowledge import (
     document_create_upload,
     document_create_url,
     document_delete,

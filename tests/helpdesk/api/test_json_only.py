@@ -15,8 +15,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
-from captain.api.knowledge import DocumentCollectionApi
-from captain.models import FaqEntry
+from captain.knowledge.api.knowledge import DocumentCollectionApi
+from captain.knowledge.models import FaqEntry
 from helpdesk.api.parsers import BoundedJSONParser
 from helpdesk.models import CustomAttributeDefinition, Membership, Team
 from tests.factories import AssistantFactory, FaqEntryFactory, MembershipFactory

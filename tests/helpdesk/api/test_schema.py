@@ -11,7 +11,8 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
-from captain.models import KnowledgeChunk, KnowledgeDocument, RoutingExample
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.models import RoutingExample
 from helpdesk.api.exceptions import api_exception_handler
 from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MembershipFactory

@@ -1,7 +1,7 @@
 """Writes of an assistant's knowledge documents: uploads, URL / sitemap / crawl imports, re-sync, delete.
 
 A document is created QUEUED and processed by a Celery task after the creating transaction commits
-(`captain.services.knowledge_processing.document_process` is the task's body). Bad input that can be judged at
+(`captain.knowledge.services.knowledge_processing.document_process` is the task's body). Bad input that can be judged at
 once is refused in two ways: a URL the outbound policy refuses, or limits out of range, is a `ValidationError`
 (nothing is stored, the API answers 400); an upload that is empty or over `KNOWLEDGE_MAX_UPLOAD_BYTES` is kept as
 a FAILED document saying why (its bytes are not stored), so the person who uploaded it sees what happened to it.
@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import KnowledgeDocument
-from captain.services.knowledge_processing import document_process
+from captain.knowledge.models import KnowledgeDocument
+from captain.knowledge.services.knowledge_processing import document_process
 from helpdesk.outbound import validate_outbound_url
 
 __all__ = [
@@ -49,7 +49,7 @@ URL_MAX = KnowledgeDocument._meta.get_field("source_url").max_length or 2000
 
 def _enqueue(document_id: int) -> None:
     """Queue processing once the surrounding transaction commits (a worker must find the row)."""
-    from captain.tasks import knowledge_document_process  # tasks import the services: import at call time
+    from captain.knowledge.tasks import knowledge_document_process
 
     def publish() -> None:
         try:

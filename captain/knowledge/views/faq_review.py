@@ -1,7 +1,7 @@
 """The FAQ review page: per assistant, the drafts the model wrote (pending, first), each with its source (a
 document's title, or a link to the conversation), to approve as written, edit and approve, or reject; checkboxes
 for approving or rejecting many at once; and tabs for the approved and rejected entries. Plain forms posted back
-here with CSRF, then a redirect (so a reload never posts twice); the writes are captain.services.faq's."""
+here with CSRF, then a redirect (so a reload never posts twice); the writes are captain.knowledge.services.faq's."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from django.views.decorators.http import require_http_methods
 
 from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
-from captain.models import FaqEntry, KnowledgeDocument
-from captain.selectors import access_document, access_faq_entry, document_list, faq_entry_list
-from captain.services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
-from captain.services.faq_drafts import (
+from captain.knowledge.models import FaqEntry, KnowledgeDocument
+from captain.knowledge.selectors import access_document, access_faq_entry, document_list, faq_entry_list
+from captain.knowledge.services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
+from captain.knowledge.services.faq_drafts import (
     faq_draft_conversation_problem,
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,

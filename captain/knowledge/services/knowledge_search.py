@@ -28,10 +28,10 @@ from django.db.models import Count, Max
 
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import FaqEntry, KnowledgeChunk
-from captain.retrieval import get_encoder
-from captain.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
-from captain.retrieval.passages import VECTOR_DIM, vectors_from_bytes
+from captain.knowledge.models import FaqEntry, KnowledgeChunk
+from captain.knowledge.retrieval import get_encoder
+from captain.knowledge.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
+from captain.knowledge.retrieval.passages import VECTOR_DIM, vectors_from_bytes
 from captain.runtime.knowledge import Retrieval, Source, tokens
 
 KEYWORD_CANDIDATES = 30

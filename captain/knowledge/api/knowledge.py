@@ -19,16 +19,16 @@ from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
 from captain.assistants.selectors import access_assistant
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.selectors import access_document, document_chunks, document_list
-from captain.services.knowledge import (
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.selectors import access_document, document_chunks, document_list
+from captain.knowledge.services.knowledge import (
     URL_KINDS,
     document_create_upload,
     document_create_url,
     document_delete,
     document_resync,
 )
-from captain.upload_limits import cap_uploads
+from captain.knowledge.upload_limits import cap_uploads
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 from helpdesk.api.parsers import BoundedJSONParser
 from helpdesk.api.schema import REFUSES_400

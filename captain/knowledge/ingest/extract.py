@@ -6,11 +6,11 @@ import os
 from collections.abc import Callable
 
 from captain.conf import captain_setting
-from captain.knowledge.document import Page, Section
-from captain.knowledge.errors import IngestError, human_size
-from captain.knowledge.html_content import html_document
-from captain.knowledge.pdf import pdf_document
-from captain.knowledge.text import decode_text, markdown_sections, plain_sections
+from captain.knowledge.ingest.document import Page, Section
+from captain.knowledge.ingest.errors import IngestError, human_size
+from captain.knowledge.ingest.html_content import html_document
+from captain.knowledge.ingest.pdf import pdf_document
+from captain.knowledge.ingest.text import decode_text, markdown_sections, plain_sections
 
 __all__ = ["FORMATS", "Page", "Section", "detect_format", "extract_document"]
 

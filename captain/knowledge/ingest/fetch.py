@@ -20,10 +20,10 @@ import httpx
 import lxml.etree
 import lxml.html
 
-from captain.knowledge.document import Page
-from captain.knowledge.errors import IngestError, human_size
-from captain.knowledge.extract import extract_document
-from captain.knowledge.sitemap import sitemap_locations
+from captain.knowledge.ingest.document import Page
+from captain.knowledge.ingest.errors import IngestError, human_size
+from captain.knowledge.ingest.extract import extract_document
+from captain.knowledge.ingest.sitemap import sitemap_locations
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, check_url, outbound_client
 
 logger = logging.getLogger(__name__)

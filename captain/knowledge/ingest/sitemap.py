@@ -16,10 +16,10 @@ from xml.etree.ElementTree import ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from captain.knowledge.errors import IngestError
+from captain.knowledge.ingest.errors import IngestError
 
 if TYPE_CHECKING:
-    from captain.knowledge.fetch import FetchLimits
+    from captain.knowledge.ingest.fetch import FetchLimits
 
 
 # Opens a URL and yields its body as it arrives (fetch._open with the policy, limits and error messages).

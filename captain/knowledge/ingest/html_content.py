@@ -17,8 +17,8 @@ import lxml.html
 import trafilatura
 from trafilatura.settings import use_config
 
-from captain.knowledge.document import Section, SectionBuilder
-from captain.knowledge.errors import IngestError
+from captain.knowledge.ingest.document import Section, SectionBuilder
+from captain.knowledge.ingest.errors import IngestError
 
 
 def _config() -> ConfigParser:

@@ -6,7 +6,7 @@ review functions below, so no form or serializer can approve a draft by writing 
 records when it happened (`reviewed_at`).
 
 Entries typed by people (admin, API, demo seed) are approved when saved; drafts the model writes
-(captain.services.faq_drafts) are saved pending through `faq_draft_create`. Editing an entry never changes its
+(captain.knowledge.services.faq_drafts) are saved pending through `faq_draft_create`. Editing an entry never changes its
 status: an approved entry stays approved, a pending draft stays pending until someone approves it.
 An entry belongs to its assistant's account: the account is copied here, never taken from the caller.
 """
@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from captain.assistants.models import Assistant
-from captain.models import FaqEntry, KnowledgeDocument
+from captain.knowledge.models import FaqEntry, KnowledgeDocument
 from helpdesk.models import Conversation
 
 ReviewAction = Literal["approve", "reject"]

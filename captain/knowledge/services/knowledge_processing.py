@@ -28,13 +28,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from captain.conf import captain_setting
-from captain.knowledge.chunking import chunk_page
-from captain.knowledge.errors import IngestError
-from captain.knowledge.extract import extract_document
-from captain.knowledge.fetch import FetchLimits, crawl_site, fetch_page, fetch_sitemap
-from captain.models import KnowledgeChunk, KnowledgeDocument
-from captain.retrieval.passages import embed_passages, passage_text, search_tokens
-from captain.services.faq_drafts import faq_drafts_document_enqueue
+from captain.knowledge.ingest.chunking import chunk_page
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.extract import extract_document
+from captain.knowledge.ingest.fetch import FetchLimits, crawl_site, fetch_page, fetch_sitemap
+from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.retrieval.passages import embed_passages, passage_text, search_tokens
+from captain.knowledge.services.faq_drafts import faq_drafts_document_enqueue
 from helpdesk.outbound import OutboundRefused
 
 logger = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pypdf
 from pypdf.errors import FileNotDecryptedError
 
-from captain.knowledge.document import Section
-from captain.knowledge.errors import IngestError
-from captain.knowledge.text import paragraphs
+from captain.knowledge.ingest.document import Section
+from captain.knowledge.ingest.errors import IngestError
+from captain.knowledge.ingest.text import paragraphs
 
 _CJK_END = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]$")
 _CJK_START = re.compile(r"^[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")

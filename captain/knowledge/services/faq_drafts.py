@@ -1,6 +1,6 @@
 """FAQ drafts: the assistant's own model writes question/answer pairs from a document's chunks or from a resolved
 conversation in which a person answered the customer; they are stored *pending* until an administrator approves
-them (captain.services.faq), and only approved entries are ever retrieved.
+them (captain.knowledge.services.faq), and only approved entries are ever retrieved.
 
 Drafting is an administrator-side job: it costs the account no credits (no hold, no ledger row), whatever model
 the assistant uses. It calls only the endpoint and model the assistant answers with (`team_model_for`), which
@@ -29,10 +29,9 @@ from captain.assistants.models import Assistant, AssistantInbox
 from captain.assistants.services.drafting import DraftingModel
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
-from captain.models import FaqEntry, KnowledgeChunk, KnowledgeDocument
-from captain.runtime.model import ModelError
-from captain.services.faq import faq_draft_create
-from captain.services.faq_draft_pairs import (
+from captain.knowledge.models import FaqEntry, KnowledgeChunk, KnowledgeDocument
+from captain.knowledge.services.faq import faq_draft_create
+from captain.knowledge.services.faq_draft_pairs import (
     DUPLICATE_SIMILARITY,
     Deduplicator,
     Pair,
@@ -40,6 +39,7 @@ from captain.services.faq_draft_pairs import (
     is_supported,
     parse_pairs,
 )
+from captain.runtime.model import ModelError
 from helpdesk.models import Conversation, Message
 
 logger = logging.getLogger(__name__)
@@ -192,9 +192,7 @@ def faq_drafts_from_document(*, document_id: int) -> int:
 def faq_drafts_document_enqueue(*, document_id: int) -> None:
     """Queue drafting for a document once the current transaction commits (the documents pipeline calls this
     when a document becomes READY; the API's "draft FAQs" button too)."""
-    from captain.tasks import (
-        faq_drafts_from_document as task,  # tasks import the services: import at call time
-    )
+    from captain.knowledge.tasks import faq_drafts_from_document as task
 
     transaction.on_commit(lambda: task.delay(document_id))
 
@@ -319,7 +317,7 @@ def faq_draft_conversation_problem(*, conversation: Conversation) -> str | None:
 
 def faq_drafts_conversation_enqueue(*, conversation_id: int) -> None:
     """Queue drafting from one conversation after commit (the dashboard's and the API's button)."""
-    from captain.tasks import faq_drafts_from_conversation as task
+    from captain.knowledge.tasks import faq_drafts_from_conversation as task
 
     transaction.on_commit(lambda: task.delay(conversation_id))
 
@@ -355,7 +353,7 @@ def faq_draft_conversation_candidates(*, limit: int) -> list[int]:
 def faq_drafts_conversations_sweep() -> int:
     """The periodic job: queue drafting for up to FAQ_DRAFTS_CONVERSATION_BATCH new candidates; returns how
     many were queued."""
-    from captain.tasks import faq_drafts_from_conversation as task
+    from captain.knowledge.tasks import faq_drafts_from_conversation as task
 
     ids = faq_draft_conversation_candidates(limit=int(captain_setting("FAQ_DRAFTS_CONVERSATION_BATCH")))
     for conversation_id in ids:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from captain.knowledge.document import Page
+from captain.knowledge.ingest.document import Page
 
 __all__ = ["Chunk", "chunk_page"]
 

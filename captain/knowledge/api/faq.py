@@ -12,9 +12,9 @@ from rest_framework.response import Response
 
 from captain.api.errors import service_errors_as_400
 from captain.assistants.selectors import access_assistant
-from captain.models import FaqEntry, KnowledgeDocument
-from captain.selectors import access_document, access_faq_entry, faq_entry_list
-from captain.services.faq import (
+from captain.knowledge.models import FaqEntry, KnowledgeDocument
+from captain.knowledge.selectors import access_document, access_faq_entry, faq_entry_list
+from captain.knowledge.services.faq import (
     FAQ_ENTRY_FIELDS,
     REVIEW_ACTIONS,
     faq_entries_review,
@@ -24,7 +24,7 @@ from captain.services.faq import (
     faq_entry_reject,
     faq_entry_update,
 )
-from captain.services.faq_drafts import (
+from captain.knowledge.services.faq_drafts import (
     faq_draft_conversation_problem,
     faq_drafts_conversation_enqueue,
     faq_drafts_document_enqueue,

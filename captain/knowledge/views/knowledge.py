@@ -22,16 +22,16 @@ from django.views.decorators.http import require_http_methods
 from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
-from captain.models import KnowledgeDocument
-from captain.selectors import access_document, document_chunks, document_list
-from captain.services.knowledge import (
+from captain.knowledge.models import KnowledgeDocument
+from captain.knowledge.selectors import access_document, document_chunks, document_list
+from captain.knowledge.services.knowledge import (
     URL_KINDS,
     document_create_upload,
     document_create_url,
     document_delete,
     document_resync,
 )
-from captain.upload_limits import cap_uploads
+from captain.knowledge.upload_limits import cap_uploads
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 

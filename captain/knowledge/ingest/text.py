@@ -6,8 +6,8 @@ import re
 
 import charset_normalizer
 
-from captain.knowledge.document import Section, SectionBuilder
-from captain.knowledge.errors import IngestError
+from captain.knowledge.ingest.document import Section, SectionBuilder
+from captain.knowledge.ingest.errors import IngestError
 
 # Characters that never occur in text a person wrote: C0 controls other than tab, newlines and form feed.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
