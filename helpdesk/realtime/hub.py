@@ -3,7 +3,7 @@
 A browser tab holds one server-sent-events stream for as long as it is open; giving each its own Redis connection
 would make Redis' connection count grow with the number of open tabs. Instead each web process (one event loop
 under the ASGI server) keeps ONE pattern subscription, `helpdesk:events:*` (dashboard events, publish.py) and
-`captain:live:*` (a run's thoughts, captain.services.live), and hands each message to the in-memory queues of the
+`captain:live:*` (a run's thoughts, captain.answering.services.live), and hands each message to the in-memory queues of the
 streams that asked for that channel. The hub starts with the first stream and reconnects with backoff when
 Redis goes away; streams are told to `resync` after an outage (they may have missed events) and when they read
 too slowly to keep up (their queue is bounded, so one stuck client cannot grow the process' memory).
