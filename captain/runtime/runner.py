@@ -21,16 +21,16 @@ import functools
 import json
 import re
 import time
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode, TracerProvider
+from opentelemetry.trace import Span, TracerProvider
 
 from . import planning, text_protocol
 from . import semconv as sc
+from .hooks import RunHooks, RunSpans, assistant_message
 from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
 from .structured import RESPONSE_FORMAT, parse_reply
 from .text_tools import recover_text_tool_calls
@@ -61,33 +61,6 @@ _HANDOFF_PARAMETERS: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
-
-
-class RunHooks:
-    """Lifecycle callbacks for cross-cutting host work (metrics, debug log, cancellation). Every method is a
-    no-op.
-
-    Hooks run inline in the loop; an exception raised by a hook is a host bug and propagates out of `run`.
-    """
-
-    def on_agent_start(self, context: RunContext, agent: Agent) -> None:
-        """An agent takes control (the starting agent, or the target of a handoff)."""
-
-    def on_llm_end(self, context: RunContext, agent: Agent, response: ModelResponse) -> None:
-        """A model call answered (not called when it failed)."""
-
-    def on_tool_end(self, context: RunContext, agent: Agent, call: ToolCall, result: str) -> None:
-        """A function tool ran (or failed, or was refused); `result` is the text the model gets back."""
-
-    def on_handoff(self, context: RunContext, from_agent: Agent, to_agent: Agent) -> None:
-        """Control passes from one agent to another."""
-
-    def on_event(self, context: RunContext, agent: Agent, event: RunEvent) -> None:
-        """The run recorded an event (`RunResult.events` gets the same ones, in the same order)."""
-
-    def on_thought(self, context: RunContext, agent: Agent, delta: str) -> None:
-        """A piece of the model's visible reasoning (a text-protocol `Thought:` streamed as it is written, a
-        planning agent's `think` note): for the playground and the debug log, never for the customer."""
 
 
 # ---- next steps: what the loop does after one model response -----------------------------------------------
@@ -126,6 +99,7 @@ NextStep = NextStepFinalOutput | NextStepRunAgain | NextStepHandoff | NextStepSt
 class _RunState:
     """Mutable bookkeeping of one `run` call."""
 
+    spans: RunSpans
     context: RunContext
     agents: dict[str, Agent]
     history: list[dict[str, Any]]
@@ -220,7 +194,13 @@ class Runner:
         """
         if start_key not in agents:
             raise ValueError(f"start agent {start_key!r} is not in the team {sorted(agents)}")
-        state = _RunState(context=context, agents=agents, history=messages, started=time.monotonic())
+        state = _RunState(
+            spans=RunSpans(self._tracer, record_content=self.record_content),
+            context=context,
+            agents=agents,
+            history=messages,
+            started=time.monotonic(),
+        )
         agent = agents[start_key]
         state.route.append(agent.key)
         self._settle_answered(agent, state)
@@ -243,20 +223,12 @@ class Runner:
             artifacts=list(context.artifacts),
             plan=context.plan,
         )
-        self._annotate_run_span(result, state)
+        RunSpans.annotate_run(result, state.turns)
         return result
 
     def _run_agent(self, agent: Agent, state: _RunState) -> NextStep:
         """One activation: ask `agent` until it answers, hands off, or the run stops."""
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: sc.OP_INVOKE_AGENT,
-            sc.GEN_AI_AGENT_ID: agent.key,
-            sc.GEN_AI_AGENT_NAME: agent.name,
-            sc.CAPTAIN_ACCOUNT_ID: state.context.account_id,
-        }
-        if state.context.conversation_id is not None:
-            attributes[sc.CAPTAIN_CONVERSATION_ID] = state.context.conversation_id
-        with self._tracer.start_as_current_span(sc.SPAN_AGENT, attributes=attributes) as span:
+        with state.spans.agent(agent, state.context) as span:
             self.hooks.on_agent_start(state.context, agent)
             if agent.planning is not None:
                 self._own_plan(agent, state)
@@ -283,8 +255,7 @@ class Runner:
                 if not isinstance(step, NextStepRunAgain):
                     break
             if isinstance(step, NextStepStop) and isinstance(step.outcome, RunError):
-                span.set_status(Status(StatusCode.ERROR, step.outcome.error))
-                span.set_attribute(sc.ERROR_TYPE, step.outcome.error)
+                state.spans.agent_failed(span, step.outcome.error)
             return step
 
     def _check_limits(self, state: _RunState, agent: Agent | None = None) -> NextStepStop | None:
@@ -362,24 +333,9 @@ class Runner:
         if agent.tool_protocol == "text" and tools:
             system = f"{system}\n\n{text_protocol.protocol_prompt(tools)}"
         messages = [{"role": "system", "content": system}, *state.history, *state.items]
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: sc.OP_CHAT,
-            sc.GEN_AI_REQUEST_MODEL: agent.model,
-            sc.GEN_AI_REQUEST_TEMPERATURE: agent.temperature,
-            sc.GEN_AI_AGENT_ID: agent.key,
-            sc.CAPTAIN_AGENT_TURN: state.turns,
-        }
         provider = getattr(self.model, "provider_name", None)
-        if isinstance(provider, str):
-            attributes[sc.GEN_AI_PROVIDER_NAME] = provider
-            attributes[sc.GEN_AI_SYSTEM] = provider
-        # Exceptions are recorded by hand below; the automatic record would copy them a second time.
-        with self._tracer.start_as_current_span(
-            sc.SPAN_LLM, attributes=attributes, record_exception=False, set_status_on_exception=False
-        ) as span:
-            recording = span.is_recording()
-            if recording and self.record_content:
-                span.set_attribute(sc.GEN_AI_INPUT_MESSAGES, _json(_without_image_data(messages)))
+        with state.spans.llm(agent, state.turns, provider) as span:
+            state.spans.llm_request(span, messages)
             try:
                 settings = ModelSettings(
                     temperature=agent.temperature,
@@ -397,9 +353,7 @@ class Runner:
                         model=agent.model, messages=messages, tools=tools, settings=settings
                     )
             except ModelError as exc:
-                span.set_status(Status(StatusCode.ERROR, str(exc)))
-                span.set_attribute(sc.ERROR_TYPE, exc.kind)
-                span.set_attribute(sc.CAPTAIN_LLM_ERROR, exc.kind)
+                state.spans.llm_failed(span, exc)
                 self._emit(
                     state,
                     agent,
@@ -420,17 +374,7 @@ class Runner:
             )
             state.usage.add(call_usage)
             state.context.usage.add(call_usage)
-            if recording:
-                span.set_attribute(sc.GEN_AI_RESPONSE_MODEL, response.model)
-                span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, call_usage.input_tokens)
-                span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, call_usage.output_tokens)
-                if response.finish_reason:
-                    span.set_attribute(sc.GEN_AI_RESPONSE_FINISH_REASONS, [response.finish_reason])
-                if response.response_id:
-                    span.set_attribute(sc.GEN_AI_RESPONSE_ID, response.response_id)
-                if self.record_content:
-                    output = response.raw if response.raw is not None else _assistant_message(response)
-                    span.set_attribute(sc.GEN_AI_OUTPUT_MESSAGES, _json(output))
+            state.spans.llm_response(span, response, call_usage)
         self._emit(
             state,
             agent,
@@ -503,7 +447,7 @@ class Runner:
         state.items.append(
             text_protocol.assistant_item(state.text_raw)
             if agent.tool_protocol == "text"
-            else _assistant_message(response)
+            else assistant_message(response)
         )
         accepted: tuple[ToolCall, Agent, str] | None = None
         for call in response.tool_calls:
@@ -600,7 +544,7 @@ class Runner:
         if agent.planning is not None and state.since_progress >= agent.planning.no_progress_limit:
             detail = f"no step of the plan was finished in {state.since_progress} tool calls"
             return RunError("loop_detected", detail)
-        with self._tool_span(call) as span:
+        with state.spans.tool(call) as span:
             if tool.name != planning.SEARCH_ARTIFACT_TOOL:
                 arguments = self._with_artifacts(arguments, state)
             if tool.name != planning.PLAN_TOOL:
@@ -667,9 +611,8 @@ class Runner:
                 data["confirmed"] = True
             if returned.outcome is not None:
                 data["outcome"] = returned.outcome.kind
-                span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, returned.outcome.kind)
-            if self.record_content and span.is_recording():
-                span.set_attribute(sc.CAPTAIN_TOOL_RESULT, content)
+                state.spans.tool_outcome(span, returned.outcome.kind)
+            state.spans.tool_result(span, content)
             self._emit(state, agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
             self.hooks.on_tool_end(state.context, agent, call, content)
             return returned.outcome
@@ -711,7 +654,7 @@ class Runner:
         self._add_tool_result(
             state, call, "Waiting for the customer's confirmation; nothing was done yet.", agent
         )
-        span.set_attribute(sc.CAPTAIN_TOOL_OUTCOME, "confirmation")
+        state.spans.tool_outcome(span, "confirmation")
         pending = PendingCall(tool=tool.name, arguments=arguments, question=question, agent_key=agent.key)
         self._emit(
             state,
@@ -950,12 +893,7 @@ class Runner:
         detail: str,
     ) -> None:
         self._add_tool_result(state, call, content, agent)
-        span.set_status(Status(StatusCode.ERROR, error_type))
-        span.set_attribute(sc.ERROR_TYPE, error_type)
-        # The detail may quote customer data (an exception message, an argument value): content rules apply.
-        span.set_attribute(sc.CAPTAIN_TOOL_ERROR, detail if self.record_content else error_type)
-        if self.record_content:
-            span.set_attribute(sc.CAPTAIN_TOOL_RESULT, content)
+        state.spans.tool_failed(span, error_type, detail, content)
         self._emit(
             state,
             agent,
@@ -976,16 +914,16 @@ class Runner:
         if handoff is not None or call.name.startswith(HANDOFF_PREFIX):
             target = handoff.target_key if handoff is not None else call.name.removeprefix(HANDOFF_PREFIX)
             detail = "target is not in the team" if handoff is not None else "not in the handoff allowlist"
-            with self._handoff_span(agent.key, target, call, "refused") as span:
-                span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
+            with state.spans.handoff(agent.key, target, call, "refused") as span:
+                state.spans.refused(span)
             self._emit(
                 state,
                 agent,
                 RunEvent("handoff_refused", agent.key, name=call.name, detail=detail, data={"to": target}),
             )
         else:
-            with self._tool_span(call) as span:
-                span.set_attribute(sc.CAPTAIN_TOOL_REFUSED, True)
+            with state.spans.tool(call) as span:
+                state.spans.refused(span)
             self._emit(
                 state,
                 agent,
@@ -998,9 +936,8 @@ class Runner:
     def _accept_handoff(
         self, agent: Agent, target: Agent, call: ToolCall, reason: str, state: _RunState
     ) -> None:
-        with self._handoff_span(agent.key, target.key, call, "accepted") as span:
-            if reason and self.record_content:
-                span.set_attribute(sc.CAPTAIN_HANDOFF_REASON, reason)
+        with state.spans.handoff(agent.key, target.key, call, "accepted") as span:
+            state.spans.handoff_reason(span, reason)
         state.route.append(target.key)
         self._emit(
             state,
@@ -1019,7 +956,7 @@ class Runner:
         self, agent: Agent, handoff: Handoff, call: ToolCall, chosen: Agent, reason: str, state: _RunState
     ) -> None:
         """Only the first handoff of a response is honoured (as in the OpenAI Agents SDK)."""
-        with self._handoff_span(agent.key, handoff.target_key, call, "ignored"):
+        with state.spans.handoff(agent.key, handoff.target_key, call, "ignored"):
             pass
         self._emit(
             state,
@@ -1076,43 +1013,6 @@ class Runner:
             state.items.append(text_protocol.observation_item(call, content))
         else:
             state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})
-
-    def _tool_span(self, call: ToolCall) -> AbstractContextManager[Span]:
-        attributes = {
-            sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
-            sc.GEN_AI_TOOL_NAME: call.name,
-            sc.GEN_AI_TOOL_CALL_ID: call.id,
-            sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION,
-        }
-        if self.record_content:
-            attributes[sc.CAPTAIN_TOOL_ARGUMENTS] = call.arguments
-        return self._tracer.start_as_current_span(sc.SPAN_TOOL, attributes=attributes)
-
-    def _handoff_span(
-        self, from_key: str, to_key: str, call: ToolCall, status: str
-    ) -> AbstractContextManager[Span]:
-        attributes = {
-            sc.CAPTAIN_HANDOFF_FROM: from_key,
-            sc.CAPTAIN_HANDOFF_TO: to_key,
-            sc.CAPTAIN_HANDOFF_STATUS: status,
-            sc.GEN_AI_TOOL_NAME: call.name,
-            sc.GEN_AI_TOOL_CALL_ID: call.id,
-        }
-        return self._tracer.start_as_current_span(sc.SPAN_HANDOFF, attributes=attributes)
-
-    def _annotate_run_span(self, result: RunResult, state: _RunState) -> None:
-        span = trace.get_current_span()
-        if not span.is_recording():
-            return
-        span.set_attribute(sc.CAPTAIN_RUN_ROUTE, result.route)
-        span.set_attribute(sc.CAPTAIN_RUN_AGENT, result.agent_key)
-        span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, result.outcome.kind)
-        span.set_attribute(sc.CAPTAIN_RUN_TURNS, state.turns)
-        span.set_attribute(sc.CAPTAIN_USAGE_REQUESTS, result.usage.requests)
-        span.set_attribute(sc.CAPTAIN_USAGE_INPUT_TOKENS, result.usage.input_tokens)
-        span.set_attribute(sc.CAPTAIN_USAGE_OUTPUT_TOKENS, result.usage.output_tokens)
-        if isinstance(result.outcome, RunError):
-            span.set_attribute(sc.CAPTAIN_RUN_ERROR, result.outcome.error)
 
 
 # ---- false transfer promises ----
@@ -1182,33 +1082,3 @@ def _function_spec(name: str, description: str, parameters: dict[str, Any]) -> d
         "type": "function",
         "function": {"name": name, "description": description, "parameters": parameters},
     }
-
-
-def _assistant_message(response: ModelResponse) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": response.content}
-    if response.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in response.tool_calls
-        ]
-    return message
-
-
-def _without_image_data(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`messages` with each inline image's data URL cut to its media type: a span holds what the model was
-    shown, not megabytes of base64."""
-
-    def part(p: Any) -> Any:
-        url = p.get("image_url", {}).get("url", "") if isinstance(p, dict) else ""
-        if isinstance(url, str) and url.startswith("data:"):
-            return {**p, "image_url": {**p["image_url"], "url": url.split(",", 1)[0] + ",(elided)"}}
-        return p
-
-    return [
-        {**m, "content": [part(p) for p in m["content"]]} if isinstance(m.get("content"), list) else m
-        for m in messages
-    ]
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

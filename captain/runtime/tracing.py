@@ -10,10 +10,10 @@ from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
 from . import semconv as sc
+from .hooks import RunHooks
 from .knowledge import KnowledgeStep
 from .model import ModelResponse, ToolCall
 from .routing import Decision
-from .runner import RunHooks
 from .team import TeamHooks
 from .types import Agent, RunContext, RunEvent
 
