@@ -3,7 +3,7 @@ run records.
 
 The assistant page is the builder's map: counts and links to its scenarios, routing rows, FAQ and knowledge (each
 also has its own page in the index, filtered by assistant), a picture of the routing graph drawn from the graph a
-run uses (captain.admin_graph), and "Try it in the playground" links. Its long settings and inlines are folded.
+run uses (captain.routing.admin_graph), and "Try it in the playground" links. Its long settings and inlines are folded.
 
 Tenant scoping comes from `helpdesk.admin.AccountScopedAdminMixin` (one rule for both apps): non-superuser
 staff reach only accounts where they are admins. Assistants, scenarios and FAQ entries are written through the
@@ -18,22 +18,23 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 
-from captain.admin_graph import routing_svg
 from captain.admin_support import (
-    admin_scope,
     adopt_created,
-    by_assistant,
     changelist_url,
     field_values,
     playground_url,
 )
-from captain.assistants.admin import SCENARIO_WRITABLE, ScenarioInline, _scenario_team_save
+
+# Each domain registers its own admin pages: importing their modules here is what Django's admin autodiscovery
+# (which imports `captain.admin`) needs to find them.
+from captain.answering import admin as answering_admin  # noqa: F401
+from captain.assistants.admin import SCENARIO_WRITABLE, ScenarioInline, scenario_team_save
 from captain.assistants.forms import (
     AssistantAdminForm,
 )
@@ -50,13 +51,6 @@ from captain.assistants.services.scenarios import (
     scenario_delete,
     scenario_update,
 )
-from captain.forms import (
-    RouterChoiceForm,
-    RoutingEdgeInlineFormSet,
-    RoutingNodeAdminForm,
-    RoutingNodeInlineFormSet,
-    RoutingRuleInlineFormSet,
-)
 from captain.knowledge.admin import FaqEntryInline
 from captain.knowledge.models import FaqEntry, KnowledgeDocument
 from captain.knowledge.services.faq import (
@@ -65,18 +59,19 @@ from captain.knowledge.services.faq import (
     faq_entry_delete,
     faq_entry_update,
 )
-from captain.models import (
-    CopilotRun,
-    CustomTool,
-    MemoryVariable,
-    Plan,
-    RoutingConfig,
-    RoutingEdge,
-    RoutingExample,
-    RoutingNode,
-    RoutingRule,
-    Shortcut,
-    ToolConfirmation,
+from captain.models import CopilotRun, CustomTool, MemoryVariable, Plan, Shortcut, ToolConfirmation
+from captain.routing import admin as routing_admin  # noqa: F401
+from captain.routing.admin import (
+    DraftedExampleInline,
+    RoutingConfigInline,
+    RoutingEdgeInline,
+    RoutingNodeInline,
+    RoutingRuleInline,
+)
+from captain.routing.admin_graph import routing_svg
+from captain.routing.models import RoutingConfig, RoutingEdge, RoutingExample, RoutingNode, RoutingRule
+from captain.routing.services.example_drafts import (
+    routing_example_edit,
 )
 from captain.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
@@ -85,13 +80,7 @@ from captain.services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
-from captain.services.example_drafts import (
-    drafted_examples_adopt,
-    routing_example_edit,
-    routing_example_text_errors,
-)
 from captain.services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
-from captain.services.routing_examples import review_examples
 from captain.services.shortcuts import (
     SHORTCUT_FIELDS,
     shortcut_create,
@@ -102,9 +91,7 @@ from captain.services.shortcuts import (
 from helpdesk.admin import (
     AccountScopedAdminMixin,
     AccountScopedInlineMixin,
-    scoped_queryset,
 )
-from helpdesk.models import Team
 
 
 class ShortcutAdminForm(forms.ModelForm):
@@ -170,96 +157,6 @@ class MemoryVariableInline(AccountScopedInlineMixin, admin.StackedInline):
     extra = 0
     classes = ["collapse"]
     fields = list(MEMORY_VARIABLE_FIELDS)
-
-
-class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
-    """Present: graph routing is on (docs/routing.md). Absent: the plain star of handoff tools."""
-
-    model = RoutingConfig
-    form = RouterChoiceForm
-    extra = 0
-    max_num = 1
-    classes = ["collapse"]
-    # The default plural would append an "s" to the whole sentence.
-    verbose_name = "routing settings (graph routing is on when this exists)"
-    verbose_name_plural = "routing settings (graph routing is on when they exist)"
-
-
-class RoutingNodeInline(AccountScopedInlineMixin, admin.StackedInline):
-    model = RoutingNode
-    form = RoutingNodeAdminForm
-    formset = RoutingNodeInlineFormSet
-    extra = 0
-    classes = ["collapse"]
-    show_change_link = True
-    fields = [
-        "key",
-        "mode",
-        "timing",
-        "history_rounds",
-        "rule_prompt",
-        "is_global",
-        "examples",
-        "router_endpoint",
-        "router_model",
-        "handoff_team",
-    ]
-
-
-class RoutingEdgeInline(AccountScopedInlineMixin, admin.TabularInline):
-    model = RoutingEdge
-    formset = RoutingEdgeInlineFormSet
-    extra = 0
-    classes = ["collapse"]
-    fields = ["source", "target"]
-
-
-class RoutingRuleInline(AccountScopedInlineMixin, admin.TabularInline):
-    model = RoutingRule
-    formset = RoutingRuleInlineFormSet
-    extra = 0
-    classes = ["collapse"]
-    fields = ["node", "position", "match", "value", "target"]
-
-
-class RoutingExampleTextForm(forms.ModelForm):
-    """Only a proposed example's text is edited by people; the same check as the API's (captain.services.
-    example_drafts), so a duplicate on the node is a form error, not a failed save."""
-
-    class Meta:
-        model = RoutingExample
-        fields = ["text"]
-
-    def clean_text(self) -> str:
-        text = self.cleaned_data["text"]
-        errors = routing_example_text_errors(example=self.instance, text=text)
-        if errors:
-            raise ValidationError(errors)
-        return " ".join(text.split())
-
-
-class DraftedExampleInline(AccountScopedInlineMixin, admin.TabularInline):
-    """The model's drafted example messages of every scenario's node (the router uses a node's suggestions while
-    the builder has written no examples for it). Editing a suggestion accepts it; accept, reject and adopt them
-    on the routing examples page."""
-
-    model = RoutingExample
-    form = RoutingExampleTextForm
-    extra = 0
-    classes = ["collapse"]
-    can_delete = False
-    fields = ["key", "text", "status", "created_at"]
-    readonly_fields = ["key", "status", "created_at"]
-    verbose_name = "drafted routing example"
-    verbose_name_plural = "drafted routing examples (used for a node until the builder writes its examples)"
-
-    def get_queryset(self, request: HttpRequest) -> Any:
-        return (
-            super().get_queryset(request).filter(source=RoutingExample.Source.DRAFTED).order_by("key", "id")
-        )
-
-    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False  # drafts come from the model; the builder's own examples go on the routing node
 
 
 # The assistant's settings, grouped so the page opens short: only the identity and rules are unfolded.
@@ -405,7 +302,7 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 obj.save()
         for obj in [*formset.new_objects, *(o for o, _ in formset.changed_objects)]:
             if isinstance(obj, Scenario):
-                _scenario_team_save(obj)
+                scenario_team_save(obj)
         formset.save_m2m()
 
 
@@ -433,129 +330,6 @@ def _team_links(obj: Assistant) -> str:
             ),
         ),
     )
-
-
-class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """Routing rows on their own pages, filtered by assistant. The rules of a whole graph (keys naming this
-    assistant's scenarios, no duplicates) are checked on the assistant page, which saves them together; here the
-    same per-row checks run through the assistant's graph validation."""
-
-    list_filter: Any = [("assistant", admin.RelatedOnlyFieldListFilter)]
-    list_select_related = ["assistant"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
-        return ["assistant"] if obj is not None and obj.pk else []
-
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
-        key_fields = self.key_fields
-
-        class CheckedForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
-                cleaned = super().clean()
-                assistant = cleaned.get("assistant") or (
-                    self.instance.assistant if self.instance.assistant_id else None
-                )
-                if assistant is None:
-                    return cleaned
-                from captain.services.routing import routing_reference_errors
-
-                for name, target in key_fields:
-                    if name in cleaned:
-                        for error in routing_reference_errors(
-                            assistant=assistant, where=name, key=cleaned.get(name) or "", target=target
-                        ):
-                            self.add_error(name, error)
-                return cleaned
-
-        return CheckedForm
-
-    key_fields: tuple[tuple[str, bool], ...] = ()
-
-
-@admin.register(RoutingNode)
-class RoutingNodeAdmin(RoutingRowAdmin):
-    form = RoutingNodeAdminForm
-    list_display = ["key", "assistant", "mode", "timing", "is_global", "handoff_team", "try_it"]
-    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "mode", "is_global"]
-    list_select_related = ["assistant", "handoff_team"]
-    search_fields = ["key", "rule_prompt"]
-    key_fields = (("key", False),)
-    fields = [
-        "assistant",
-        "key",
-        "mode",
-        "timing",
-        "history_rounds",
-        "rule_prompt",
-        "is_global",
-        "examples",
-        "router_endpoint",
-        "router_model",
-        "handoff_team",
-    ]
-
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
-
-        class TeamScopedForm(form_class):  # type: ignore[valid-type,misc]
-            def __init__(self, *args: Any, **kw: Any) -> None:
-                super().__init__(*args, **kw)
-                if not self.instance.assistant_id and "handoff_team" in self.fields:
-                    self.fields["handoff_team"].queryset = scoped_queryset(Team, admin_scope(request))
-
-        return TeamScopedForm
-
-    @admin.display(description="Playground")
-    def try_it(self, obj: RoutingNode) -> str:
-        url = playground_url(obj.assistant, obj.key)
-        return format_html('<a href="{}">Try it</a>', url) if url else ""
-
-
-@admin.register(RoutingEdge)
-class RoutingEdgeAdmin(RoutingRowAdmin):
-    list_display = ["__str__", "assistant", "source", "target"]
-    search_fields = ["source", "target"]
-    fields = ["assistant", "source", "target"]
-    key_fields = (("source", False), ("target", True))
-
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
-
-        class EdgeForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
-                cleaned = super().clean()
-                if cleaned.get("source") and cleaned.get("source") == cleaned.get("target"):
-                    self.add_error("target", "A node cannot route to itself.")
-                return cleaned
-
-        return EdgeForm
-
-
-@admin.register(RoutingRule)
-class RoutingRuleAdmin(RoutingRowAdmin):
-    list_display = ["__str__", "assistant", "node", "position", "match", "target"]
-    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "match"]
-    search_fields = ["node", "value", "target"]
-    fields = ["assistant", "node", "position", "match", "value", "target"]
-    key_fields = (("node", False), ("target", True))
-
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
-
-        class RuleForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
-                cleaned = super().clean()
-                if cleaned.get("match") == "regex":
-                    import re
-
-                    try:
-                        re.compile(cleaned.get("value") or "")
-                    except re.error as exc:
-                        self.add_error("value", f"Invalid regular expression: {exc}")
-                return cleaned
-
-        return RuleForm
 
 
 @admin.register(CopilotRun)
@@ -727,87 +501,6 @@ class MemoryVariableAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: MemoryVariable | None = None) -> list[str]:
         # Its stored values belong to the assistant's account: a variable stays with its assistant.
         return ["assistant"] if obj is not None and obj.pk else []
-
-
-@admin.register(RoutingExample)
-class RoutingExampleAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """Example messages proposed for routing nodes: drafted by the assistant's model, or learned from
-    corrections. Only the text is edited here (editing a drafted suggestion accepts it); the actions accept,
-    reject, or adopt drafted ones as the builder's own examples of their node."""
-
-    form = RoutingExampleTextForm
-    list_display = ["id", "assistant", "key", "text", "source", "status", "signal", "created_at"]
-    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "source", "status", "signal"]
-    search_fields = ["text"]
-    list_select_related = ["assistant"]
-    actions = ["accept_selected", "reject_selected", "adopt_selected"]
-    fields = [
-        "assistant",
-        "key",
-        "text",
-        "source",
-        "status",
-        "signal",
-        "routed_to",
-        "drafted_from",
-        "conversation",
-        "message",
-        "created_at",
-        "reviewed_at",
-    ]
-    readonly_fields = [
-        "assistant",
-        "key",
-        "source",
-        "status",
-        "signal",
-        "routed_to",
-        "drafted_from",
-        "conversation",
-        "message",
-        "created_at",
-        "reviewed_at",
-    ]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False  # proposed by the model or by corrections; the builder's own go on the routing node
-
-    def _review(self, request: HttpRequest, queryset: Any, *, accept: bool) -> None:
-        changed = sum(
-            review_examples(assistant=assistant, ids=ids, accept=accept)
-            for assistant, ids in by_assistant(queryset)
-        )
-        self.message_user(request, f"{changed} routing example(s) {'accepted' if accept else 'rejected'}.")
-
-    @admin.action(description="Accept selected examples", permissions=["change"])
-    def accept_selected(self, request: HttpRequest, queryset: Any) -> None:
-        self._review(request, queryset, accept=True)
-
-    @admin.action(description="Reject selected examples", permissions=["change"])
-    def reject_selected(self, request: HttpRequest, queryset: Any) -> None:
-        self._review(request, queryset, accept=False)
-
-    @admin.action(
-        description="Adopt selected drafted examples as the builder's examples", permissions=["change"]
-    )
-    def adopt_selected(self, request: HttpRequest, queryset: Any) -> None:
-        drafted = queryset.filter(source=RoutingExample.Source.DRAFTED)
-        skipped = queryset.count() - drafted.count()
-        adopted, refused = 0, []
-        for assistant, ids in by_assistant(drafted):
-            result = drafted_examples_adopt(assistant=assistant, ids=ids)
-            adopted += result.adopted
-            refused += result.refused
-        message = f"{adopted} drafted example(s) added to their node's examples and accepted."
-        if skipped:
-            message += f" {skipped} correction(s) skipped: only drafted examples are adopted."
-        self.message_user(request, message)
-        for line in refused:
-            self.message_user(request, line, level=messages.WARNING)
-
-    def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
-        assert isinstance(obj, RoutingExample)  # no add form: only existing examples are saved here
-        routing_example_edit(example=obj, text=form.cleaned_data["text"])
 
 
 @admin.register(Plan)

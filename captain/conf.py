@@ -70,7 +70,7 @@ DEFAULTS: dict[str, Any] = {
     # a 0.5B router model.
     "ROUTER_MODEL_CALLS_PER_MESSAGE": 1,
     # A person taking a conversation over from the AI this soon after the router moved it to another node
-    # records the message as a routing correction for the node it left (captain.services.routing_corrections);
+    # records the message as a routing correction for the node it left (captain.routing.services.routing_corrections);
     # later takeovers are about something else. 0: takeovers record nothing.
     "CORRECTION_TAKEOVER_SECONDS": 300,
     # Knowledge (docs/knowledge.md). Relevance thresholds on the vector score, by kind: None uses the measured
@@ -95,7 +95,7 @@ DEFAULTS: dict[str, Any] = {
     # The conversation sweep: conversations resolved within this many hours, at most this many per sweep.
     "FAQ_DRAFTS_CONVERSATION_LOOKBACK_HOURS": 24,
     "FAQ_DRAFTS_CONVERSATION_BATCH": 20,
-    # Routing example drafts (captain/services/example_drafts.py): the assistant's model writes customer-style
+    # Routing example drafts (captain/routing/services/example_drafts.py): the assistant's model writes customer-style
     # messages for each scenario's routing node, used while the builder has written none. Off: nothing is
     # drafted or queued (stored drafts stay in use). Accounts have no language setting: drafts are written in
     # these languages (codes) plus the one the scenario itself is written in, this many per language; the

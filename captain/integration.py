@@ -41,7 +41,7 @@ class CaptainResponder:
         The task starts after the debounce window, so a burst of messages is answered by one run. Only a
         successful publish sets the job's `enqueued_at`; a job without it is swept within seconds.
         """
-        from captain import tasks
+        from captain.answering import tasks
         from captain.answering.services.jobs import job_mark_published
 
         global _broker_down_until
@@ -73,7 +73,7 @@ class CaptainResponder:
     def reroute_form(self, *, conversation: Conversation) -> dict[str, object] | None:
         """What the conversation page offers for "This should have gone to ...": where to post, the nodes, and
         the customer message the router decided about last. None when no assistant answers the inbox."""
-        from captain.services.routing_corrections import reroute_options
+        from captain.routing.services.routing_corrections import reroute_options
 
         options = reroute_options(conversation=conversation)
         if options is None:
@@ -109,7 +109,7 @@ class CaptainResponder:
     def conversation_taken_over(self, *, conversation_id: int) -> None:
         """A person took the conversation over from the AI (inside their transaction): right after the router
         moved it, that is a sign the move was wrong, and the message is proposed as a routing correction."""
-        from captain.services.routing_corrections import correction_from_takeover
+        from captain.routing.services.routing_corrections import correction_from_takeover
 
         # In a savepoint, and never raising: learning must not cost the person their takeover.
         try:

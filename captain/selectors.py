@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import Http404
 
-from captain.models import CopilotRun, RoutingDecision
-from helpdesk.models import Conversation
+from captain.models import CopilotRun
 
 
 def copilot_run_list(*, account_id: int, user_id: int) -> QuerySet[CopilotRun]:
@@ -23,8 +22,3 @@ def access_copilot_run(*, account_id: int, user_id: int, run_id: int) -> Copilot
     if run is None:
         raise Http404("No such copilot run.")
     return run
-
-
-def conversation_routing_decisions(*, conversation: Conversation) -> QuerySet[RoutingDecision]:
-    """Routing decisions of a conversation (from `access_conversation`), oldest first."""
-    return RoutingDecision.objects.filter(conversation=conversation).order_by("id")

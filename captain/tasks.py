@@ -13,6 +13,7 @@ tracer = trace.get_tracer("captain")
 # `captain.tasks`. Their names stay `captain.tasks.<function>` (explicit `name=`), as queued tasks name them.
 from captain.answering import tasks as answering_tasks  # noqa: E402, F401
 from captain.knowledge import tasks as knowledge_tasks  # noqa: E402, F401
+from captain.routing import tasks as routing_tasks  # noqa: E402, F401
 
 
 @shared_task(name="captain.tasks.playground_turn", acks_late=True, reject_on_worker_lost=True)
@@ -21,23 +22,6 @@ def playground_turn(run_id: int) -> str:
     from captain.services.playground import playground_turn_run
 
     return playground_turn_run(run_id=run_id)
-
-
-@shared_task(name="captain.tasks.draft_routing_examples", acks_late=True, reject_on_worker_lost=True)
-def draft_routing_examples(scenario_id: int, force: bool = False) -> int:
-    """Draft routing examples for a scenario's node (captain.services.example_drafts); no credits charged.
-    Idempotent: drafts of the scenario's current texts are not written twice unless `force`."""
-    from captain.services.example_drafts import example_drafts_run
-
-    return example_drafts_run(scenario_id=scenario_id, force=force)
-
-
-@shared_task(name="captain.tasks.routing_example_drafts_sweep", acks_late=True)
-def routing_example_drafts_sweep() -> int:
-    """Periodic (beat): queue drafting for enabled scenarios without drafts of their current texts."""
-    from captain.services.example_drafts import example_drafts_sweep
-
-    return example_drafts_sweep()
 
 
 @shared_task(name="captain.tasks.sync_telegram_commands", acks_late=True)

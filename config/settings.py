@@ -260,13 +260,13 @@ SPECTACULAR_SETTINGS = {
     # One name for the routing modes (fields `mode` and `default_mode`): otherwise drf-spectacular warns
     # (W001) and `manage.py check --deploy --fail-level WARNING` fails.
     "ENUM_NAME_OVERRIDES": {
-        "RoutingModeEnum": "captain.models.RoutingMode",
+        "RoutingModeEnum": "captain.routing.models.RoutingMode",
         "ScenarioModeEnum": "captain.assistants.models.ScenarioMode",
         # Several models have a `status`: each gets its own enum name in the schema (conversations keep theirs).
         "StatusEnum": "helpdesk.models.Conversation.Status",
         "FaqEntryStatusEnum": "captain.knowledge.models.FaqEntry.Status",
         "KnowledgeDocumentStatusEnum": "captain.knowledge.models.KnowledgeDocument.Status",
-        "RoutingExampleStatusEnum": "captain.models.RoutingExample.Status",
+        "RoutingExampleStatusEnum": "captain.routing.models.RoutingExample.Status",
         # Likewise `kind`: custom attribute definitions and memory variables.
         "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",
         "MemoryVariableKindEnum": "captain.models.MemoryVariable.Kind",

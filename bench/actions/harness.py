@@ -161,7 +161,7 @@ def create_assistant(mode: str, account_id: int, tool_names: list[str]) -> int:
     """An API inbox, its assistant and the shop scenario in `mode`, with a rule that hands every customer message
     from triage to the scenario (no model decides the route). Returns the inbox id."""
     from captain.assistants.models import Assistant, AssistantInbox, KnowledgeMode, Scenario
-    from captain.services.routing import GraphSpec, routing_replace
+    from captain.routing.services.routing import GraphSpec, routing_replace
     from helpdesk.models import Inbox
 
     inbox = Inbox.objects.create(

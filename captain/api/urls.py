@@ -4,9 +4,10 @@ from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.answering.api import credits, runs
-from captain.api import custom_tools, memory, reroute, routing, routing_examples, shortcuts
+from captain.api import custom_tools, memory, shortcuts
 from captain.assistants.api import assistants, model_endpoints, scenarios
 from captain.knowledge.api import faq, knowledge
+from captain.routing.api import reroute, routing, routing_examples
 
 app_name = "captain-api"
 

@@ -46,7 +46,7 @@ class ScenarioInline(AccountScopedInlineMixin, admin.StackedInline):
     show_change_link = True
 
 
-def _scenario_team_save(scenario: Scenario) -> None:
+def scenario_team_save(scenario: Scenario) -> None:
     """The form's handoff team (a relation the form names `handoff_team`) saved through the scenario service,
     which checks it belongs to the assistant's account, after the service saved the rest."""
     scenario_update(scenario=scenario, handoff_team_id=scenario.handoff_team_id)
@@ -110,7 +110,7 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             key = form.cleaned_data.get("key") or None
             adopt_created(obj, scenario_create(assistant=obj.assistant, key=key, **fields))
         obj.handoff_team = form.cleaned_data.get("handoff_team")
-        _scenario_team_save(obj)
+        scenario_team_save(obj)
 
     def delete_model(self, request: HttpRequest, obj: Scenario) -> None:
         scenario_delete(scenario=obj)

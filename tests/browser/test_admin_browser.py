@@ -12,7 +12,7 @@ import pytest
 
 from captain.knowledge.models import FaqEntry
 from captain.models import MemoryVariable
-from captain.services.routing import GraphSpec, routing_replace
+from captain.routing.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Membership, Team
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory
 

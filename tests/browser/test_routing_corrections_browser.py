@@ -10,9 +10,9 @@ from playwright.sync_api import expect
 
 from captain.answering.models import ReplyJob
 from captain.answering.services.runs import run_for_message
-from captain.models import RoutingExample
-from captain.services.routing import GraphSpec, routing_replace
-from captain.services.routing_examples import examples_in_use
+from captain.routing.models import RoutingExample
+from captain.routing.services.routing import GraphSpec, routing_replace
+from captain.routing.services.routing_examples import examples_in_use
 from helpdesk.models import Conversation, Membership
 from tests.factories import (
     AssistantInboxFactory,

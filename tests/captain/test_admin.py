@@ -9,7 +9,7 @@ from captain.answering.models import CreditBalance
 from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.crypto import secret_decrypt
 from captain.knowledge.models import FaqEntry
-from captain.models import RoutingConfig
+from captain.routing.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AccountFactory,

@@ -11,10 +11,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from captain.admin_graph import routing_picture
 from captain.assistants.models import Scenario
-from captain.models import CopilotRun, RoutingConfig, RoutingEdge, RoutingNode, RoutingRule
-from captain.services.routing import routing_graph, star_graph
+from captain.models import CopilotRun
+from captain.routing.admin_graph import routing_picture
+from captain.routing.models import RoutingConfig, RoutingEdge, RoutingNode, RoutingRule
+from captain.routing.services.routing import routing_graph, star_graph
 from helpdesk.models import Membership, Team
 from tests.captain.test_admin import change_url, new_assistant_data
 from tests.factories import (

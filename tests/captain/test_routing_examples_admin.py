@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import RoutingExample, RoutingNode
-from captain.services.routing import routing_node_examples_set
+from captain.routing.models import RoutingExample, RoutingNode
+from captain.routing.services.routing import routing_node_examples_set
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory
 from tests.helpdesk.test_admin import admin_form_data

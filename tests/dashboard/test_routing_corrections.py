@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from captain.models import RoutingDecision, RoutingExample
-from captain.services.routing_examples import examples_in_use
+from captain.routing.models import RoutingDecision, RoutingExample
+from captain.routing.services.routing_examples import examples_in_use
 from helpdesk.models import Conversation
 from tests.factories import (
     AssistantInboxFactory,

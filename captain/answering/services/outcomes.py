@@ -12,7 +12,7 @@ from captain.answering.services.handoff_reasons import plain_handoff_reason
 from captain.answering.services.jobs import jobs_any_pending, jobs_finish
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
-from captain.models import RoutingNode
+from captain.routing.models import RoutingNode
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
 from captain.services.confirmations import confirmation_hold
 from captain.services.plans import LoadedPlan, plan_store

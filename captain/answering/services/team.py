@@ -21,13 +21,13 @@ from captain.assistants.services.model_endpoints import (
 )
 from captain.conf import captain_setting
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
+from captain.routing.services.routing import routing_graph, star_graph
 from captain.runtime import RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
 from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
 from captain.runtime.tracing import TracingHooks
-from captain.services.routing import routing_graph, star_graph
 
 logger = logging.getLogger(__name__)
 

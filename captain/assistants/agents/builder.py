@@ -1,6 +1,6 @@
 """Turn an assistant and its enabled scenarios into a team of runtime agents. By default Chatwoot's star
 topology (triage <-> every scenario; each specialist can hand back); with a routing graph
-(`captain.services.routing`), each agent's handoff tools are exactly its graph candidates (edges + global
+(`captain.routing.services.routing`), each agent's handoff tools are exactly its graph candidates (edges + global
 nodes), so a model can never transfer along an edge the builder did not draw."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from captain.assistants.models import Assistant, AssistantInbox
 from captain.assistants.services.builder import FieldErrors, memory_names, raise_field_errors, template_errors
 from captain.assistants.services.model_endpoints import model_choice_errors
 from captain.conf import captain_setting
-from captain.services.routing import routing_enable_default
+from captain.routing.services.routing import routing_enable_default
 from helpdesk.models import Inbox
 
 

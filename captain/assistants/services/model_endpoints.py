@@ -23,7 +23,7 @@ from captain.assistants.models import Assistant, ModelEndpoint
 from captain.assistants.services.destinations import secret_stays, url_origin
 from captain.conf import captain_setting
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import RoutingConfig, RoutingNode
+from captain.routing.models import RoutingConfig, RoutingNode
 from captain.runtime import ModelClient, OpenAIChatModel, make_openai_client
 from helpdesk.models import Account
 from helpdesk.outbound import OutboundRefused, check_url, outbound_client, validate_outbound_url

@@ -4,7 +4,7 @@
 `SCENARIO_FIELDS`). A scenario's `key` names its handoff tool (`handoff_to_<key>`): optional on creation (derived
 from the title), unique per assistant, fixed afterwards. Rule violations raise `ValidationError({field: [...]})`.
 Creating a scenario, changing its title, description or instruction, or enabling it queues drafting of its
-routing examples after commit (captain.services.example_drafts): here rather than in a signal, so the side
+routing examples after commit (captain.routing.services.example_drafts): here rather than in a signal, so the side
 effect is visible where scenarios are written (API, admin and the demo commands all write through here).
 """
 
@@ -25,9 +25,9 @@ from captain.assistants.services.builder import (
     template_errors,
 )
 from captain.assistants.services.model_endpoints import model_choice_errors
-from captain.models import RoutingExample
+from captain.routing.models import RoutingExample
+from captain.routing.services.example_drafts import example_drafts_enqueue, scenario_texts_changed
 from captain.services.custom_tools import custom_tool_names
-from captain.services.example_drafts import example_drafts_enqueue, scenario_texts_changed
 from captain.tools import SCENARIO_TOOL_NAMES
 from helpdesk.models import Team
 

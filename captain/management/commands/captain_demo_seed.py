@@ -16,8 +16,8 @@ from captain.assistants.services.assistants import assistant_inbox_take_over
 from captain.knowledge.selectors import faq_entry_list
 from captain.knowledge.services.faq import faq_entry_create, faq_entry_update
 from captain.management.demo_objects import demo_assistant, demo_scenarios
-from captain.models import RoutingMode
-from captain.services.routing import routing_config_update, routing_node_examples_set
+from captain.routing.models import RoutingMode
+from captain.routing.services.routing import routing_config_update, routing_node_examples_set
 from helpdesk.models import Account, Inbox, Membership
 
 DEMO_ACCOUNT = "Acme Demo"

@@ -25,7 +25,7 @@ from rest_framework.authtoken.models import Token
 from captain.answering.models import CreditBalance
 from captain.assistants.services.assistants import assistant_inbox_take_over
 from captain.management.demo_objects import demo_assistant, demo_scenarios
-from captain.services.routing import GraphSpec, routing_replace
+from captain.routing.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Account, Inbox, Membership
 
 ACCOUNT = "Undercover Demo"

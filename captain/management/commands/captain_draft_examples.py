@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from captain.assistants.models import Assistant, Scenario
 from captain.conf import captain_setting
-from captain.services.example_drafts import drafts_missing, store_drafts
+from captain.routing.services.example_drafts import drafts_missing, store_drafts
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from captain.assistants.models import Assistant, AssistantInbox
-from captain.models import RoutingConfig
+from captain.routing.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, AssistantInboxFactory, InboxFactory, MembershipFactory
 

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from captain.answering.models import CreditLedgerEntry, ReplyJob
 from captain.answering.services.runs import run_for_message
 from captain.assistants.models import Assistant, ModelEndpoint
-from captain.models import RoutingConfig
+from captain.routing.models import RoutingConfig
 from helpdesk.models import Membership
 from tests.factories import (
     AssistantInboxFactory,
@@ -56,7 +56,7 @@ def api_for(membership):
 
 
 NO_NODES = {"nodes": [], "edges": [], "rules": []}
-"""A routing PUT names its three lists, even empty (captain.api.routing.RoutingGraphApi.put)."""
+"""A routing PUT names its three lists, even empty (captain.routing.api.routing.RoutingGraphApi.put)."""
 
 
 def endpoints_url(account_id, suffix=""):

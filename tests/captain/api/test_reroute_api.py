@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import RoutingDecision, RoutingExample
+from captain.routing.models import RoutingDecision, RoutingExample
 from helpdesk.models import Conversation, Membership
 from tests.factories import (
     AssistantInboxFactory,

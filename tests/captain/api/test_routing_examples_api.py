@@ -10,7 +10,7 @@ import redis
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from captain.models import RoutingExample
+from captain.routing.models import RoutingExample
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory
 

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from captain.assistants.agents import build_team
 from captain.assistants.models import Assistant, Scenario
 from captain.knowledge.models import FaqEntry
-from captain.services.routing import routing_graph
+from captain.routing.services.routing import routing_graph
 from helpdesk.models import Inbox, Membership
 
 pytestmark = pytest.mark.django_db

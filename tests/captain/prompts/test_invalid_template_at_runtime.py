@@ -9,7 +9,7 @@ import pytest
 
 from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
 from captain.answering.services.runs import run_for_message
-from captain.services.routing import routing_enable_default
+from captain.routing.services.routing import routing_enable_default
 from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 

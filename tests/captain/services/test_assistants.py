@@ -16,7 +16,7 @@ from captain.assistants.services.assistants import (
     assistant_inbox_take_over,
     assistant_update,
 )
-from captain.models import RoutingConfig
+from captain.routing.models import RoutingConfig
 from helpdesk.models import Inbox
 from tests.factories import AccountFactory, AssistantFactory, AssistantInboxFactory, InboxFactory
 

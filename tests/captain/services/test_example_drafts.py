@@ -11,9 +11,9 @@ import logging
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.models import RoutingExample, RoutingNode
-from captain.services import example_drafts
-from captain.services.example_drafts import (
+from captain.routing.models import RoutingExample, RoutingNode
+from captain.routing.services import example_drafts
+from captain.routing.services.example_drafts import (
     draft_examples,
     drafted_examples_adopt,
     parse_examples,
@@ -21,7 +21,7 @@ from captain.services.example_drafts import (
     scenario_texts_hash,
     store_drafts,
 )
-from captain.services.routing import routing_enable_default, routing_graph, routing_node_examples_set
+from captain.routing.services.routing import routing_enable_default, routing_graph, routing_node_examples_set
 from tests.factories import ScenarioFactory
 from tests.support import fake_llm_server as fake
 
@@ -142,7 +142,7 @@ def test_bad_model_output_drafts_nothing_logs_a_warning_and_does_not_raise(
 ):
     model.push(answer_step)
 
-    with caplog.at_level(logging.WARNING, logger="captain.services.example_drafts"):
+    with caplog.at_level(logging.WARNING, logger="captain.routing.services.example_drafts"):
         assert store_drafts(refunds) == 0
 
     assert not RoutingExample.objects.exists()
@@ -153,7 +153,7 @@ def test_an_unavailable_model_endpoint_drafts_nothing(refunds, caplog):
     refunds.assistant.model_endpoint = "gone"
     refunds.assistant.save()
 
-    with caplog.at_level(logging.WARNING, logger="captain.services.example_drafts"):
+    with caplog.at_level(logging.WARNING, logger="captain.routing.services.example_drafts"):
         assert store_drafts(refunds) == 0
 
     assert not RoutingExample.objects.exists()

@@ -14,11 +14,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from captain.assistants.services.scenarios import scenario_create, scenario_update
-from captain.models import RoutingExample
-from captain.services import example_drafts
-from captain.services.example_drafts import example_drafts_sweep, scenario_texts_hash
-from captain.services.routing import routing_node_examples_set
-from captain.tasks import draft_routing_examples
+from captain.routing.models import RoutingExample
+from captain.routing.services import example_drafts
+from captain.routing.services.example_drafts import example_drafts_sweep, scenario_texts_hash
+from captain.routing.services.routing import routing_node_examples_set
+from captain.routing.tasks import draft_routing_examples
 from config import celery_app
 from tests.factories import AssistantFactory, ScenarioFactory
 from tests.support import fake_llm_server as fake

@@ -18,7 +18,7 @@ from captain.assistants.services.model_endpoints import (
     operator_endpoints,
 )
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import RoutingConfig
+from captain.routing.models import RoutingConfig
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import FakeLLMServer, text
 

@@ -9,9 +9,8 @@ import pytest
 from django.utils import timezone
 
 from captain.answering.models import ReplyJob
-from captain.models import RoutingDecision, RoutingExample
-from captain.runtime.routing import Decision
-from captain.services.routing_corrections import (
+from captain.routing.models import RoutingDecision, RoutingExample
+from captain.routing.services.routing_corrections import (
     MAX_CORRECTION_CHARS,
     conversation_reroute,
     correction_from_takeover,
@@ -19,7 +18,8 @@ from captain.services.routing_corrections import (
     hand_backs,
     record_correction,
 )
-from captain.services.routing_examples import examples_in_use
+from captain.routing.services.routing_examples import examples_in_use
+from captain.runtime.routing import Decision
 from helpdesk.models import Conversation, Message
 from helpdesk.services.conversations import conversation_set_status
 from helpdesk.services.messages import message_create_agent_reply
@@ -171,7 +171,7 @@ def test_another_conversations_message_or_an_inbox_without_assistant_records_not
 def test_an_accepted_correction_is_used_next_to_the_nodes_examples(setup):
     assistant, conversation, message = setup
     example = record(conversation, message)
-    from captain.services.routing_examples import review_examples
+    from captain.routing.services.routing_examples import review_examples
 
     review_examples(assistant=assistant, ids=[example.pk], accept=True)
 
@@ -254,7 +254,7 @@ def test_a_failure_while_learning_never_reaches_the_run(setup, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("captain.services.routing_corrections.record_correction", broken)
+    monkeypatch.setattr("captain.routing.services.routing_corrections.record_correction", broken)
 
     assert (
         corrections_from_dispatch(
@@ -269,7 +269,7 @@ def test_a_failure_while_learning_never_reaches_the_run(setup, monkeypatch):
 def test_a_run_whose_specialist_hands_back_records_the_correction(redis_url, llm_settings):
     """Through the run service (what the Celery task calls): router-mode nodes, the scripted model answers."""
     from captain.answering.services.runs import run_for_message
-    from captain.services.routing import GraphSpec, routing_replace
+    from captain.routing.services.routing import GraphSpec, routing_replace
     from tests.support.fake_llm_server import text
 
     link = AssistantInboxFactory()
@@ -302,7 +302,7 @@ def test_a_run_whose_specialist_hands_back_records_the_correction(redis_url, llm
 
 def test_a_run_without_a_hand_back_records_nothing(redis_url, llm_settings):
     from captain.answering.services.runs import run_for_message
-    from captain.services.routing import GraphSpec, routing_replace
+    from captain.routing.services.routing import GraphSpec, routing_replace
     from tests.support.fake_llm_server import text
 
     link = AssistantInboxFactory()
@@ -405,7 +405,7 @@ def test_a_failing_takeover_hook_does_not_cost_the_person_their_takeover(switche
     def broken(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("captain.services.routing_corrections.correction_from_takeover", broken)
+    monkeypatch.setattr("captain.routing.services.routing_corrections.correction_from_takeover", broken)
 
     conversation_set_status(conversation=conversation, status="open", actor=UserFactory())
 

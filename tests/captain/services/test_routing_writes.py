@@ -1,12 +1,12 @@
-"""captain.services.routing's small writes (the demo commands use them): checked like the whole-graph PUT."""
+"""captain.routing.services.routing's small writes (the demo commands use them): checked like the whole-graph PUT."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.models import RoutingConfig, RoutingNode
-from captain.services.routing import routing_config_update, routing_node_examples_set
+from captain.routing.models import RoutingConfig, RoutingNode
+from captain.routing.services.routing import routing_config_update, routing_node_examples_set
 from tests.factories import AssistantFactory, ScenarioFactory
 
 pytestmark = pytest.mark.django_db

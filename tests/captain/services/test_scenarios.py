@@ -14,7 +14,7 @@ from captain.assistants.services.scenarios import (
     scenario_delete,
     scenario_update,
 )
-from captain.models import RoutingExample
+from captain.routing.models import RoutingExample
 from tests.factories import AssistantFactory, ScenarioFactory
 
 pytestmark = pytest.mark.django_db

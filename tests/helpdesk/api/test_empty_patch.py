@@ -8,7 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from captain.assistants.models import ModelEndpoint
-from captain.models import CustomTool, MemoryVariable, RoutingExample, Shortcut
+from captain.models import CustomTool, MemoryVariable, Shortcut
+from captain.routing.models import RoutingExample
 from helpdesk.models import CannedResponse, CustomAttributeDefinition, Membership, Team
 from tests.factories import (
     AssistantFactory,

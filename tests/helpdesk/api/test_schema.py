@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
 from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
-from captain.models import RoutingExample
+from captain.routing.models import RoutingExample
 from helpdesk.api.exceptions import api_exception_handler
 from helpdesk.models import CannedResponse, Membership, Notification, Team, TeamMember
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MembershipFactory

@@ -8,7 +8,7 @@ import pytest
 
 from captain.answering.services.outcomes import outcome_apply
 from captain.assistants.models import TRIAGE_KEY
-from captain.models import RoutingNode
+from captain.routing.models import RoutingNode
 from captain.runtime import HumanHandoff, RunResult, Usage
 from helpdesk.models import Conversation, Membership, Message, Team, TeamMember
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status

@@ -43,11 +43,11 @@ from captain.assistants.models import Assistant, Scenario
 from captain.assistants.services.drafting import DraftingModel, json_values
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
-from captain.models import RoutingExample, RoutingNode
+from captain.routing.models import RoutingExample, RoutingNode
+from captain.routing.services.routing import routing_node_examples_set
+from captain.routing.services.routing_examples import review_examples
 from captain.runtime.knowledge.tokens import has_cjk
 from captain.runtime.model import ModelError
-from captain.services.routing import routing_node_examples_set
-from captain.services.routing_examples import review_examples
 
 logger = logging.getLogger(__name__)
 
@@ -369,7 +369,7 @@ def example_drafts_enqueue(*, scenario_id: int, force: bool = False) -> bool:
     for scenarios without current drafts later."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return False
-    from captain.tasks import draft_routing_examples as task  # tasks import the services: import at call time
+    from captain.routing.tasks import draft_routing_examples as task
 
     transaction.on_commit(lambda: task.delay(scenario_id, force), robust=True)
     return True
@@ -438,7 +438,7 @@ def example_drafts_sweep() -> int:
     how many were queued."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return 0
-    from captain.tasks import draft_routing_examples as task
+    from captain.routing.tasks import draft_routing_examples as task
 
     batch = max(0, int(captain_setting("ROUTING_EXAMPLE_DRAFTS_BATCH")))
     missing = drafts_missing()

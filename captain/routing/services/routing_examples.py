@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from captain.assistants.models import Assistant
-from captain.models import RoutingExample, RoutingNode
+from captain.routing.models import RoutingExample, RoutingNode
 
 Status = RoutingExample.Status
 Source = RoutingExample.Source

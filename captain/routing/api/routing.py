@@ -15,10 +15,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from captain.assistants.selectors import access_assistant
-from captain.models import RoutingDecision, RoutingMode, RoutingRule, RoutingTiming
+from captain.routing.models import RoutingDecision, RoutingMode, RoutingRule, RoutingTiming
+from captain.routing.selectors import conversation_routing_decisions
+from captain.routing.services.routing import (
+    GraphSpec,
+    routing_disable,
+    routing_get,
+    routing_graph,
+    routing_replace,
+)
 from captain.runtime.routing import GraphError
-from captain.selectors import conversation_routing_decisions
-from captain.services.routing import GraphSpec, routing_disable, routing_get, routing_graph, routing_replace
 from helpdesk.api.auth import AccountAdminApi, AccountAdminOrReadOnlyApi
 from helpdesk.selectors import access_conversation
 

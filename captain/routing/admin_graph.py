@@ -1,6 +1,6 @@
 """A picture of an assistant's routing graph for its admin page: server-rendered SVG, no script.
 
-The picture is drawn from the same `Graph` a run uses (`captain.services.routing.routing_graph`, or `star_graph`
+The picture is drawn from the same `Graph` a run uses (`captain.routing.services.routing.routing_graph`, or `star_graph`
 when graph routing is off, exactly as `captain.answering.services.team` chooses), so it cannot show an edge, a mode or a
 global node the runtime does not have. Only the teams come from the rows directly: the runtime graph does not
 carry them, and `captain.answering.services.outcomes.handoff_team_id` reads them the same way (scenario's team, else the
@@ -15,9 +15,9 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
-from captain.models import RoutingNode
+from captain.routing.models import RoutingNode
+from captain.routing.services.routing import routing_graph, star_graph
 from captain.runtime.routing import HUMAN, Graph
-from captain.services.routing import routing_graph, star_graph
 
 NODE_WIDTH = 210
 NODE_HEIGHT = 70

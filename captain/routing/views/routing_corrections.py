@@ -2,11 +2,11 @@
 
 - The conversation page's "This should have gone to ..." form posts to `conversation_reroute` (any member of the
   account, like the page's other actions): the last routed customer message becomes a correction and the
-  conversation moves to the chosen node (captain.services.routing_corrections.conversation_reroute).
+  conversation moves to the chosen node (captain.routing.services.routing_corrections.conversation_reroute).
 - The review page (administrators, like FAQ review): per assistant, the corrections waiting for review, each
   with the message, where the router sent it, the node it is suggested for (a select to change it), what
   revealed it and its conversation; accept or reject one by one or in bulk. Plain forms posted back with
-  CSRF, then a redirect; the writes are captain.services.routing_examples.review_examples.
+  CSRF, then a redirect; the writes are captain.routing.services.routing_examples.review_examples.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
-from captain.models import RoutingExample
-from captain.services.routing_corrections import (
+from captain.routing.models import RoutingExample
+from captain.routing.services.routing_corrections import (
     HUMAN_KEY,
     RerouteRefused,
     assistant_for_conversation,
@@ -33,7 +33,7 @@ from captain.services.routing_corrections import (
     node_titles,
     pending_corrections,
 )
-from captain.services.routing_examples import review_examples
+from captain.routing.services.routing_examples import review_examples
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view, frame_context

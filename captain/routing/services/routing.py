@@ -17,9 +17,16 @@ from django.db import transaction
 
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.services.model_endpoints import model_choice_errors
-from captain.models import RoutingConfig, RoutingDecision, RoutingEdge, RoutingMode, RoutingNode, RoutingRule
+from captain.routing.models import (
+    RoutingConfig,
+    RoutingDecision,
+    RoutingEdge,
+    RoutingMode,
+    RoutingNode,
+    RoutingRule,
+)
+from captain.routing.services.routing_examples import examples_in_use
 from captain.runtime.routing import HUMAN, Decision, Graph, GraphError, Node, RouterEndpoint, Rule
-from captain.services.routing_examples import examples_in_use
 
 logger = logging.getLogger(__name__)
 

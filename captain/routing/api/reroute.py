@@ -1,6 +1,6 @@
 """`POST accounts/<id>/conversations/<cid>/reroute/ {"key": "refunds"}`: a person says the conversation should have
 gone to another node (triage `assistant`, an enabled scenario's key, or `human` for people). The same action as
-the conversation page's "This should have gone to ..." form (captain.services.routing_corrections):
+the conversation page's "This should have gone to ..." form (captain.routing.services.routing_corrections):
 
 - the last customer message the router decided about is proposed as a routing example for that node (a
   correction, pending an administrator's review), unless the router already sent it there;
@@ -18,9 +18,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.api.routing_examples import correction_signal_field
-from captain.models import RoutingExample
-from captain.services.routing_corrections import RerouteRefused, conversation_reroute
+from captain.routing.api.routing_examples import correction_signal_field
+from captain.routing.models import RoutingExample
+from captain.routing.services.routing_corrections import RerouteRefused, conversation_reroute
 from helpdesk.api.auth import AccountApi
 from helpdesk.selectors import access_conversation
 

@@ -1,6 +1,6 @@
 """Learning from corrections: a customer message the router sent to the wrong node becomes a pending example
 (`RoutingExample`, source `correction`) for the node it should have gone to; an administrator accepts it in
-one click (captain/views/routing_corrections.py), and from then on the router compares messages with it.
+one click (captain/routing/views/routing_corrections.py), and from then on the router compares messages with it.
 
 Three signals reveal a wrong route, each recorded by one function here:
 
@@ -33,7 +33,7 @@ from django.utils import timezone
 from captain.answering.services.outcomes import handoff_message_for
 from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
-from captain.models import RoutingDecision, RoutingExample
+from captain.routing.models import RoutingDecision, RoutingExample
 from helpdesk.models import Conversation, Message
 from helpdesk.services.activities import message_create_activity
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status

@@ -21,10 +21,10 @@ from rest_framework.response import Response
 from captain.api.errors import service_errors_as_400
 from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant, access_scenario
-from captain.models import RoutingExample
-from captain.services.example_drafts import example_drafts_enqueue, routing_example_edit
-from captain.services.routing import routing_reference_errors
-from captain.services.routing_examples import review_examples
+from captain.routing.models import RoutingExample
+from captain.routing.services.example_drafts import example_drafts_enqueue, routing_example_edit
+from captain.routing.services.routing import routing_reference_errors
+from captain.routing.services.routing_examples import review_examples
 from helpdesk.api.auth import AccountAdminApi, Pagination, paginated_response
 from helpdesk.api.schema import REFUSES_400
 
