@@ -11,6 +11,7 @@ logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
 # Each domain keeps its tasks in its own module; importing them here registers them when Celery autodiscovers
 # `captain.tasks`. Their names stay `captain.tasks.<function>` (explicit `name=`), as queued tasks name them.
+from captain.actions import tasks as actions_tasks  # noqa: E402, F401
 from captain.answering import tasks as answering_tasks  # noqa: E402, F401
 from captain.knowledge import tasks as knowledge_tasks  # noqa: E402, F401
 from captain.routing import tasks as routing_tasks  # noqa: E402, F401
@@ -22,15 +23,6 @@ def playground_turn(run_id: int) -> str:
     from captain.services.playground import playground_turn_run
 
     return playground_turn_run(run_id=run_id)
-
-
-@shared_task(name="captain.tasks.sync_telegram_commands", acks_late=True)
-def sync_telegram_commands(assistant_id: int) -> int:
-    """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
-    is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""
-    from captain.services.shortcuts import telegram_commands_sync
-
-    return telegram_commands_sync(assistant_id=assistant_id)
 
 
 @shared_task(name="captain.tasks.auto_resolve_judge", acks_late=True)

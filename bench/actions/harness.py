@@ -141,8 +141,8 @@ def bench_account() -> int:
 def create_tools(account_id: int, shop: Shop) -> list[str]:
     """The shop tools as the account's `CustomTool` rows, through the product's own save (its checks on the
     templates and the URL run), the shop's token as their encrypted bearer secret."""
-    from captain.models import CustomTool
-    from captain.services.custom_tools import custom_tool_save
+    from captain.actions.models import CustomTool
+    from captain.actions.services.custom_tools import custom_tool_save
     from helpdesk.models import Account
 
     account = Account.objects.get(pk=account_id)
@@ -293,8 +293,8 @@ def play(
     task: Task, *, mode: str, inbox_id: int, shop: Shop, live: LiveListener | None, serial: int
 ) -> TaskRun:
     """The customer's turns one after the other, each through ingest and answered before the next arrives."""
+    from captain.actions.models import ToolConfirmation
     from captain.answering.models import Run, RunArtifact
-    from captain.models import ToolConfirmation
     from helpdesk.channels.base import InboundContact, InboundMessage
     from helpdesk.models import Conversation, Inbox, Message
     from helpdesk.services.messages import message_ingest

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from captain.actions.tools import SCENARIO_TOOL_NAMES
 from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.assistants.services.assistants import ASSISTANT_FIELDS, assistant_errors
 from captain.assistants.services.builder import scenario_key_from_title
@@ -19,7 +20,6 @@ from captain.form_fields import (
     limit_teams_to_account,
     team_account_error,
 )
-from captain.tools import SCENARIO_TOOL_NAMES
 
 
 class AssistantAdminForm(forms.ModelForm):
@@ -88,7 +88,7 @@ class ScenarioAdminForm(forms.ModelForm):
 
     def offer_tools_of(self, account_id: int | None) -> None:
         """The tool choices: the built-in tools and this account's custom tools (never another account's)."""
-        from captain.services.custom_tools import custom_tool_names
+        from captain.actions.services.custom_tools import custom_tool_names
 
         custom = custom_tool_names(account_id=account_id) if account_id else []
         self.fields["tools"].choices = [(name, name) for name in [*SCENARIO_TOOL_NAMES, *custom]]

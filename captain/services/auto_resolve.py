@@ -35,6 +35,7 @@ from django.utils import timezone
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.actions.services.shortcuts import agent_name
 from captain.answering.models import Run
 from captain.answering.services.jobs import job_pending_message_ids
 from captain.answering.services.locks import conversation_lock
@@ -56,7 +57,6 @@ from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
 from captain.runtime import ModelError, Usage
 from captain.runtime import semconv as sc
-from captain.services.shortcuts import agent_name
 from helpdesk.models import Conversation, Message
 from helpdesk.services.activities import message_create_activity
 from helpdesk.services.auto_resolve import quiet_claim_release

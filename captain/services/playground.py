@@ -3,7 +3,7 @@
 A playground turn runs in a worker, through the same `runner_for` as a customer's message (same team, same
 routing, same Runner, same spans), so the playground shows what production does; the page follows its progress.
 Nothing reaches a customer and nothing is billed: no Conversation, Message, Run or ledger row is written. The
-tools see `conversation_id=None` and `dry_run=True` and only describe what they would do (captain.tools.builtin).
+tools see `conversation_id=None` and `dry_run=True` and only describe what they would do (captain.actions.tools.builtin).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from opentelemetry import trace
 
+from captain.actions.services.shortcuts import shortcut_for_message, shortcut_reply_result
 from captain.answering.services.live import live_end, playground_scope
 from captain.answering.services.outcomes import ERROR_REASONS, error_reason
 from captain.answering.services.team import runner_for, team_model_for
@@ -31,7 +32,6 @@ from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, R
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
 from captain.runtime.team import TeamHooks, TurnInput
-from captain.services.shortcuts import shortcut_for_message, shortcut_reply_result
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from captain.actions.services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
 from captain.answering.models import SpanRecord
 from captain.answering.services.redaction import account_secrets
 from captain.answering.views.trace_tree import agents_involved, scrub_spans, span_tree
@@ -22,7 +23,6 @@ from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.selectors import access_assistant, assistant_list
 from captain.models import PlaygroundRun
 from captain.services.playground import playground_agents, playground_turn_request
-from captain.services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 

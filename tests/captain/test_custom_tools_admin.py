@@ -9,9 +9,9 @@ import json
 import pytest
 from django.test import Client
 
+from captain.actions.models import CustomTool
+from captain.actions.services.custom_tools import custom_tool_save
 from captain.crypto import secret_decrypt
-from captain.models import CustomTool
-from captain.services.custom_tools import custom_tool_save
 from helpdesk.models import Membership
 from tests.captain.tools.test_custom_http_tools import ShopServer
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, UserFactory

@@ -10,10 +10,10 @@ import json
 import pytest
 from django.test import Client
 
+from captain.actions.models import CustomTool
 from captain.assistants.models import ModelEndpoint
 from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
 from captain.crypto import secret_decrypt, secret_encrypt
-from captain.models import CustomTool
 from helpdesk.models import Membership
 from tests.captain.api.test_custom_tools_api import api_for, tools_url
 from tests.captain.tools.test_custom_http_tools import ShopServer

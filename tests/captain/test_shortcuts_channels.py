@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from captain.actions.services.shortcuts import shortcut_create, shortcut_delete, shortcut_update
+from captain.actions.tasks import sync_telegram_commands
 from captain.answering.models import CreditBalance, CreditLedgerEntry, Run
 from captain.answering.services.runs import run_for_message
-from captain.services.shortcuts import shortcut_create, shortcut_delete, shortcut_update
-from captain.tasks import sync_telegram_commands
 from helpdesk.channels import api_channel, slack, telegram, whatsapp
 from helpdesk.models import Inbox, Message
 from tests.factories import AssistantInboxFactory, CreditBalanceFactory

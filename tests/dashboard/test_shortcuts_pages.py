@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import PlaygroundRun, Shortcut
-from captain.services.shortcuts import shortcut_create
+from captain.actions.models import Shortcut
+from captain.actions.services.shortcuts import shortcut_create
+from captain.models import PlaygroundRun
 from tests.factories import AssistantFactory, UserFactory
 from tests.helpdesk.test_admin import admin_form_data
 

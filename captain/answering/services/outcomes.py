@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from captain.actions.services.confirmations import confirmation_hold
+from captain.actions.services.plans import LoadedPlan, plan_store
 from captain.answering.models import ReplyJob, Run, RunArtifact
 from captain.answering.services.credits import credit_debit, credit_release
 from captain.answering.services.handoff_reasons import plain_handoff_reason
@@ -14,8 +16,6 @@ from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.conf import captain_setting
 from captain.routing.models import RoutingNode
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
-from captain.services.confirmations import confirmation_hold
-from captain.services.plans import LoadedPlan, plan_store
 from helpdesk.models import Conversation, Message
 from helpdesk.services.conversations import conversation_escalate, conversation_set_status
 from helpdesk.services.messages import message_create_ai_reply

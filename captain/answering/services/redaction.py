@@ -9,9 +9,9 @@ import base64
 from collections.abc import Iterable
 from typing import Any
 
+from captain.actions.models import CustomTool
 from captain.assistants.models import ModelEndpoint
 from captain.crypto import SecretUnreadable, secret_decrypt
-from captain.models import CustomTool
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 4

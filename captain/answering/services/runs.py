@@ -13,6 +13,9 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
+from captain.actions.services.confirmations import confirmation_record_result, confirmation_settle
+from captain.actions.services.plans import LoadedPlan, plan_load
+from captain.actions.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
 from captain.answering.models import ReplyJob
 from captain.answering.services.credits import credit_release, credit_reserve
 from captain.answering.services.jobs import (
@@ -45,10 +48,7 @@ from captain.routing.services.routing_corrections import corrections_from_dispat
 from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.team import TurnInput
-from captain.services.confirmations import confirmation_record_result, confirmation_settle
 from captain.services.memory_step import StepResult, ai_writable, remember_step
-from captain.services.plans import LoadedPlan, plan_load
-from captain.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
 from helpdesk.models import Conversation, Message
 from helpdesk.services.attachments import attachments_ready
 

@@ -26,6 +26,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from captain.actions.models import CustomTool, Plan, ToolConfirmation
 from captain.answering.models import Run, RunArtifact, SpanRecord
 from captain.answering.selectors import conversation_runs, credits_by_message, spans_by_trace
 from captain.answering.services.live import conversation_run_in_progress
@@ -41,7 +42,7 @@ from captain.answering.views.trace_tree import (
     span_tree,
 )
 from captain.assistants.models import ModelEndpoint
-from captain.models import CopilotRun, CustomTool, Plan, ToolConfirmation
+from captain.models import CopilotRun
 from captain.selectors import copilot_run_list
 from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation

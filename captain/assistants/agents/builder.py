@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from captain.actions.tools import BUILTIN_TOOL_NAMES, build_tools
+from captain.actions.tools.http import custom_tools_for
 from captain.assistants.models import TRIAGE_KEY, Assistant, KnowledgeMode, Scenario, ScenarioMode
 from captain.assistants.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
 from captain.assistants.prompts.context import TurnFacts
@@ -15,8 +17,6 @@ from captain.conf import captain_setting
 from captain.knowledge.models import FaqEntry, KnowledgeChunk
 from captain.runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
 from captain.runtime.routing import HUMAN, Graph
-from captain.tools import BUILTIN_TOOL_NAMES, build_tools
-from captain.tools.http import custom_tools_for
 
 TRIAGE_TOOLS = ("faq_lookup", "handoff_to_human")
 BACK_TO_TRIAGE = "Transfer back to the assistant when the customer's request is outside your topic."

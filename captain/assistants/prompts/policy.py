@@ -13,7 +13,7 @@ huge value or loop for minutes inside a save request. The sandbox bounds every r
 (`sandbox.render`); this check is what gives a builder a clear message at save time.
 
 Shortcut and canned-response texts are not Jinja: they are `{name}` placeholders substituted once
-(`captain.services.shortcuts.render_template`, `helpdesk.services.canned`), with no expression language at all.
+(`captain.actions.services.shortcuts.render_template`, `helpdesk.services.canned`), with no expression language at all.
 """
 
 from __future__ import annotations

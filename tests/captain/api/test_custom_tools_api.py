@@ -9,10 +9,10 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from captain.actions.models import CustomTool
 from captain.answering.models import SpanRecord
 from captain.assistants.models import Scenario
 from captain.crypto import secret_decrypt
-from captain.models import CustomTool
 from helpdesk.models import Membership
 from tests.captain.tools.test_custom_http_tools import ShopServer
 from tests.factories import AssistantFactory, MembershipFactory

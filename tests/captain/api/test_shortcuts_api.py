@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import Shortcut
+from captain.actions.models import Shortcut
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory
 

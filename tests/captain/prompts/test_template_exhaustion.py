@@ -11,12 +11,12 @@ import pytest
 from jinja2.exceptions import SecurityError
 from rest_framework.test import APIClient
 
+from captain.actions.models import CustomTool
 from captain.assistants.models import Assistant
 from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.prompts.builder_text import render_builder_text, validate_builder_text
 from captain.assistants.prompts.policy import check_tool_template
 from captain.assistants.prompts.sandbox import MAX_RENDERED_CHARS, RENDER_SECONDS, env, render
-from captain.models import CustomTool
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory
 

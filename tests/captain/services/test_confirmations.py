@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from captain.actions.models import CustomTool, Plan, ToolConfirmation
+from captain.actions.services.confirmations import customer_answer
+from captain.actions.services.custom_tools import custom_tool_set_secret
 from captain.answering.models import CreditLedgerEntry, Run
 from captain.answering.services.runs import run_for_message
-from captain.models import CustomTool, Plan, ToolConfirmation
-from captain.services.confirmations import customer_answer
-from captain.services.custom_tools import custom_tool_set_secret
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support.fake_llm_server import text, tool_call

@@ -175,8 +175,8 @@ def test_a_playground_turn_publishes_its_events_then_end(live_redis, llm_setting
 def test_a_credential_of_the_account_is_never_published(live_redis):
     """A tool result that echoed the custom tool's token (into the model's context, then a thought and an
     event): the live message carries "[redacted]" instead, as the debug log does."""
+    from captain.actions.models import CustomTool
     from captain.crypto import secret_encrypt
-    from captain.models import CustomTool
     from tests.factories import AccountFactory
 
     token = "sk-live-echoed-4242"

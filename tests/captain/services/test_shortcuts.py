@@ -1,4 +1,4 @@
-"""Shortcuts (captain.services.shortcuts): recognising a command in every channel's form, filling parameters,
+"""Shortcuts (captain.actions.services.shortcuts): recognising a command in every channel's form, filling parameters,
 the fixed replies, safe templates, the tool block, and the save-time checks."""
 
 from __future__ import annotations
@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.models import Shortcut
-from captain.runtime import RunContext
-from captain.services.shortcuts import (
+from captain.actions.models import Shortcut
+from captain.actions.services.shortcuts import (
     render_template,
     shortcut_command_text,
     shortcut_create,
@@ -20,6 +19,7 @@ from captain.services.shortcuts import (
     template_errors,
     validate_shortcut,
 )
+from captain.runtime import RunContext
 from helpdesk.models import Message
 from tests.factories import AssistantFactory, ConversationFactory, ScenarioFactory
 

@@ -330,8 +330,8 @@ def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings
 
 
 def test_the_playground_takes_shortcuts_as_production_does(setup, llm_settings):
+    from captain.actions.services.shortcuts import shortcut_create
     from captain.services.playground import playground_run
-    from captain.services.shortcuts import shortcut_create
 
     assistant, _conversation = setup
     shortcut_create(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from captain.actions.tools.builtin import add_label
 from captain.runtime import RunContext
-from captain.tools.builtin import add_label
 from helpdesk.models import Label
 from tests.factories import ConversationFactory
 

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.answering.models import SpanRecord
-from captain.crypto import secret_decrypt
-from captain.models import CustomTool
-from captain.runtime import RunContext, ToolFailed
-from captain.services.custom_tools import (
+from captain.actions.models import CustomTool
+from captain.actions.services.custom_tools import (
     custom_tool_call,
     custom_tool_save,
     custom_tool_set_secret,
     custom_tool_test_call,
 )
-from captain.tools.http import custom_tools_for
+from captain.actions.tools.http import custom_tools_for
+from captain.answering.models import SpanRecord
+from captain.crypto import secret_decrypt
+from captain.runtime import RunContext, ToolFailed
 from tests.factories import AccountFactory, ConversationFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from captain.services.custom_tools import custom_tool_save, custom_tool_test_call
+from captain.actions.services.custom_tools import custom_tool_save, custom_tool_test_call
 from tests.factories import AccountFactory
 from tests.helpdesk.outbound.raw_server import RawServer, http_answer, raw_answer
 

@@ -11,9 +11,9 @@ import json
 import pytest
 from django.utils import timezone
 
+from captain.actions.models import CustomTool, Plan, ToolConfirmation
 from captain.answering.models import RunArtifact, SpanRecord
 from captain.crypto import secret_encrypt
-from captain.models import CustomTool, Plan, ToolConfirmation
 from captain.runtime import semconv as sc
 from captain.runtime import tracing as tr
 from helpdesk.models import Membership

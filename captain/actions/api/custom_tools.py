@@ -2,7 +2,7 @@
 
 The secret is write-only (stored encrypted, never returned; `has_secret` says whether one is stored). The rules
 (templates in the sandbox, the URL through the outbound policy, limits) are the service's
-(`captain.services.custom_tools`); a refused write answers 400 with messages per field and stores nothing.
+(`captain.actions.services.custom_tools`); a refused write answers 400 with messages per field and stores nothing.
 `test-call` sends one request with the given arguments and answers with the request (credentials redacted)
 and the response or the error.
 """
@@ -17,10 +17,8 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.api.errors import service_errors_as_400
-from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
-from captain.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
-from captain.services.custom_tools import (
+from captain.actions.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
+from captain.actions.services.custom_tools import (
     CUSTOM_TOOL_FIELDS,
     MAX_RESPONSE_BYTES,
     MAX_TIMEOUT_SECONDS,
@@ -28,6 +26,8 @@ from captain.services.custom_tools import (
     custom_tool_save,
     custom_tool_test_call,
 )
+from captain.api.errors import service_errors_as_400
+from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
 from helpdesk.api.auth import AccountAdminApi
 from helpdesk.api.schema import pattern_field
 from helpdesk.models import Account

@@ -40,13 +40,13 @@ from jsonpath_ng.ext import parse as jsonpath_parse
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
+from captain.actions.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
 from captain.assistants.prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
 from captain.assistants.prompts.sandbox import PromptTemplateError, env, render
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
 from captain.assistants.services.destinations import Origin, secret_stays, url_origin
 from captain.conf import captain_setting
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
-from captain.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
 from captain.runtime import semconv as sc
 from captain.runtime.types import ToolFailed
 from helpdesk.models import Account, Conversation
@@ -323,7 +323,7 @@ def _body_errors(tool: CustomTool) -> list[str]:
 
 def custom_tool_errors(*, account_id: int, tool: CustomTool) -> FieldErrors:
     """Why `tool` (an unsaved or changed row) cannot be stored; {} when it can."""
-    from captain.tools import BUILTIN_TOOL_NAMES
+    from captain.actions.tools import BUILTIN_TOOL_NAMES
 
     errors: FieldErrors = {}
     name = tool.name or ""

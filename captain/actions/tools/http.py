@@ -1,4 +1,4 @@
-"""An account's custom HTTP tools as runtime tools (captain/services/custom_tools.py makes the calls).
+"""An account's custom HTTP tools as runtime tools (captain/actions/services/custom_tools.py makes the calls).
 
 Each tool takes the account and the conversation from the run context, never from the model's arguments: the
 contact's identity header comes from the conversation's contact. A tool whose method changes something carries
@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from captain.models import CustomTool
-from captain.runtime import RunContext, Tool
-from captain.services.custom_tools import (
+from captain.actions.models import CustomTool
+from captain.actions.services.custom_tools import (
     contact_identity,
     custom_tool_call,
     custom_tool_confirmation,
     custom_tool_schema,
     custom_tool_url,
 )
-from captain.tools.builtin import is_dry_run
+from captain.actions.tools.builtin import is_dry_run
+from captain.runtime import RunContext, Tool
 
 
 def _function(row: CustomTool) -> Any:

@@ -38,12 +38,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import Http404
 
+from captain.actions.models import Shortcut, validate_shortcut_command
+from captain.actions.tools import BUILTIN_TOOL_NAMES, build_tools
 from captain.assistants.agents.builder import TRIAGE_TOOLS
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
-from captain.models import Shortcut, validate_shortcut_command
 from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
-from captain.tools import BUILTIN_TOOL_NAMES, build_tools
 from helpdesk.channels import telegram
 from helpdesk.models import Inbox, Message
 
@@ -690,7 +690,7 @@ def telegram_commands_sync_enqueue(*, assistant_id: int) -> bool:
     Telegram inbox. A failed publish is logged, never raised into the save that asked."""
     if not _telegram_inboxes(assistant_id).exists():
         return False
-    from captain.tasks import sync_telegram_commands  # tasks import the services: import at call time
+    from captain.actions.tasks import sync_telegram_commands
 
     transaction.on_commit(lambda: sync_telegram_commands.delay(assistant_id), robust=True)
     return True

@@ -2,7 +2,7 @@
 
 A shortcut is a quick command customers type (`/track 12345`). The rules (Telegram's command rule, parameters'
 shape, the tool among the team's tools, templates over declared parameters only) are the service's
-(`captain.services.shortcuts`); a violation answers 400 with messages per field. Saving or deleting one updates
+(`captain.actions.services.shortcuts`); a violation answers 400 with messages per field. Saving or deleting one updates
 the command menu of the assistant's Telegram bots.
 """
 
@@ -13,10 +13,8 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from captain.api.errors import service_errors_as_400
-from captain.assistants.selectors import access_assistant
-from captain.models import SHORTCUT_COMMAND_RE, Shortcut
-from captain.services.shortcuts import (
+from captain.actions.models import SHORTCUT_COMMAND_RE, Shortcut
+from captain.actions.services.shortcuts import (
     MAX_TEMPLATE_CHARS,
     SHORTCUT_FIELDS,
     access_shortcut,
@@ -25,6 +23,8 @@ from captain.services.shortcuts import (
     shortcut_list,
     shortcut_update,
 )
+from captain.api.errors import service_errors_as_400
+from captain.assistants.selectors import access_assistant
 from helpdesk.api.auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
 from helpdesk.api.schema import pattern_field
 

@@ -19,8 +19,8 @@ from typing import Literal
 from django.db import transaction
 from django.utils import timezone
 
+from captain.actions.models import ToolConfirmation
 from captain.assistants.models import Assistant
-from captain.models import ToolConfirmation
 from captain.runtime import ConfirmedCall, PendingCall
 from helpdesk.models import Conversation, Message
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from captain.actions.models import Plan
 from captain.assistants.models import Assistant
-from captain.models import Plan
 from captain.runtime import PlanState, PlanStep
 from helpdesk.models import Conversation
 
