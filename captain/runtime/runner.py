@@ -17,14 +17,11 @@ What the loop guarantees (each rule has a test in tests/captain/runtime/test_run
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import re
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 from opentelemetry import trace
 from opentelemetry.trace import Span, TracerProvider
 
@@ -32,6 +29,16 @@ from . import planning, text_protocol
 from . import semconv as sc
 from .hooks import RunHooks, RunSpans, assistant_message
 from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
+from .run_state import (
+    NextStep,
+    NextStepFinalOutput,
+    NextStepHandoff,
+    NextStepRunAgain,
+    NextStepStop,
+    RunSettings,
+    RunState,
+)
+from .schemas import parse_arguments, validation_error
 from .structured import RESPONSE_FORMAT, parse_reply
 from .text_tools import recover_text_tool_calls
 from .types import (
@@ -53,84 +60,6 @@ from .types import (
     ToolOutput,
     Usage,
 )
-
-_HANDOFF_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reason": {"type": "string", "description": "One short sentence: why this agent should take over."},
-    },
-    "additionalProperties": False,
-}
-
-
-# ---- next steps: what the loop does after one model response -----------------------------------------------
-
-
-@dataclass(frozen=True)
-class NextStepFinalOutput:
-    """The agent answered the customer."""
-
-    output: Reply
-
-
-@dataclass(frozen=True)
-class NextStepRunAgain:
-    """Tools ran; the same agent gets their results and is asked again."""
-
-
-@dataclass(frozen=True)
-class NextStepHandoff:
-    """Another agent takes over and is asked next."""
-
-    new_agent: Agent
-
-
-@dataclass(frozen=True)
-class NextStepStop:
-    """The run ends without a model-written reply (a tool's outcome, a limit, an error)."""
-
-    outcome: Outcome
-
-
-NextStep = NextStepFinalOutput | NextStepRunAgain | NextStepHandoff | NextStepStop
-
-
-@dataclass
-class _RunState:
-    """Mutable bookkeeping of one `run` call."""
-
-    spans: RunSpans
-    context: RunContext
-    agents: dict[str, Agent]
-    history: list[dict[str, Any]]
-    """Conversation before this run (user/assistant messages), without system prompt."""
-    started: float
-    usage: Usage = field(default_factory=Usage)
-    route: list[str] = field(default_factory=list)
-    events: list[RunEvent] = field(default_factory=list)
-    items: list[dict[str, Any]] = field(default_factory=list)
-    """Assistant tool-call messages and tool results of this run; every later model call sees them."""
-    turns: int = 0
-    """Model calls made so far."""
-    call_counts: dict[tuple[str, str], int] = field(default_factory=dict)
-    """(tool name, canonical arguments) -> times the model asked for it; feeds the loop guard."""
-    tool_specs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Tool definitions offered to each agent, built once per agent per run (again when artifacts appear)."""
-    tool_calls: int = 0
-    """Tool calls run so far (planning mode's budget; `update_plan` is bookkeeping and not counted)."""
-    since_progress: int = 0
-    """Tool calls since a planning agent last marked a step of its plan done."""
-    answered_calls: set[tuple[str, str]] = field(default_factory=set)
-    """(tool, canonical arguments) of the calls that succeeded this run: asking again gets the result already
-    given, not a second request."""
-    withheld: set[str] = field(default_factory=set)
-    """Tools left out of the next model call (one the model just asked for again)."""
-    notes: list[str] = field(default_factory=list)
-    """Notes the run gave the model in its own words (a confirmation's outcome): a reply echoing one is refused."""
-    planning_reasked: bool = False
-    """A planning agent that answered without a tool was reminded once."""
-    text_raw: str = ""
-    """The last text-protocol response as the model wrote it (it goes back into the history as written)."""
 
 
 class Runner:
@@ -194,7 +123,17 @@ class Runner:
         """
         if start_key not in agents:
             raise ValueError(f"start agent {start_key!r} is not in the team {sorted(agents)}")
-        state = _RunState(
+        state = RunState(
+            settings=RunSettings(
+                model=self.model,
+                max_turns=self.max_turns,
+                deadline_seconds=self.deadline_seconds,
+                loop_limit=self.loop_limit,
+                escalation_tool=self.escalation_tool,
+                schema_with_tools=self.schema_with_tools,
+                artifact_threshold=self.artifact_threshold,
+            ),
+            hooks=self.hooks,
             spans=RunSpans(self._tracer, record_content=self.record_content),
             context=context,
             agents=agents,
@@ -226,20 +165,20 @@ class Runner:
         RunSpans.annotate_run(result, state.turns)
         return result
 
-    def _run_agent(self, agent: Agent, state: _RunState) -> NextStep:
+    def _run_agent(self, agent: Agent, state: RunState) -> NextStep:
         """One activation: ask `agent` until it answers, hands off, or the run stops."""
         with state.spans.agent(agent, state.context) as span:
             self.hooks.on_agent_start(state.context, agent)
             if agent.planning is not None:
                 self._own_plan(agent, state)
             while True:
-                step: NextStep | None = self._check_limits(state, agent)
+                step: NextStep | None = state.check_limits(agent)
                 if step is not None:
                     break
                 if agent.planning is not None and state.tool_calls >= agent.planning.max_tool_calls:
                     step = self._force_final(agent, state)
                     break
-                tools = self._tools_for(agent, state)
+                tools = state.tools_for(agent)
                 if state.withheld:
                     tools = [t for t in tools if t["function"]["name"] not in state.withheld]
                     state.withheld = set()
@@ -258,17 +197,6 @@ class Runner:
                 state.spans.agent_failed(span, step.outcome.error)
             return step
 
-    def _check_limits(self, state: _RunState, agent: Agent | None = None) -> NextStepStop | None:
-        if state.turns >= self._turn_limit(agent):
-            return NextStepStop(RunError("max_turns", f"stopped after {state.turns} model calls"))
-        if self.deadline_seconds is not None:
-            elapsed = time.monotonic() - state.started
-            if elapsed >= self.deadline_seconds:
-                return NextStepStop(
-                    RunError("deadline", f"{elapsed:.1f}s elapsed, deadline {self.deadline_seconds}s")
-                )
-        return None
-
     # ---- model calls ---------------------------------------------------------------------------------------
 
     def _reply_format(self, agent: Agent, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -279,28 +207,26 @@ class Runner:
             return None
         return RESPONSE_FORMAT
 
-    def _reask_for_handoff(self, agent: Agent, said: NextStepFinalOutput, state: _RunState) -> NextStep:
+    def _reask_for_handoff(self, agent: Agent, said: NextStepFinalOutput, state: RunState) -> NextStep:
         """The model said it would transfer the customer but called no tool (a false promise): ask once more
         with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
         event = RunEvent("transfer_promised", agent.key, detail=said.output.text[:200])
-        if self._check_limits(state) is not None:
-            self._emit(state, agent, dataclasses.replace(event, data={"result": "stayed: no turn left"}))
+        if state.check_limits() is not None:
+            state.emit(agent, dataclasses.replace(event, data={"result": "stayed: no turn left"}))
             return said
         if agent.tool_protocol == "text":
             return said  # the re-ask needs a forced native tool call
         transfer_names = self._transfer_names(agent)
-        handoff_tools = [s for s in self._tools_for(agent, state) if s["function"]["name"] in transfer_names]
+        handoff_tools = [s for s in state.tools_for(agent) if s["function"]["name"] in transfer_names]
         try:
             response = self._call_model(agent, handoff_tools, state, tool_choice="required")
         except ModelError as exc:
-            self._emit(state, agent, dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
+            state.emit(agent, dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
             return said
         if not any(c.name in transfer_names for c in response.tool_calls):
-            self._emit(
-                state, agent, dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"})
-            )
+            state.emit(agent, dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"}))
             return said
-        self._emit(state, agent, dataclasses.replace(event, data={"result": "handoff on re-ask"}))
+        state.emit(agent, dataclasses.replace(event, data={"result": "handoff on re-ask"}))
         step = self._process_response(agent, response, state)
         escalated = isinstance(step, NextStepStop) and not isinstance(step.outcome, RunError)
         return step if isinstance(step, NextStepHandoff) or escalated else said
@@ -321,7 +247,7 @@ class Runner:
         self,
         agent: Agent,
         tools: list[dict[str, Any]],
-        state: _RunState,
+        state: RunState,
         *,
         tool_choice: str | None = None,
     ) -> ModelResponse:
@@ -354,8 +280,7 @@ class Runner:
                     )
             except ModelError as exc:
                 state.spans.llm_failed(span, exc)
-                self._emit(
-                    state,
+                state.emit(
                     agent,
                     RunEvent(
                         "llm_call",
@@ -375,8 +300,7 @@ class Runner:
             state.usage.add(call_usage)
             state.context.usage.add(call_usage)
             state.spans.llm_response(span, response, call_usage)
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "llm_call",
@@ -394,19 +318,16 @@ class Runner:
 
     # ---- one response -> next step -------------------------------------------------------------------------
 
-    def _process_response(self, agent: Agent, response: ModelResponse, state: _RunState) -> NextStep:
+    def _process_response(self, agent: Agent, response: ModelResponse, state: RunState) -> NextStep:
         said = (response.content or "").strip()
         if response.tool_calls and said and agent.tool_protocol == "native":
             # Text written next to native calls is the model's reasoning for them: visible, never sent.
-            self._thought(agent, said, state, streamed=False)
+            state.thought(agent, said, streamed=False)
         if not response.tool_calls:
-            offered = [t.name for t in self._agent_tools(agent, state)] + [
-                h.tool_name for h in agent.handoffs
-            ]
+            offered = [t.name for t in state.agent_tools(agent)] + [h.tool_name for h in agent.handoffs]
             recovered = recover_text_tool_calls(response.content, offered)
             if recovered:
-                self._emit(
-                    state,
+                state.emit(
                     agent,
                     RunEvent(
                         "tool_call_recovered",
@@ -427,8 +348,8 @@ class Runner:
                 # A planning agent acts and answers only through tools. Plain text is most often a small model
                 # answering from nothing ("I can't assist with that"): remind it once, then accept the text.
                 state.planning_reasked = True
-                self._emit(
-                    state, agent, RunEvent("protocol_error", agent.key, detail="answered without a tool call")
+                state.emit(
+                    agent, RunEvent("protocol_error", agent.key, detail="answered without a tool call")
                 )
                 state.items.append({"role": "assistant", "content": text})
                 state.items.append({"role": "user", "content": planning.TOOL_REMINDER})
@@ -451,7 +372,7 @@ class Runner:
         )
         accepted: tuple[ToolCall, Agent, str] | None = None
         for call in response.tool_calls:
-            arguments, parse_error = _parse_arguments(call.arguments)
+            arguments, parse_error = parse_arguments(call.arguments)
 
             key = (call.name, call.arguments if parse_error else json.dumps(arguments, sort_keys=True))
             count = state.call_counts.get(key, 0) + 1
@@ -459,15 +380,13 @@ class Runner:
             if count >= self.loop_limit:
                 if agent.planning is not None and key in state.answered_calls:
                     # It has the result and keeps asking for it: one last call may only write the answer.
-                    self._emit(
-                        state, agent, RunEvent("tool_refused", agent.key, name=call.name, detail="loop")
-                    )
-                    self._add_tool_result(state, call, "Not run again: you already have this result.", agent)
+                    state.emit(agent, RunEvent("tool_refused", agent.key, name=call.name, detail="loop"))
+                    state.add_tool_result(call, "Not run again: you already have this result.", agent)
                     return self._force_final(agent, state, why=f"{call.name} requested {count} times")
                 detail = f"{call.name} requested {count} times with the same arguments"
                 return NextStepStop(RunError("loop_detected", detail))
 
-            tool = self._tool(agent, call.name, state)
+            tool = state.tool(agent, call.name)
             if tool is not None and key in state.answered_calls:
                 self._repeat(agent, call, state)
                 if agent.planning is not None and call.name not in planning.PLANNING_TOOL_NAMES:
@@ -495,7 +414,7 @@ class Runner:
                 if accepted is None:
                     target = state.agents[handoff.target_key]
                     accepted = (call, target, reason)
-                    self._add_tool_result(state, call, f"transferred to {target.key}", agent)
+                    state.add_tool_result(call, f"transferred to {target.key}", agent)
                 else:
                     self._ignore_handoff(agent, handoff, call, accepted[1], reason, state)
                 continue
@@ -508,12 +427,11 @@ class Runner:
             return NextStepHandoff(target)
         return NextStepRunAgain()
 
-    def _structured_reply(self, agent: Agent, text: str, state: _RunState) -> NextStep:
+    def _structured_reply(self, agent: Agent, text: str, state: RunState) -> NextStep:
         """The reply's `response` for the customer and its `reasoning` for the debug log; a reply in no readable
         shape ends the run (people take over) rather than sending raw JSON to a customer."""
         parsed = parse_reply(text)
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "structured_reply",
@@ -535,7 +453,7 @@ class Runner:
         call: ToolCall,
         arguments: dict[str, Any],
         parse_error: str | None,
-        state: _RunState,
+        state: RunState,
         *,
         confirmed: bool = False,
     ) -> Outcome | None:
@@ -549,7 +467,7 @@ class Runner:
                 arguments = self._with_artifacts(arguments, state)
             if tool.name != planning.PLAN_TOOL:
                 state.tool_calls += 1
-            error = parse_error or _validation_error(tool.parameters, arguments)
+            error = parse_error or validation_error(tool.parameters, arguments)
             if error is not None:
                 state.since_progress += 1
                 content = (
@@ -589,15 +507,14 @@ class Runner:
                 state.since_progress = (
                     0 if created or plan.done_count > done_before else state.since_progress + 1
                 )
-                self._emit(
-                    state,
+                state.emit(
                     agent,
                     RunEvent("plan", agent.key, name=call.name, data={"plan": plan.as_record()}),
                 )
             else:
                 state.since_progress += 1
             if tool.name == planning.THINK_TOOL:
-                self._thought(agent, str(arguments.get("thought", "")), state, streamed=False)
+                state.thought(agent, str(arguments.get("thought", "")), streamed=False)
             content = self._compress(agent, tool, call, returned.content, state)
             if (
                 agent.planning is not None
@@ -605,7 +522,7 @@ class Runner:
                 and tool.name not in planning.PLANNING_TOOL_NAMES
             ):
                 content = f"{content}\n\n{planning.UPDATE_REMINDER}"
-            self._add_tool_result(state, call, content, agent)
+            state.add_tool_result(call, content, agent)
             data: dict[str, Any] = {"call_id": call.id, "arguments": arguments, "result": content}
             if confirmed:
                 data["confirmed"] = True
@@ -613,13 +530,13 @@ class Runner:
                 data["outcome"] = returned.outcome.kind
                 state.spans.tool_outcome(span, returned.outcome.kind)
             state.spans.tool_result(span, content)
-            self._emit(state, agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
+            state.emit(agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
             self.hooks.on_tool_end(state.context, agent, call, content)
             return returned.outcome
 
     # ---- confirmations, plans, artifacts, thoughts ---------------------------------------------------------
 
-    def _repeat(self, agent: Agent, call: ToolCall, state: _RunState) -> None:
+    def _repeat(self, agent: Agent, call: ToolCall, state: RunState) -> None:
         """The model asked again for a call that already succeeded this run (small models do this instead of
         reading the result: "call A forever"). Nothing is sent again; the model is pointed at the result it has,
         and the next call is made without that tool, so it moves on instead of asking a third time."""
@@ -628,8 +545,8 @@ class Runner:
             f"You already called {call.name} with these arguments; its result is above. Do not call it again: "
             f"use that result and {nxt}."
         )
-        self._emit(state, agent, RunEvent("tool_refused", agent.key, name=call.name, detail="repeated call"))
-        self._add_tool_result(state, call, content, agent)
+        state.emit(agent, RunEvent("tool_refused", agent.key, name=call.name, detail="repeated call"))
+        state.add_tool_result(call, content, agent)
         state.withheld.add(call.name)
 
     def _hold(
@@ -639,7 +556,7 @@ class Runner:
         call: ToolCall,
         arguments: dict[str, Any],
         span: Span,
-        state: _RunState,
+        state: RunState,
     ) -> Outcome:
         """A call that changes something waits for the customer: the run ends with the confirmation question
         (a fixed text, so it costs no credit) and the host keeps the call exactly as asked."""
@@ -651,13 +568,10 @@ class Runner:
         if not question:
             shown = ", ".join(f"{k}: {v}" for k, v in arguments.items())
             question = f"Please confirm: {tool.name} ({shown}). Reply yes to go ahead or no to cancel."
-        self._add_tool_result(
-            state, call, "Waiting for the customer's confirmation; nothing was done yet.", agent
-        )
+        state.add_tool_result(call, "Waiting for the customer's confirmation; nothing was done yet.", agent)
         state.spans.tool_outcome(span, "confirmation")
         pending = PendingCall(tool=tool.name, arguments=arguments, question=question, agent_key=agent.key)
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "confirmation",
@@ -669,14 +583,14 @@ class Runner:
         )
         return Reply(question, billable=False, confirmation=pending)
 
-    def _settle_answered(self, agent: Agent, state: _RunState) -> None:
+    def _settle_answered(self, agent: Agent, state: RunState) -> None:
         """The customer answered a held call: run it exactly as it was asked (confirmed), or tell the model it
         was not done; either way before the first model call, so the model continues from the result."""
         answered = state.context.answered
         if answered is None:
             return
         state.context.answered = None
-        owner = agent if self._tool(agent, answered.tool, state) is not None else None
+        owner = agent if state.tool(agent, answered.tool) is not None else None
         if owner is None:
             owner = next((a for a in state.agents.values() if a.tool(answered.tool) is not None), None)
         raw = json.dumps(answered.arguments, ensure_ascii=False)
@@ -693,10 +607,9 @@ class Runner:
                     ],
                 }
             )
-        tool = self._tool(owner, answered.tool, state) if owner is not None else None
+        tool = state.tool(owner, answered.tool) if owner is not None else None
         status = "confirmed" if answered.confirmed and tool is not None else "not run"
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "confirmation",
@@ -718,9 +631,9 @@ class Runner:
         note = answered.note or "The customer did not confirm; nothing was done."
         if answered.confirmed:
             note = "The customer confirmed, but the tool is no longer available; nothing was done."
-        self._add_tool_result(state, call, note, agent)
+        state.add_tool_result(call, note, agent)
 
-    def _own_plan(self, agent: Agent, state: _RunState) -> None:
+    def _own_plan(self, agent: Agent, state: RunState) -> None:
         """The plan a planning agent works on: the conversation's open plan if it is this agent's, else a new
         one (a finished plan is history, not a task)."""
         plan = state.context.plan
@@ -731,7 +644,7 @@ class Runner:
             plan.status = "active"
             plan.waiting_for = ""
 
-    def _close_plan(self, agent: Agent, outcome: Outcome, state: _RunState) -> None:
+    def _close_plan(self, agent: Agent, outcome: Outcome, state: RunState) -> None:
         """The plan's state when the run ends: waiting for the customer, done, or abandoned."""
         plan = state.context.plan
         if plan is None or not plan.steps:
@@ -750,19 +663,18 @@ class Runner:
             plan.status = "done"
         plan.tool_calls += state.tool_calls
         # Always recorded: the debug log shows the plan as the run left it.
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent("plan", agent.key, detail="end of run", data={"plan": plan.as_record()}),
         )
 
-    def _force_final(self, agent: Agent, state: _RunState, *, why: str = "") -> NextStep:
+    def _force_final(self, agent: Agent, state: RunState, *, why: str = "") -> NextStep:
         """The tool budget is spent (or the agent loops on a result it has): one last call that may only write
         the final answer; none ends the run as `tool_budget` (or `loop_detected`)."""
         assert agent.planning is not None
         spent = why or f"{state.tool_calls} tool calls used, the limit is {agent.planning.max_tool_calls}"
         error: ErrorKind = "loop_detected" if why else "tool_budget"
-        limited = self._check_limits(state, agent)
+        limited = state.check_limits(agent)
         if limited is not None:
             return limited
         # No tools at all on this call: small models answer from a result they have only when no tool is
@@ -773,10 +685,10 @@ class Runner:
         except ModelError as exc:
             return NextStepStop(RunError(error, f"{spent}; the final call failed: {exc.kind}"))
         said = planning.plain_answer(response.content or "")
-        offered = [planning.ANSWER_TOOL, *(t.name for t in self._agent_tools(agent, state))]
+        offered = [planning.ANSWER_TOOL, *(t.name for t in state.agent_tools(agent))]
         for call in recover_text_tool_calls(said, offered):
             # A call written as text although none was offered: only a final answer's text is usable.
-            arguments, _ = _parse_arguments(call.arguments)
+            arguments, _ = parse_arguments(call.arguments)
             answer = arguments.get("answer") if call.name == planning.ANSWER_TOOL else None
             said = answer.strip() if isinstance(answer, str) else ""
             break
@@ -786,7 +698,7 @@ class Runner:
             return NextStepFinalOutput(Reply(said))
         return NextStepStop(RunError(error, spent))
 
-    def _compress(self, agent: Agent, tool: Tool, call: ToolCall, content: str, state: _RunState) -> str:
+    def _compress(self, agent: Agent, tool: Tool, call: ToolCall, content: str, state: RunState) -> str:
         """A long output becomes an artifact of the run; the context gets a reference and its beginning."""
         threshold = self.artifact_threshold
         if threshold is None or len(content) <= threshold or tool.name in planning.PLANNING_TOOL_NAMES:
@@ -795,8 +707,7 @@ class Runner:
         ref = f"A{len(artifacts) + 1}"
         artifacts.append(Artifact(ref=ref, tool=tool.name, content=content))
         state.tool_specs.clear()  # search_artifact is offered from now on
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "artifact",
@@ -811,21 +722,13 @@ class Runner:
             f'for to read the part you need, or pass "{ref}" as an argument to give a tool the full text.'
         )
 
-    def _with_artifacts(self, arguments: dict[str, Any], state: _RunState) -> dict[str, Any]:
+    def _with_artifacts(self, arguments: dict[str, Any], state: RunState) -> dict[str, Any]:
         """Arguments naming an artifact (`A1` or `artifact:A1`) receive its full text."""
         if not state.context.artifacts:
             return arguments
         texts = {a.ref: a.content for a in state.context.artifacts}
         texts.update({f"artifact:{a.ref}": a.content for a in state.context.artifacts})
         return {k: texts.get(v, v) if isinstance(v, str) else v for k, v in arguments.items()}
-
-    def _thought(self, agent: Agent, text: str, state: _RunState, *, streamed: bool) -> None:
-        """Record one thought; `streamed`: its pieces already went to `on_thought` as they were written."""
-        if not text:
-            return
-        if not streamed:
-            self.hooks.on_thought(state.context, agent, text)
-        self._emit(state, agent, RunEvent("thought", agent.key, data={"text": text[:4000]}))
 
     def _text_turn(
         self,
@@ -834,7 +737,7 @@ class Runner:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],
         settings: ModelSettings,
-        state: _RunState,
+        state: RunState,
     ) -> ModelResponse:
         """One model call in the text tool protocol: thoughts stream live, actions are parsed from the text
         (validated later like native calls), and output that breaks the protocol is re-asked once."""
@@ -853,7 +756,7 @@ class Runner:
             on_thought=on_thought,
         )
         if turn.error:
-            self._emit(state, agent, RunEvent("protocol_error", agent.key, detail=turn.error[:500]))
+            state.emit(agent, RunEvent("protocol_error", agent.key, detail=turn.error[:500]))
             first = response.usage
             retry = [
                 *messages,
@@ -870,15 +773,14 @@ class Runner:
             )
             response.usage.add(first)
             if turn.error:
-                self._emit(
-                    state,
+                state.emit(
                     agent,
                     RunEvent("protocol_error", agent.key, detail=f"after re-ask: {turn.error[:500]}"),
                 )
                 raise ModelError(
                     "bad_response", f"the output broke the text tool protocol twice: {turn.error}"
                 )
-        self._thought(agent, turn.thought.strip(), state, streamed=True)
+        state.thought(agent, turn.thought.strip(), streamed=True)
         state.text_raw = turn.raw
         return response
 
@@ -887,15 +789,14 @@ class Runner:
         agent: Agent,
         call: ToolCall,
         span: Span,
-        state: _RunState,
+        state: RunState,
         content: str,
         error_type: str,
         detail: str,
     ) -> None:
-        self._add_tool_result(state, call, content, agent)
+        state.add_tool_result(call, content, agent)
         state.spans.tool_failed(span, error_type, detail, content)
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "tool_error",
@@ -907,7 +808,7 @@ class Runner:
         )
         self.hooks.on_tool_end(state.context, agent, call, content)
 
-    def _refuse(self, agent: Agent, call: ToolCall, handoff: Handoff | None, state: _RunState) -> None:
+    def _refuse(self, agent: Agent, call: ToolCall, handoff: Handoff | None, state: RunState) -> None:
         """A call outside the agent's allowlist: answer it with a refusal and run nothing."""
         allowed = ", ".join(spec["function"]["name"] for spec in state.tool_specs[agent.key]) or "none"
         content = f"refused: unknown tool {call.name!r}. Tools you can call: {allowed}."
@@ -916,31 +817,28 @@ class Runner:
             detail = "target is not in the team" if handoff is not None else "not in the handoff allowlist"
             with state.spans.handoff(agent.key, target, call, "refused") as span:
                 state.spans.refused(span)
-            self._emit(
-                state,
+            state.emit(
                 agent,
                 RunEvent("handoff_refused", agent.key, name=call.name, detail=detail, data={"to": target}),
             )
         else:
             with state.spans.tool(call) as span:
                 state.spans.refused(span)
-            self._emit(
-                state,
+            state.emit(
                 agent,
                 RunEvent("tool_refused", agent.key, name=call.name, detail="not in the tool allowlist"),
             )
-        self._add_tool_result(state, call, content, agent)
+        state.add_tool_result(call, content, agent)
 
     # ---- handoffs ------------------------------------------------------------------------------------------
 
     def _accept_handoff(
-        self, agent: Agent, target: Agent, call: ToolCall, reason: str, state: _RunState
+        self, agent: Agent, target: Agent, call: ToolCall, reason: str, state: RunState
     ) -> None:
         with state.spans.handoff(agent.key, target.key, call, "accepted") as span:
             state.spans.handoff_reason(span, reason)
         state.route.append(target.key)
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "handoff",
@@ -953,66 +851,19 @@ class Runner:
         self.hooks.on_handoff(state.context, agent, target)
 
     def _ignore_handoff(
-        self, agent: Agent, handoff: Handoff, call: ToolCall, chosen: Agent, reason: str, state: _RunState
+        self, agent: Agent, handoff: Handoff, call: ToolCall, chosen: Agent, reason: str, state: RunState
     ) -> None:
         """Only the first handoff of a response is honoured (as in the OpenAI Agents SDK)."""
         with state.spans.handoff(agent.key, handoff.target_key, call, "ignored"):
             pass
-        self._emit(
-            state,
+        state.emit(
             agent,
             RunEvent(
                 "handoff_ignored", agent.key, name=call.name, detail=reason, data={"to": handoff.target_key}
             ),
         )
         content = f"ignored: only the first handoff in a response is honoured; transferring to {chosen.key}."
-        self._add_tool_result(state, call, content, agent)
-
-    # ---- helpers -------------------------------------------------------------------------------------------
-
-    def _agent_tools(self, agent: Agent, state: _RunState) -> list[Tool]:
-        """The agent's own tools, then what the run adds: the planning tools for a planning agent, and the
-        artifact search once the run stored a long output."""
-        artifacts = bool(state.context.artifacts)
-        if agent.planning is not None:
-            return [*agent.tools, *planning.planning_tools(with_artifacts=artifacts)]
-        if artifacts:
-            search = planning.planning_tools(with_artifacts=True)[-1]
-            return [*agent.tools, search]
-        return agent.tools
-
-    def _tool(self, agent: Agent, name: str, state: _RunState) -> Tool | None:
-        return next((t for t in self._agent_tools(agent, state) if t.name == name), None)
-
-    def _turn_limit(self, agent: Agent | None) -> int:
-        """Model calls per run: a planning agent needs one per tool call and one per plan update."""
-        if agent is not None and agent.planning is not None:
-            return max(self.max_turns, 2 * agent.planning.max_tool_calls + 2)
-        return self.max_turns
-
-    def _tools_for(self, agent: Agent, state: _RunState) -> list[dict[str, Any]]:
-        """The agent's allowlist as Chat Completions tool definitions: its tools, then one per handoff."""
-        specs = state.tool_specs.get(agent.key)
-        if specs is None:
-            specs = [
-                _function_spec(t.name, t.description, _compiled(_schema_key(t.parameters))[0])
-                for t in self._agent_tools(agent, state)
-            ]
-            specs += [_function_spec(h.tool_name, h.description, _HANDOFF_PARAMETERS) for h in agent.handoffs]
-            state.tool_specs[agent.key] = specs
-        return specs
-
-    def _emit(self, state: _RunState, agent: Agent, event: RunEvent) -> None:
-        state.events.append(event)
-        self.hooks.on_event(state.context, agent, event)
-
-    def _add_tool_result(
-        self, state: _RunState, call: ToolCall, content: str, agent: Agent | None = None
-    ) -> None:
-        if agent is not None and agent.tool_protocol == "text":
-            state.items.append(text_protocol.observation_item(call, content))
-        else:
-            state.items.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        state.add_tool_result(call, content, agent)
 
 
 # ---- false transfer promises ----
@@ -1023,62 +874,3 @@ _PROMISE_EN = re.compile(
     re.IGNORECASE,
 )
 _PROMISE_ZH = re.compile(r"(为您|帮您|给您|帮你|为你|我来|我将|马上)[^。！？\n]{0,8}?(转接|转给|转到|转交)")
-
-
-# ---- arguments and schemas ---------------------------------------------------------------------------------
-
-
-def _parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Parse the model's argument text; return ({}, why) when it is not a JSON object."""
-    if not raw.strip():
-        return {}, None  # models commonly send "" for a tool without parameters
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return {}, f"arguments are not valid JSON ({exc})"
-    if not isinstance(value, dict):
-        return {}, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None
-
-
-def _schema_key(parameters: dict[str, Any]) -> str:
-    # Agents are rebuilt from DB rows for each run, so schemas are new dicts every time: cache by content.
-    return json.dumps(parameters, sort_keys=True)
-
-
-@functools.lru_cache(maxsize=512)
-def _compiled(key: str) -> tuple[dict[str, Any], jsonschema.protocols.Validator | None, str | None]:
-    """(schema offered to the model, validator, schema error) for one tool schema, compiled once."""
-    schema = json.loads(key)
-    # Model arguments are untrusted: an undeclared field is a hallucination, never a feature. Forbid extra
-    # fields even when the tool author forgot to, and offer the model the same strict schema we enforce.
-    if schema.get("type") == "object" and "additionalProperties" not in schema:
-        schema["additionalProperties"] = False
-    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return schema, None, f"the tool's own schema is invalid ({exc.message})"
-    return schema, validator_class(schema), None
-
-
-def _validation_error(parameters: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-    """A short explanation for the model of what is wrong with the arguments, or None when they are valid."""
-    _, validator, schema_error = _compiled(_schema_key(parameters))
-    if validator is None:
-        return schema_error
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
-        return None
-    parts = []
-    for error in errors[:3]:
-        where = ".".join(str(p) for p in error.absolute_path)
-        parts.append(f"{where}: {error.message}" if where else error.message)
-    return "; ".join(parts)
-
-
-def _function_spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    }
