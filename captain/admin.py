@@ -7,23 +7,19 @@ run uses (captain.routing.admin_graph), and "Try it in the playground" links. It
 
 Tenant scoping comes from `helpdesk.admin.AccountScopedAdminMixin` (one rule for both apps): non-superuser
 staff reach only accounts where they are admins. Assistants, scenarios and FAQ entries are written through the
-services in `captain.services` (the same calls the API makes); the forms in `captain.forms` show their errors.
+services of each domain (the same calls the API makes); the domains' admin forms show their errors.
+
+This module is the assistant's page, composed of every domain's inlines; each domain registers its own pages
+in its `admin` module, imported below because Django's admin autodiscovery imports only `captain.admin`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from django import forms
 from django.contrib import admin
-from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-# Each domain registers its own admin pages: importing their modules here is what Django's admin autodiscovery
-# (which imports `captain.admin`) needs to find them.
-from captain.actions import admin as actions_admin  # noqa: F401
+from captain.actions import admin as actions_admin
 from captain.actions.admin import ShortcutInline
 from captain.actions.models import Shortcut
 from captain.actions.services.shortcuts import (
@@ -38,7 +34,8 @@ from captain.admin_support import (
     field_values,
     playground_url,
 )
-from captain.answering import admin as answering_admin  # noqa: F401
+from captain.answering import admin as answering_admin
+from captain.assistants import admin as assistants_admin
 from captain.assistants.admin import SCENARIO_WRITABLE, ScenarioInline, scenario_team_save
 from captain.assistants.forms import (
     AssistantAdminForm,
@@ -55,6 +52,8 @@ from captain.assistants.services.scenarios import (
     scenario_delete,
     scenario_update,
 )
+from captain.copilot import admin as copilot_admin
+from captain.knowledge import admin as knowledge_admin
 from captain.knowledge.admin import FaqEntryInline
 from captain.knowledge.models import FaqEntry, KnowledgeDocument
 from captain.knowledge.services.faq import (
@@ -63,8 +62,10 @@ from captain.knowledge.services.faq import (
     faq_entry_delete,
     faq_entry_update,
 )
-from captain.models import CopilotRun, MemoryVariable
-from captain.routing import admin as routing_admin  # noqa: F401
+from captain.memory import admin as memory_admin
+from captain.memory.admin import MemoryVariableInline
+from captain.memory.models import MemoryVariable
+from captain.routing import admin as routing_admin
 from captain.routing.admin import (
     DraftedExampleInline,
     RoutingConfigInline,
@@ -77,47 +78,19 @@ from captain.routing.models import RoutingConfig, RoutingEdge, RoutingExample, R
 from captain.routing.services.example_drafts import (
     routing_example_edit,
 )
-from captain.services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
 from helpdesk.admin import (
     AccountScopedAdminMixin,
-    AccountScopedInlineMixin,
 )
 
-
-class MemoryVariableAdminForm(forms.ModelForm):
-    """The API's checks (captain.services.memory_variables): a choice variable needs its choices, a default of
-    the variable's kind, a lowercase name."""
-
-    class Meta:
-        model = MemoryVariable
-        fields = ["assistant", *MEMORY_VARIABLE_FIELDS]
-
-    def clean(self) -> dict[str, Any]:
-        super().clean()
-        cleaned = self.cleaned_data
-        if self.errors:
-            return cleaned
-        candidate = MemoryVariable(**{name: cleaned.get(name) for name in MEMORY_VARIABLE_FIELDS})
-        candidate.choices = candidate.choices or []
-        try:
-            memory_variable_clean(candidate)
-        except ValidationError as exc:
-            for field, errors in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, errors)
-            return cleaned
-        cleaned.update(
-            {name: getattr(candidate, name) for name in ("name", "description", "choices", "default")}
-        )
-        return cleaned
-
-
-class MemoryVariableInline(AccountScopedInlineMixin, admin.StackedInline):
-    model = MemoryVariable
-    form = MemoryVariableAdminForm
-    extra = 0
-    classes = ["collapse"]
-    fields = list(MEMORY_VARIABLE_FIELDS)
-
+DOMAIN_ADMINS = (
+    actions_admin,
+    answering_admin,
+    assistants_admin,
+    copilot_admin,
+    knowledge_admin,
+    memory_admin,
+    routing_admin,
+)
 
 # The assistant's settings, grouped so the page opens short: only the identity and rules are unfolded.
 ASSISTANT_FIELDSETS: list[tuple[str | None, list[str], bool]] = [
@@ -290,46 +263,3 @@ def _team_links(obj: Assistant) -> str:
             ),
         ),
     )
-
-
-@admin.register(CopilotRun)
-class CopilotRunAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """What the copilot drafted, summarised or rephrased for you, and what it cost (read only: runs write them).
-    An account's administrator sees only the runs they asked for themselves: a run belongs to its asker
-    (captain.selectors.copilot_run_list), so another member's is "does not exist", as on the dashboard."""
-
-    read_only = True
-    list_display = ["id", "kind", "status", "conversation", "user", "created_at"]
-    list_filter = ["kind", "status"]
-    list_select_related = ["conversation", "user"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[CopilotRun]:
-        queryset = super().get_queryset(request)
-        # Superusers run the server and see every row of every model; everyone else, their own runs.
-        return queryset if request.user.is_superuser else queryset.filter(user_id=request.user.pk)
-
-    def get_readonly_fields(self, request: HttpRequest, obj: CopilotRun | None = None) -> list[str]:
-        return [f.name for f in CopilotRun._meta.concrete_fields]
-
-
-@admin.register(MemoryVariable)
-class MemoryVariableAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
-    """What each assistant remembers about customers and conversations; also editable on the assistant's page."""
-
-    form = MemoryVariableAdminForm
-    list_display = [
-        "name",
-        "assistant",
-        "kind",
-        "scope",
-        "writable_by_ai",
-        "writable_by_agents",
-        "writable_by_api",
-    ]
-    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter), "kind", "scope"]
-    list_select_related = ["assistant"]
-    search_fields = ["name", "description"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: MemoryVariable | None = None) -> list[str]:
-        # Its stored values belong to the assistant's account: a variable stays with its assistant.
-        return ["assistant"] if obj is not None and obj.pk else []

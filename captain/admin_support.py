@@ -31,7 +31,7 @@ def adopt_created(form_instance: Model, created: Model) -> None:
 
 def playground_url(assistant: Assistant, start_key: str = "") -> str:
     """The dashboard playground with this assistant (and the node to start at) chosen; see
-    captain/views/playground.py for its `assistant` and `start` parameters."""
+    captain/playground/views/playground.py for its `assistant` and `start` parameters."""
     try:
         base = reverse("captain-dashboard:playground", args=[assistant.account_id])
     except NoReverseMatch:  # captain installed without its dashboard pages

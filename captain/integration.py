@@ -86,15 +86,15 @@ class CaptainResponder:
     def memory_panel(self, *, conversation: Conversation) -> dict[str, object] | None:
         """The conversation page's memory panel: where to post, and the assistant's memory variables with the
         values this conversation sees. None when no assistant answers the inbox or it declares no memory."""
-        from captain.views.memory import memory_panel_context
+        from captain.memory.views.memory import memory_panel_context
 
         return memory_panel_context(conversation=conversation)
 
     def copilot_panel(self, *, conversation: Conversation, membership: object) -> dict[str, object] | None:
-        """The copilot under the reply box (captain.services.copilot): the partial and where it posts. None when
+        """The copilot under the reply box (captain.copilot.services.copilot): the partial and where it posts. None when
         no assistant answers the inbox (there is no model or knowledge to help with). Any member may use it."""
         from captain.answering.services.runs import assistant_for_inbox
-        from captain.services.copilot import copilot_credits
+        from captain.copilot.services.copilot import copilot_credits
 
         if assistant_for_inbox(conversation.inbox_id) is None:
             return None
@@ -120,8 +120,8 @@ class CaptainResponder:
 
     def judge_quiet_conversation(self, *, conversation_id: int, quiet_since: datetime) -> bool:
         """helpdesk's auto-resolve sweep: queue the model's judgement of a conversation the AI is handling that
-        has been quiet since `quiet_since` (captain.services.auto_resolve). False when it could not be queued."""
-        from captain.services.auto_resolve import judgement_enqueue
+        has been quiet since `quiet_since` (captain.auto_resolve.services.auto_resolve). False when it could not be queued."""
+        from captain.auto_resolve.services.auto_resolve import judgement_enqueue
 
         return judgement_enqueue(conversation_id=conversation_id, quiet_since=quiet_since)
 

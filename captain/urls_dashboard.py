@@ -5,9 +5,11 @@ from django.urls import path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.answering.views import debug_log, live, usage
+from captain.copilot.views import copilot
 from captain.knowledge.views import faq_review, knowledge
+from captain.memory.views import memory
+from captain.playground.views import playground
 from captain.routing.views import routing_corrections
-from captain.views import copilot, memory, playground
 
 app_name = "captain-dashboard"
 

@@ -269,7 +269,7 @@ SPECTACULAR_SETTINGS = {
         "RoutingExampleStatusEnum": "captain.routing.models.RoutingExample.Status",
         # Likewise `kind`: custom attribute definitions and memory variables.
         "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",
-        "MemoryVariableKindEnum": "captain.models.MemoryVariable.Kind",
+        "MemoryVariableKindEnum": "captain.memory.models.MemoryVariable.Kind",
     },
     # `<id:...>` in a path (helpdesk.ids): a 64-bit positive integer, as `<int:...>` was typed before.
     "PATH_CONVERTER_OVERRIDES": {

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from captain.models import MEMORY_NAME_RE
+from captain.memory.models import MEMORY_NAME_RE
 
 LANGS = ("en", "zh")
 KINDS = ("text", "number", "boolean", "choice")

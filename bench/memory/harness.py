@@ -75,7 +75,7 @@ def bench_account() -> int:
 def _assistant(conversation: Conversation, mode: str, account_id: int) -> tuple[int, int]:
     """An API inbox and its assistant for one conversation in one mode; returns (inbox id, assistant id)."""
     from captain.assistants.models import Assistant, AssistantInbox, KnowledgeMode
-    from captain.models import MemoryVariable
+    from captain.memory.models import MemoryVariable
     from helpdesk.models import Inbox
 
     inbox = Inbox.objects.create(
@@ -134,7 +134,7 @@ def well_formed_marker(trace_id: str) -> bool | None:
 def play(conversation: Conversation, *, mode: str, account_id: int, serial: int) -> Played:
     """The customer's turns one after the other, each through ingest and answered before the next arrives."""
     from captain.answering.models import Run
-    from captain.services.memory import memory_state
+    from captain.memory.services.memory import memory_state
     from helpdesk.channels.base import InboundContact, InboundMessage
     from helpdesk.models import Conversation as HelpdeskConversation
     from helpdesk.models import Inbox, Message

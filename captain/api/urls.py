@@ -5,9 +5,9 @@ from django.urls import path
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.actions.api import custom_tools, shortcuts
 from captain.answering.api import credits, runs
-from captain.api import memory
 from captain.assistants.api import assistants, model_endpoints, scenarios
 from captain.knowledge.api import faq, knowledge
+from captain.memory.api import memory
 from captain.routing.api import reroute, routing, routing_examples
 
 app_name = "captain-api"

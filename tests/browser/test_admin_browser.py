@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from captain.knowledge.models import FaqEntry
-from captain.models import MemoryVariable
+from captain.memory.models import MemoryVariable
 from captain.routing.services.routing import GraphSpec, routing_replace
 from helpdesk.models import Membership, Team
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory

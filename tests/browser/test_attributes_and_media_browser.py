@@ -11,8 +11,8 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from playwright.sync_api import expect
 
-from captain.models import MemoryValue, MemoryVariable
-from captain.services.memory import memory_write
+from captain.memory.models import MemoryValue, MemoryVariable
+from captain.memory.services.memory import memory_write
 from helpdesk.models import Attachment, CustomAttributeDefinition, Membership
 from tests.factories import (
     AssistantInboxFactory,

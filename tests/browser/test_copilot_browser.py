@@ -18,9 +18,9 @@ import pytest
 from playwright.sync_api import expect
 
 from captain.answering.models import CreditLedgerEntry
+from captain.copilot.models import CopilotRun
+from captain.copilot.tasks import copilot_generate
 from captain.knowledge.services.knowledge_search import knowledge_cache_clear
-from captain.models import CopilotRun
-from captain.tasks import copilot_generate
 from helpdesk.models import Membership, Message
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import (

@@ -16,8 +16,8 @@ from playwright.sync_api import expect
 
 from captain.answering.models import CreditLedgerEntry, ReplyJob, Run
 from captain.answering.services.runs import run_for_message
-from captain.models import PlaygroundRun
-from captain.tasks import playground_turn
+from captain.playground.models import PlaygroundRun
+from captain.playground.tasks import playground_turn
 from helpdesk.models import Conversation, Membership, Message
 from helpdesk.tasks import message_deliver
 from tests.factories import (

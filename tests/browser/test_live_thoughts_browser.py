@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import expect
 
 from captain.assistants.models import ScenarioMode
-from captain.models import PlaygroundRun
-from captain.tasks import playground_turn
+from captain.playground.models import PlaygroundRun
+from captain.playground.tasks import playground_turn
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory, ScenarioFactory, UserFactory
 from tests.support import fake_llm_server as fake

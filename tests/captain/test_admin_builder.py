@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from captain.assistants.models import Scenario
-from captain.models import CopilotRun
+from captain.copilot.models import CopilotRun
 from captain.routing.admin_graph import routing_picture
 from captain.routing.models import RoutingConfig, RoutingEdge, RoutingNode, RoutingRule
 from captain.routing.services.routing import routing_graph, star_graph

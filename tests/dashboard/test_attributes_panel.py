@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import MemoryValue, MemoryVariable
-from captain.services.memory import memory_write
+from captain.memory.models import MemoryValue, MemoryVariable
+from captain.memory.services.memory import memory_write
 from helpdesk.models import Contact, Conversation
 from helpdesk.services.attributes import attribute_definition_create, custom_attributes_update
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory

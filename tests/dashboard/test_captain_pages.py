@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
-from captain.models import PlaygroundRun
+from captain.playground.models import PlaygroundRun
 from helpdesk.models import Conversation, Label, Message
 from tests.factories import (
     AssistantInboxFactory,
@@ -149,7 +149,7 @@ def playground_url(team) -> str:
 @pytest.fixture
 def play(admin_client, team, django_capture_on_commit_callbacks):
     """Send a playground message, run the task it enqueued as the worker would, and return the page after."""
-    from captain.services.playground import playground_turn_run
+    from captain.playground.services.playground import playground_turn_run
 
     def send(data: dict) -> str:
         with django_capture_on_commit_callbacks() as callbacks:

@@ -7,7 +7,7 @@ import pytest
 
 from captain.actions.models import Shortcut
 from captain.actions.services.shortcuts import shortcut_create
-from captain.models import PlaygroundRun
+from captain.playground.models import PlaygroundRun
 from tests.factories import AssistantFactory, UserFactory
 from tests.helpdesk.test_admin import admin_form_data
 

@@ -89,7 +89,7 @@ def remember(ctx: RunContext, args: dict[str, Any]) -> str:
     """Store a declared memory variable for this customer or conversation; undeclared names and invalid values
     are refused with a message the model can act on, and nothing is stored."""
     from captain.assistants.models import Assistant
-    from captain.services.memory import MemoryWriteRefused, memory_write
+    from captain.memory.services.memory import MemoryWriteRefused, memory_write
 
     assistant = Assistant.objects.filter(pk=ctx.extra["assistant_id"], account_id=ctx.account_id).first()
     conversation = None if is_dry_run(ctx) else _conversation(ctx)

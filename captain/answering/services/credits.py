@@ -15,7 +15,7 @@ from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditRes
 from captain.answering.services.jobs import jobs_pending_ids_query
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
-from captain.models import CopilotRun
+from captain.copilot.models import CopilotRun
 from helpdesk.models import Message
 
 
@@ -115,7 +115,7 @@ def credit_refund(*, message: Message) -> bool:
     return True
 
 
-# ---- copilot work (captain.services.copilot) ------------------------------------------------------------------
+# ---- copilot work (captain.copilot.services.copilot) ------------------------------------------------------------------
 
 
 def credit_copilot_affordable(*, account_id: int, amount: int) -> bool:

@@ -43,12 +43,12 @@ from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
+from captain.memory.services.memory_step import StepResult, ai_writable, remember_step
 from captain.routing.services.routing import routing_decisions_record
 from captain.routing.services.routing_corrections import corrections_from_dispatch
 from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.team import TurnInput
-from captain.services.memory_step import StepResult, ai_writable, remember_step
 from helpdesk.models import Conversation, Message
 from helpdesk.services.attachments import attachments_ready
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from captain.assistants.models import Assistant
 from captain.assistants.prompts.context import MemoryLine, TurnFacts, one_line
-from captain.services.memory import memory_state
+from captain.memory.services.memory import memory_state
 from helpdesk.channels import telegram, whatsapp
 from helpdesk.models import Account, Conversation, Inbox
 

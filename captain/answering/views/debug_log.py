@@ -42,8 +42,8 @@ from captain.answering.views.trace_tree import (
     span_tree,
 )
 from captain.assistants.models import ModelEndpoint
-from captain.models import CopilotRun
-from captain.selectors import copilot_run_list
+from captain.copilot.models import CopilotRun
+from captain.copilot.selectors import copilot_run_list
 from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context
@@ -230,7 +230,7 @@ COPILOT_RUNS_SHOWN = 20
 
 @dataclass
 class CopilotLog:
-    """A copilot run an agent asked for in the conversation (captain.services.copilot), with its spans."""
+    """A copilot run an agent asked for in the conversation (captain.copilot.services.copilot), with its spans."""
 
     run: CopilotRun
     roots: list[SpanNode]

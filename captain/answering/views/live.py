@@ -23,7 +23,7 @@ from captain.answering.services.live import (
     live_channel,
     playground_scope,
 )
-from captain.models import PlaygroundRun
+from captain.playground.models import PlaygroundRun
 from helpdesk.realtime.hub import get_hub
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import dashboard_conversation

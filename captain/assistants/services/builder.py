@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from captain.actions.tools import SCENARIO_TOOL_NAMES
 from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, validate_scenario_key
 from captain.assistants.prompts import PromptTemplateError, validate_builder_text
-from captain.models import MemoryVariable
+from captain.memory.models import MemoryVariable
 
 MAX_INSTRUCTION_CHARS = 20_000
 

@@ -1,4 +1,4 @@
-// The copilot under the reply box (templates/captain/partials/copilot.html; captain/views/copilot.py).
+// The copilot under the reply box (templates/captain/partials/copilot.html; captain/copilot/views/copilot.py).
 // A button posts the request, the text streams into the reply box (or the summary box) as it is generated, and
 // when the stream ends (or cannot be opened: no live server, a proxy) the final result is read from the status
 // URL, which is the source of truth. Nothing is ever sent to the customer from here: the agent edits the text

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from captain.models import MemoryValue, MemoryVariable
-from captain.services.memory import memory_write
+from captain.memory.models import MemoryValue, MemoryVariable
+from captain.memory.services.memory import memory_write
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MembershipFactory
 

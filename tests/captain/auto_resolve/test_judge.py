@@ -14,8 +14,13 @@ from django.utils import timezone
 from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
 from captain.answering.services.locks import conversation_lock
 from captain.assistants.models import AssistantInbox
-from captain.assistants.prompts.auto_resolve import Judgement
-from captain.services.auto_resolve import SPAN_AUTO_RESOLVE, Asked, judge_quiet_conversation, judgement_apply
+from captain.auto_resolve.prompts import Judgement
+from captain.auto_resolve.services.auto_resolve import (
+    SPAN_AUTO_RESOLVE,
+    Asked,
+    judge_quiet_conversation,
+    judgement_apply,
+)
 from config import celery_app
 from helpdesk import timers
 from helpdesk.models import Conversation, Membership, Message

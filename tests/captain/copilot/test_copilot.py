@@ -12,10 +12,10 @@ import pytest
 from captain.answering.models import CreditBalance, CreditLedgerEntry, SpanRecord
 from captain.answering.services.credits import credit_balance_for, credit_copilot_debit
 from captain.answering.services.live import LiveSubscription
-from captain.models import CopilotRun
-from captain.services import copilot as copilot_service
-from captain.services.copilot import copilot_run_execute, copilot_scope
-from captain.tasks import copilot_generate
+from captain.copilot.models import CopilotRun
+from captain.copilot.services import copilot as copilot_service
+from captain.copilot.services.copilot import copilot_run_execute, copilot_scope
+from captain.copilot.tasks import copilot_generate
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
 from tests.support import fake_llm_server as fake

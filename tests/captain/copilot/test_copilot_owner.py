@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from captain.models import CopilotRun
+from captain.copilot.models import CopilotRun
 from helpdesk.models import Membership
 from tests.factories import MembershipFactory, UserFactory
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.models import CopilotRun
-from captain.tasks import copilot_generate
+from captain.copilot.models import CopilotRun
+from captain.copilot.tasks import copilot_generate
 from helpdesk.models import Message
 from tests.captain.views.test_live_sse import data_of, fetch
 from tests.factories import MessageFactory

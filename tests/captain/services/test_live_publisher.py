@@ -149,8 +149,8 @@ def test_a_dead_redis_neither_breaks_nor_slows_the_run(settings, caplog):
 @pytest.mark.django_db
 def test_a_playground_turn_publishes_its_events_then_end(live_redis, llm_settings):
     """The worker's side of the playground: the same runner_for as production, with the turn's scope."""
-    from captain.models import PlaygroundRun
-    from captain.services.playground import playground_turn_run
+    from captain.playground.models import PlaygroundRun
+    from captain.playground.services.playground import playground_turn_run
     from tests.factories import AssistantFactory
     from tests.support.fake_llm_server import text
 

@@ -10,8 +10,8 @@ import pytest
 
 from captain.answering.models import ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
+from captain.playground.services.playground import playground_run
 from captain.routing.services.routing import GraphSpec, routing_replace
-from captain.services.playground import playground_run
 from helpdesk.models import Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
 from tests.support import fake_llm_server as fake

@@ -13,8 +13,8 @@ import pytest
 from captain.answering.models import CreditLedgerEntry, ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
 from captain.answering.services.turn_context import turn_facts
-from captain.models import MemoryValue, MemoryVariable
-from captain.services.memory import MemoryWriteRefused, memory_state, memory_write
+from captain.memory.models import MemoryValue, MemoryVariable
+from captain.memory.services.memory import MemoryWriteRefused, memory_state, memory_write
 from helpdesk.models import Conversation, CustomAttributeDefinition, Label, Message
 from tests.factories import (
     AccountFactory,
@@ -331,7 +331,7 @@ def test_builder_text_may_print_memory_variables_it_declares(setup, llm_settings
 
 def test_the_playground_takes_shortcuts_as_production_does(setup, llm_settings):
     from captain.actions.services.shortcuts import shortcut_create
-    from captain.services.playground import playground_run
+    from captain.playground.services.playground import playground_run
 
     assistant, _conversation = setup
     shortcut_create(

@@ -23,7 +23,7 @@ from captain.answering.services import live
 from captain.answering.services.live import LivePublisher, live_end
 from captain.answering.services.locks import conversation_lock
 from captain.answering.views import live as live_views
-from captain.models import PlaygroundRun
+from captain.playground.models import PlaygroundRun
 from captain.runtime import Agent, RunContext, RunEvent
 from helpdesk.models import Membership
 from helpdesk.realtime.hub import close_hub, get_hub

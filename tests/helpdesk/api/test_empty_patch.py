@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from captain.actions.models import CustomTool, Shortcut
 from captain.assistants.models import ModelEndpoint
-from captain.models import MemoryVariable
+from captain.memory.models import MemoryVariable
 from captain.routing.models import RoutingExample
 from helpdesk.models import CannedResponse, CustomAttributeDefinition, Membership, Team
 from tests.factories import (

@@ -1,7 +1,7 @@
 """The playground page: chat with an assistant (or start at one scenario) and read each turn's debug log.
 
 The transcript lives in the admin's session: a playground conversation is nobody's customer conversation. Each
-message is answered by a worker (captain.services.playground); while it runs, the page shows its progress and
+message is answered by a worker (captain.playground.services.playground); while it runs, the page shows its progress and
 reloads itself every second until the answer is there.
 """
 
@@ -21,8 +21,8 @@ from captain.answering.services.redaction import account_secrets
 from captain.answering.views.trace_tree import agents_involved, scrub_spans, span_tree
 from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.selectors import access_assistant, assistant_list
-from captain.models import PlaygroundRun
-from captain.services.playground import playground_agents, playground_turn_request
+from captain.playground.models import PlaygroundRun
+from captain.playground.services.playground import playground_agents, playground_turn_request
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
 

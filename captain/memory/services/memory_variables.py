@@ -1,6 +1,6 @@
 """Declaring memory variables: what an assistant may remember, of which kind, and who may write it.
 
-The values themselves are written through `captain.services.memory` (one set of rules for the model, agents and
+The values themselves are written through `captain.memory.services.memory` (one set of rules for the model, agents and
 the API). The API and the admin declare variables through these functions, so both refuse the same things.
 """
 
@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from captain.assistants.models import Assistant
-from captain.models import MEMORY_NAME_RE, MemoryVariable
-from captain.services.memory import MemoryWriteRefused, coerce_value
+from captain.memory.models import MEMORY_NAME_RE, MemoryVariable
+from captain.memory.services.memory import MemoryWriteRefused, coerce_value
 
 MAX_CHOICES = 50
 MAX_CHOICE_CHARS = 100

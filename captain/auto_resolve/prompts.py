@@ -1,4 +1,4 @@
-"""The auto-resolve judge's prompt and its strict verdict format (captain.services.auto_resolve).
+"""The auto-resolve judge's prompt and its strict verdict format (captain.auto_resolve.services.auto_resolve).
 
 The instructions are fixed text of ours; the conversation is given as a transcript in the user message, never
 as template source, so nothing a customer writes is rendered. The answer must be one JSON object

@@ -1,8 +1,7 @@
-"""Captain's data: assistants and their scenarios, FAQ knowledge, credits, and the record of each AI run."""
+"""Memory variables and the values remembered per contact."""
 
 import re
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -44,86 +43,6 @@ from captain.routing.models import RoutingNode as RoutingNode
 from captain.routing.models import RoutingRule as RoutingRule
 from captain.routing.models import RoutingTiming as RoutingTiming
 from helpdesk.models import Account, Contact, Conversation
-
-
-class CopilotRun(models.Model):
-    """One piece of copilot work an agent asked for in a conversation (captain.services.copilot): a draft reply
-    grounded in the assistant's knowledge, a summary, or a rewrite of the agent's text. Runs in a worker,
-    streams into the composer over the conversation's live channel, and is charged like an AI reply when it
-    produced text (nothing on failure)."""
-
-    class Kind(models.TextChoices):
-        DRAFT = "draft", "Draft a reply"
-        SUMMARY = "summary", "Summarise the conversation"
-        REPHRASE = "rephrase", "Rephrase"
-        FIX_TONE = "fix_tone", "Fix tone (friendly, professional)"
-        TRANSLATE = "translate", "Translate into the customer's language"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    assistant = models.ForeignKey(Assistant, null=True, on_delete=models.SET_NULL, related_name="+")
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="copilot_runs")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    input_text = models.TextField(
-        blank=True, help_text="The agent's text to rewrite (rephrase, tone, translate)."
-    )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    output = models.TextField(blank=True)
-    sources = models.JSONField(default=list, blank=True)
-    """The knowledge a draft was grounded in (`captain.runtime.knowledge.Source.as_record`)."""
-    error = models.CharField(max_length=500, blank=True)
-    llm_calls = models.PositiveIntegerField(default=0)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    credit_used = models.BooleanField(default=False)
-    trace_id = models.CharField(max_length=32, blank=True, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["conversation", "created_at"], name="copilot_run_conversation_idx")]
-
-    def __str__(self) -> str:
-        return f"Copilot {self.kind} #{self.pk}: {self.status}"
-
-
-class PlaygroundRun(models.Model):
-    """One playground message on its way through a worker. The transcript stays in the admin's session (it is
-    nobody's customer conversation); this row carries the turn to the worker, and its progress and result back
-    to the page. Rows older than a day are deleted by the sweeper."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    assistant = models.ForeignKey(Assistant, on_delete=models.CASCADE, related_name="playground_runs")
-    start_key = models.CharField(max_length=64)
-    history = models.JSONField(default=list, blank=True)
-    """Earlier playground turns as chat messages (what the customer would have seen)."""
-    message = models.TextField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    progress = models.JSONField(default=list, blank=True)
-    """Steps so far, one short line each (routing decisions, agents that answered), shown while it runs."""
-    result = models.JSONField(null=True, blank=True)
-    """The finished turn (captain.services.playground.PlaygroundTurn as a dict)."""
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        indexes = [models.Index(fields=["created_at"], name="playground_run_created_idx")]
-
-    def __str__(self) -> str:
-        return f"Playground run #{self.pk}: {self.status}"
-
 
 MEMORY_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 

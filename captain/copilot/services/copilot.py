@@ -41,8 +41,8 @@ from captain.assistants.models import Assistant
 from captain.assistants.prompts import render_file
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
+from captain.copilot.models import CopilotRun
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
-from captain.models import CopilotRun
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
@@ -121,7 +121,7 @@ def copilot_request(
 
 
 def _enqueue(run_id: int) -> None:
-    from captain.tasks import copilot_generate  # tasks import the services: import at call time
+    from captain.copilot.tasks import copilot_generate
 
     try:
         copilot_generate.delay(run_id)

@@ -1,6 +1,6 @@
 """The AI's memory on the conversation page: the panel (built for `CaptainResponder.memory_panel`) and the form it
 posts to. Any member of the account may edit, as the agent writer: only variables whose declaration lets agents
-write are editable, and a value must fit the declaration (captain.services.memory decides both). Only the
+write are editable, and a value must fit the declaration (captain.memory.services.memory decides both). Only the
 fields whose text differs from what the page showed are written; one refusal and nothing is saved.
 """
 
@@ -14,8 +14,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from captain.answering.services.runs import assistant_for_inbox
-from captain.models import MemoryValue, MemoryVariable
-from captain.services.memory import MemoryEntry, MemoryWriteRefused, memory_clear, memory_state, memory_write
+from captain.memory.models import MemoryValue, MemoryVariable
+from captain.memory.services.memory import (
+    MemoryEntry,
+    MemoryWriteRefused,
+    memory_clear,
+    memory_state,
+    memory_write,
+)
 from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view

@@ -27,7 +27,7 @@ from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.services.model_endpoints import EndpointUnavailable
-from captain.models import PlaygroundRun
+from captain.playground.models import PlaygroundRun
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
@@ -181,7 +181,7 @@ def playground_turn_request(
     *, assistant: Assistant, start_key: str, history: list[dict[str, Any]], message: str
 ) -> PlaygroundRun:
     """Store the turn and hand it to a worker once the row is committed; the page follows its progress."""
-    from captain.tasks import playground_turn  # tasks import the services: import at call time
+    from captain.playground.tasks import playground_turn
 
     playground_runs_prune()
     run = PlaygroundRun.objects.create(

@@ -1,11 +1,11 @@
-"""Captain's read operations and access_* helpers (fetch and authorize in one call: other tenants get 404)."""
+"""Reads of copilot runs (owner only)."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.http import Http404
 
-from captain.models import CopilotRun
+from captain.copilot.models import CopilotRun
 
 
 def copilot_run_list(*, account_id: int, user_id: int) -> QuerySet[CopilotRun]:

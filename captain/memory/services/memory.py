@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from captain.assistants.models import Assistant
-from captain.models import MemoryValue, MemoryVariable
+from captain.memory.models import MemoryValue, MemoryVariable
 from helpdesk.models import Conversation
 
 MAX_TEXT_CHARS = 500

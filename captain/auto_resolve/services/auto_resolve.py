@@ -42,7 +42,9 @@ from captain.answering.services.locks import conversation_lock
 from captain.answering.services.outcomes import handoff_message_for, handoff_team_id
 from captain.answering.services.runs import assistant_for_inbox
 from captain.assistants.models import TRIAGE_KEY, Assistant
-from captain.assistants.prompts.auto_resolve import (
+from captain.assistants.services.drafting import DraftingModel, json_values
+from captain.assistants.services.model_endpoints import EndpointUnavailable
+from captain.auto_resolve.prompts import (
     NEEDS_PEOPLE,
     RESOLVED,
     RESPONSE_FORMAT,
@@ -52,8 +54,6 @@ from captain.assistants.prompts.auto_resolve import (
     parse_verdict,
     user_prompt,
 )
-from captain.assistants.services.drafting import DraftingModel, json_values
-from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
 from captain.runtime import ModelError, Usage
 from captain.runtime import semconv as sc
@@ -318,7 +318,7 @@ def judgement_apply(
 def judgement_enqueue(*, conversation_id: int, quiet_since: datetime) -> bool:
     """Queue the judgement (the responder's hook); False when the broker refused, so the sweep gives the
     claim back and asks again at its next tick."""
-    from captain.tasks import auto_resolve_judge  # tasks import the services: import at call time
+    from captain.auto_resolve.tasks import auto_resolve_judge
 
     try:
         auto_resolve_judge.apply_async((conversation_id, quiet_since.isoformat()))

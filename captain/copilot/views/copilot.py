@@ -1,7 +1,7 @@
-"""The copilot's endpoints on the conversation page (captain.services.copilot): start a run, read its result, and
+"""The copilot's endpoints on the conversation page (captain.copilot.services.copilot): start a run, read its result, and
 follow its text as it is generated. For every member of the account (agents and administrators alike: it is a
 tool for whoever answers). A run is read and followed only by the person who asked for it
-(`captain.selectors.access_copilot_run`): it holds their text and the copilot's answer to them, so another
+(`captain.copilot.selectors.access_copilot_run`): it holds their text and the copilot's answer to them, so another
 member's run, like another account's, is a 404.
 
     POST .../conversations/<id>/copilot/        kind=draft|summary|rephrase|fix_tone|translate [text=...]
@@ -18,9 +18,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from captain.answering.views.live import event_stream
-from captain.models import CopilotRun
-from captain.selectors import access_copilot_run, copilot_run_list
-from captain.services.copilot import CopilotRefused, copilot_request, copilot_run_result, copilot_scope
+from captain.copilot.models import CopilotRun
+from captain.copilot.selectors import access_copilot_run, copilot_run_list
+from captain.copilot.services.copilot import (
+    CopilotRefused,
+    copilot_request,
+    copilot_run_result,
+    copilot_scope,
+)
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view

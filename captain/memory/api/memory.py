@@ -1,7 +1,7 @@
 """Memory over the REST API.
 
 - `accounts/<id>/assistants/<aid>/memory-variables/[<vid>/]`: an assistant's declared variables; members read,
-  administrators declare, change and delete them (captain.services.memory_variables).
+  administrators declare, change and delete them (captain.memory.services.memory_variables).
 - `accounts/<id>/conversations/<cid>/memory/`: the values the assistant answering the conversation's inbox sees,
   each with where it comes from (`GET`); `PUT`/`PATCH {name: value}` sets the given names (`null` clears one),
   `DELETE .../memory/<name>/` clears one. Any member may write, as the API writer: a variable whose declaration
@@ -24,9 +24,9 @@ from captain.answering.services.runs import assistant_for_inbox
 from captain.api.errors import service_errors_as_400
 from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant
-from captain.models import MEMORY_NAME_RE, MemoryValue, MemoryVariable
-from captain.services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
-from captain.services.memory_variables import (
+from captain.memory.models import MEMORY_NAME_RE, MemoryValue, MemoryVariable
+from captain.memory.services.memory import MemoryWriteRefused, memory_clear, memory_state, memory_write
+from captain.memory.services.memory_variables import (
     MAX_CHOICE_CHARS,
     MAX_CHOICES,
     MEMORY_VARIABLE_FIELDS,

@@ -1,0 +1,1 @@
+"""Closing quiet conversations: the judge that decides a conversation is resolved."""

@@ -1,0 +1,1 @@
+"""The agents' copilot: drafts and answers for a person working a conversation."""

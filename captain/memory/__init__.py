@@ -1,0 +1,1 @@
+"""What the AI remembers about a contact: memory variables and their values."""

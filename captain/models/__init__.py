@@ -1,0 +1,45 @@
+"""Captain's data, one module per domain; re-exported here because Django registers an app's models by importing
+`captain.models`, and the migrations name the validators by this path. Code imports a model from its domain."""
+
+from captain.actions.models import CUSTOM_TOOL_NAME_PATTERN as CUSTOM_TOOL_NAME_PATTERN
+from captain.actions.models import SHORTCUT_COMMAND_RE as SHORTCUT_COMMAND_RE
+from captain.actions.models import CustomTool as CustomTool
+from captain.actions.models import Plan as Plan
+from captain.actions.models import Shortcut as Shortcut
+from captain.actions.models import ToolConfirmation as ToolConfirmation
+from captain.actions.models import validate_shortcut_command as validate_shortcut_command
+from captain.answering.models import CreditBalance as CreditBalance
+from captain.answering.models import CreditLedgerEntry as CreditLedgerEntry
+from captain.answering.models import CreditReservation as CreditReservation
+from captain.answering.models import ReplyJob as ReplyJob
+from captain.answering.models import Run as Run
+from captain.answering.models import RunArtifact as RunArtifact
+from captain.answering.models import SpanRecord as SpanRecord
+from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH as MAX_SCENARIO_KEY_LENGTH
+from captain.assistants.models import SCENARIO_KEY_RE as SCENARIO_KEY_RE
+from captain.assistants.models import TRIAGE_KEY as TRIAGE_KEY
+from captain.assistants.models import Assistant as Assistant
+from captain.assistants.models import AssistantInbox as AssistantInbox
+from captain.assistants.models import KnowledgeMode as KnowledgeMode
+from captain.assistants.models import ModelEndpoint as ModelEndpoint
+from captain.assistants.models import Scenario as Scenario
+from captain.assistants.models import ScenarioMode as ScenarioMode
+from captain.assistants.models import WhenUnknown as WhenUnknown
+from captain.assistants.models import validate_scenario_key as validate_scenario_key
+from captain.copilot.models import CopilotRun as CopilotRun
+from captain.knowledge.models import FaqEntry as FaqEntry
+from captain.knowledge.models import KnowledgeChunk as KnowledgeChunk
+from captain.knowledge.models import KnowledgeDocument as KnowledgeDocument
+from captain.memory.models import MEMORY_NAME_RE as MEMORY_NAME_RE
+from captain.memory.models import MemoryValue as MemoryValue
+from captain.memory.models import MemoryVariable as MemoryVariable
+from captain.memory.models import validate_memory_name as validate_memory_name
+from captain.playground.models import PlaygroundRun as PlaygroundRun
+from captain.routing.models import RoutingConfig as RoutingConfig
+from captain.routing.models import RoutingDecision as RoutingDecision
+from captain.routing.models import RoutingEdge as RoutingEdge
+from captain.routing.models import RoutingExample as RoutingExample
+from captain.routing.models import RoutingMode as RoutingMode
+from captain.routing.models import RoutingNode as RoutingNode
+from captain.routing.models import RoutingRule as RoutingRule
+from captain.routing.models import RoutingTiming as RoutingTiming

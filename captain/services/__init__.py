@@ -1,1 +1,0 @@
-"""Captain's write operations: runs, outcomes, credits."""
