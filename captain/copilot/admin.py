@@ -6,12 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-# Each domain registers its own admin pages: importing their modules here is what Django's admin autodiscovery
-# (which imports `captain.admin`) needs to find them.
-from captain.actions import admin as actions_admin  # noqa: F401
-from captain.answering import admin as answering_admin  # noqa: F401
 from captain.copilot.models import CopilotRun
-from captain.routing import admin as routing_admin  # noqa: F401
 from helpdesk.admin import (
     AccountScopedAdminMixin,
 )

@@ -9,13 +9,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-# Each domain registers its own admin pages: importing their modules here is what Django's admin autodiscovery
-# (which imports `captain.admin`) needs to find them.
-from captain.actions import admin as actions_admin  # noqa: F401
-from captain.answering import admin as answering_admin  # noqa: F401
 from captain.memory.models import MemoryVariable
 from captain.memory.services.memory_variables import MEMORY_VARIABLE_FIELDS, memory_variable_clean
-from captain.routing import admin as routing_admin  # noqa: F401
 from helpdesk.admin import (
     AccountScopedAdminMixin,
     AccountScopedInlineMixin,
