@@ -27,12 +27,7 @@ from captain.actions.services.shortcuts import (
 from captain.admin_support import (
     field_values,
 )
-
-# Each domain registers its own admin pages: importing their modules here is what Django's admin autodiscovery
-# (which imports `captain.admin`) needs to find them.
-from captain.answering import admin as answering_admin  # noqa: F401
 from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
-from captain.routing import admin as routing_admin  # noqa: F401
 from helpdesk.admin import (
     AccountScopedAdminMixin,
     AccountScopedInlineMixin,
