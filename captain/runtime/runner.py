@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, TracerProvider
+from opentelemetry.trace import TracerProvider
 
 from . import planning, text_protocol
 from . import semconv as sc
@@ -38,26 +38,22 @@ from .run_state import (
     RunSettings,
     RunState,
 )
-from .schemas import parse_arguments, validation_error
+from .schemas import parse_arguments
 from .structured import RESPONSE_FORMAT, parse_reply
 from .text_tools import recover_text_tool_calls
+from .tool_calls import execute_tool, repeat, settle_answered
 from .types import (
     HANDOFF_PREFIX,
     Agent,
-    Artifact,
     ErrorKind,
     Handoff,
     Outcome,
-    PendingCall,
     PlanState,
     Reply,
     RunContext,
     RunError,
     RunEvent,
     RunResult,
-    Tool,
-    ToolFailed,
-    ToolOutput,
     Usage,
 )
 
@@ -142,7 +138,7 @@ class Runner:
         )
         agent = agents[start_key]
         state.route.append(agent.key)
-        self._settle_answered(agent, state)
+        settle_answered(state, agent)
         while True:
             step = self._run_agent(agent, state)
             if isinstance(step, NextStepHandoff):
@@ -388,13 +384,13 @@ class Runner:
 
             tool = state.tool(agent, call.name)
             if tool is not None and key in state.answered_calls:
-                self._repeat(agent, call, state)
+                repeat(state, agent, call)
                 if agent.planning is not None and call.name not in planning.PLANNING_TOOL_NAMES:
                     # It has the result and asks for it again: one last call may only write the answer.
                     return self._force_final(agent, state, why=f"{call.name} requested again")
                 continue
             if tool is not None:
-                outcome = self._run_tool(agent, tool, call, arguments, parse_error, state)
+                outcome = execute_tool(state, agent, tool, call, arguments, parse_error)
                 last = state.events[-1] if state.events else None
                 if last is not None and last.type == "tool_call" and last.data.get("call_id") == call.id:
                     state.answered_calls.add(key)
@@ -444,194 +440,7 @@ class Runner:
             return NextStepStop(RunError("malformed_reply", f"{agent.key} returned unreadable JSON"))
         return NextStepFinalOutput(Reply(parsed.text, reasoning=parsed.reasoning))
 
-    # ---- function tools ------------------------------------------------------------------------------------
-
-    def _run_tool(
-        self,
-        agent: Agent,
-        tool: Tool,
-        call: ToolCall,
-        arguments: dict[str, Any],
-        parse_error: str | None,
-        state: RunState,
-        *,
-        confirmed: bool = False,
-    ) -> Outcome | None:
-        """Validate, run and record one tool call; return the outcome if the tool ends the run. A tool that
-        changes something (`Tool.confirm`) is held for the customer's confirmation unless `confirmed`."""
-        if agent.planning is not None and state.since_progress >= agent.planning.no_progress_limit:
-            detail = f"no step of the plan was finished in {state.since_progress} tool calls"
-            return RunError("loop_detected", detail)
-        with state.spans.tool(call) as span:
-            if tool.name != planning.SEARCH_ARTIFACT_TOOL:
-                arguments = self._with_artifacts(arguments, state)
-            if tool.name != planning.PLAN_TOOL:
-                state.tool_calls += 1
-            error = parse_error or validation_error(tool.parameters, arguments)
-            if error is not None:
-                state.since_progress += 1
-                content = (
-                    f"error: invalid arguments for {tool.name}: {error}. Fix the arguments and call it again."
-                )
-                self._record_tool_error(agent, call, span, state, content, "invalid_arguments", error)
-                return None
-            if tool.confirm is not None and not confirmed:
-                return self._hold(agent, tool, call, arguments, span, state)
-            plan = state.context.plan
-            done_before = plan.done_count if plan is not None else 0
-            steps_before = len(plan.steps) if plan is not None else 0
-            try:
-                returned = tool.function(state.context, arguments)
-            except ToolFailed as exc:
-                state.since_progress += 1
-                content = f"error: {tool.name} failed: {exc}"
-                self._record_tool_error(agent, call, span, state, content, "tool_failed", str(exc))
-                return None
-            except Exception as exc:  # a tool is host code talking to databases and APIs: never crash the run
-                state.since_progress += 1
-                content = f"error: {tool.name} failed. Do not call it again with the same arguments."
-                detail = f"{type(exc).__name__}: {exc}"
-                self._record_tool_error(agent, call, span, state, content, type(exc).__name__, detail)
-                return None
-            if isinstance(returned, str):
-                returned = ToolOutput(content=returned)
-            elif not isinstance(returned, ToolOutput):
-                content = f"error: {tool.name} failed."
-                detail = f"tool returned {type(returned).__name__}, expected ToolOutput or str"
-                self._record_tool_error(agent, call, span, state, content, "bad_tool_output", detail)
-                return None
-
-            plan = state.context.plan
-            if tool.name == planning.PLAN_TOOL and plan is not None:
-                created = steps_before == 0 and bool(plan.steps)
-                state.since_progress = (
-                    0 if created or plan.done_count > done_before else state.since_progress + 1
-                )
-                state.emit(
-                    agent,
-                    RunEvent("plan", agent.key, name=call.name, data={"plan": plan.as_record()}),
-                )
-            else:
-                state.since_progress += 1
-            if tool.name == planning.THINK_TOOL:
-                state.thought(agent, str(arguments.get("thought", "")), streamed=False)
-            content = self._compress(agent, tool, call, returned.content, state)
-            if (
-                agent.planning is not None
-                and returned.outcome is None
-                and tool.name not in planning.PLANNING_TOOL_NAMES
-            ):
-                content = f"{content}\n\n{planning.UPDATE_REMINDER}"
-            state.add_tool_result(call, content, agent)
-            data: dict[str, Any] = {"call_id": call.id, "arguments": arguments, "result": content}
-            if confirmed:
-                data["confirmed"] = True
-            if returned.outcome is not None:
-                data["outcome"] = returned.outcome.kind
-                state.spans.tool_outcome(span, returned.outcome.kind)
-            state.spans.tool_result(span, content)
-            state.emit(agent, RunEvent("tool_call", agent.key, name=call.name, data=data))
-            self.hooks.on_tool_end(state.context, agent, call, content)
-            return returned.outcome
-
     # ---- confirmations, plans, artifacts, thoughts ---------------------------------------------------------
-
-    def _repeat(self, agent: Agent, call: ToolCall, state: RunState) -> None:
-        """The model asked again for a call that already succeeded this run (small models do this instead of
-        reading the result: "call A forever"). Nothing is sent again; the model is pointed at the result it has,
-        and the next call is made without that tool, so it moves on instead of asking a third time."""
-        nxt = "update the plan or call final_answer" if agent.planning is not None else "answer the customer"
-        content = (
-            f"You already called {call.name} with these arguments; its result is above. Do not call it again: "
-            f"use that result and {nxt}."
-        )
-        state.emit(agent, RunEvent("tool_refused", agent.key, name=call.name, detail="repeated call"))
-        state.add_tool_result(call, content, agent)
-        state.withheld.add(call.name)
-
-    def _hold(
-        self,
-        agent: Agent,
-        tool: Tool,
-        call: ToolCall,
-        arguments: dict[str, Any],
-        span: Span,
-        state: RunState,
-    ) -> Outcome:
-        """A call that changes something waits for the customer: the run ends with the confirmation question
-        (a fixed text, so it costs no credit) and the host keeps the call exactly as asked."""
-        assert tool.confirm is not None
-        try:
-            question = tool.confirm(arguments).strip()
-        except Exception:  # a builder's confirmation template that fails must not lose the question
-            question = ""
-        if not question:
-            shown = ", ".join(f"{k}: {v}" for k, v in arguments.items())
-            question = f"Please confirm: {tool.name} ({shown}). Reply yes to go ahead or no to cancel."
-        state.add_tool_result(call, "Waiting for the customer's confirmation; nothing was done yet.", agent)
-        state.spans.tool_outcome(span, "confirmation")
-        pending = PendingCall(tool=tool.name, arguments=arguments, question=question, agent_key=agent.key)
-        state.emit(
-            agent,
-            RunEvent(
-                "confirmation",
-                agent.key,
-                name=tool.name,
-                detail=question,
-                data={"tool": tool.name, "arguments": arguments, "question": question, "status": "asked"},
-            ),
-        )
-        return Reply(question, billable=False, confirmation=pending)
-
-    def _settle_answered(self, agent: Agent, state: RunState) -> None:
-        """The customer answered a held call: run it exactly as it was asked (confirmed), or tell the model it
-        was not done; either way before the first model call, so the model continues from the result."""
-        answered = state.context.answered
-        if answered is None:
-            return
-        state.context.answered = None
-        owner = agent if state.tool(agent, answered.tool) is not None else None
-        if owner is None:
-            owner = next((a for a in state.agents.values() if a.tool(answered.tool) is not None), None)
-        raw = json.dumps(answered.arguments, ensure_ascii=False)
-        call = ToolCall(id="confirmed_call_1", name=answered.tool, arguments=raw)
-        if agent.tool_protocol == "text":
-            state.items.append(text_protocol.assistant_item(f'<action name="{answered.tool}">{raw}</action>'))
-        else:
-            state.items.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": raw}}
-                    ],
-                }
-            )
-        tool = state.tool(owner, answered.tool) if owner is not None else None
-        status = "confirmed" if answered.confirmed and tool is not None else "not run"
-        state.emit(
-            agent,
-            RunEvent(
-                "confirmation",
-                agent.key,
-                name=answered.tool,
-                detail=answered.note,
-                data={"tool": answered.tool, "arguments": answered.arguments, "status": status},
-            ),
-        )
-        if answered.confirmed and tool is not None and owner is not None:
-            self._run_tool(owner, tool, call, answered.arguments, None, state, confirmed=True)
-            # Done once: the same call asked for again in this run is a repeat, never a second refund.
-            key = (call.name, json.dumps(answered.arguments, sort_keys=True))
-            state.call_counts[key] = state.call_counts.get(key, 0) + 1
-            state.answered_calls.add(key)
-            return
-        if answered.note:
-            state.notes.append(answered.note)
-        note = answered.note or "The customer did not confirm; nothing was done."
-        if answered.confirmed:
-            note = "The customer confirmed, but the tool is no longer available; nothing was done."
-        state.add_tool_result(call, note, agent)
 
     def _own_plan(self, agent: Agent, state: RunState) -> None:
         """The plan a planning agent works on: the conversation's open plan if it is this agent's, else a new
@@ -698,38 +507,6 @@ class Runner:
             return NextStepFinalOutput(Reply(said))
         return NextStepStop(RunError(error, spent))
 
-    def _compress(self, agent: Agent, tool: Tool, call: ToolCall, content: str, state: RunState) -> str:
-        """A long output becomes an artifact of the run; the context gets a reference and its beginning."""
-        threshold = self.artifact_threshold
-        if threshold is None or len(content) <= threshold or tool.name in planning.PLANNING_TOOL_NAMES:
-            return content
-        artifacts = state.context.artifacts
-        ref = f"A{len(artifacts) + 1}"
-        artifacts.append(Artifact(ref=ref, tool=tool.name, content=content))
-        state.tool_specs.clear()  # search_artifact is offered from now on
-        state.emit(
-            agent,
-            RunEvent(
-                "artifact",
-                agent.key,
-                name=tool.name,
-                data={"ref": ref, "tool": tool.name, "size": len(content)},
-            ),
-        )
-        return (
-            f"[Stored as artifact {ref}: {len(content)} characters from {tool.name}. It begins: "
-            f"{content[:400]} ...]\nCall {planning.SEARCH_ARTIFACT_TOOL} with ref {ref} and what you are looking "
-            f'for to read the part you need, or pass "{ref}" as an argument to give a tool the full text.'
-        )
-
-    def _with_artifacts(self, arguments: dict[str, Any], state: RunState) -> dict[str, Any]:
-        """Arguments naming an artifact (`A1` or `artifact:A1`) receive its full text."""
-        if not state.context.artifacts:
-            return arguments
-        texts = {a.ref: a.content for a in state.context.artifacts}
-        texts.update({f"artifact:{a.ref}": a.content for a in state.context.artifacts})
-        return {k: texts.get(v, v) if isinstance(v, str) else v for k, v in arguments.items()}
-
     def _text_turn(
         self,
         agent: Agent,
@@ -783,30 +560,6 @@ class Runner:
         state.thought(agent, turn.thought.strip(), streamed=True)
         state.text_raw = turn.raw
         return response
-
-    def _record_tool_error(
-        self,
-        agent: Agent,
-        call: ToolCall,
-        span: Span,
-        state: RunState,
-        content: str,
-        error_type: str,
-        detail: str,
-    ) -> None:
-        state.add_tool_result(call, content, agent)
-        state.spans.tool_failed(span, error_type, detail, content)
-        state.emit(
-            agent,
-            RunEvent(
-                "tool_error",
-                agent.key,
-                name=call.name,
-                detail=detail,
-                data={"call_id": call.id, "result": content},
-            ),
-        )
-        self.hooks.on_tool_end(state.context, agent, call, content)
 
     def _refuse(self, agent: Agent, call: ToolCall, handoff: Handoff | None, state: RunState) -> None:
         """A call outside the agent's allowlist: answer it with a refusal and run nothing."""
