@@ -33,7 +33,7 @@ class LinesField(forms.CharField):
             return "\n".join(str(item) for item in value)
         return value
 
-    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]  # a list edited in CharField's widget: CharField's is str
         if isinstance(value, list | tuple):
             items = [str(item) for item in value]
         else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -36,8 +38,9 @@ class AssistantAdminForm(forms.ModelForm):
         fields = ["account", *ASSISTANT_FIELDS]
         help_texts = {"instructions": f"Extra instructions for the triage assistant. {TEMPLATE_HELP}"}
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
+        cleaned = self.cleaned_data
         account = cleaned.get("account") or getattr(self.instance, "account", None)
         fields = {name: cleaned[name] for name in ASSISTANT_FIELDS if name in cleaned}
         if account is None:
@@ -70,7 +73,7 @@ class ScenarioAdminForm(forms.ModelForm):
         fields = [*SCENARIO_FIELDS, "handoff_team"]
         help_texts = {"instruction": f"How this specialist handles the conversation. {TEMPLATE_HELP}"}
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.key_derived = False
         if self.instance.assistant_id:
@@ -91,13 +94,16 @@ class ScenarioAdminForm(forms.ModelForm):
         from captain.actions.services.custom_tools import custom_tool_names
 
         custom = custom_tool_names(account_id=account_id) if account_id else []
-        self.fields["tools"].choices = [(name, name) for name in [*SCENARIO_TOOL_NAMES, *custom]]
+        # The field declared above: a MultipleChoiceField (self.fields only holds copies of the declared fields).
+        tools = cast(forms.MultipleChoiceField, self.fields["tools"])
+        tools.choices = [(name, name) for name in [*SCENARIO_TOOL_NAMES, *custom]]
 
     def clean_tools(self) -> list[str]:
         return list(dict.fromkeys(self.cleaned_data.get("tools") or []))
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
+        cleaned = self.cleaned_data
         checked = ("instruction", "tools", "mode", "max_tool_calls", "model_endpoint", "model", "temperature")
         for name in ("mode", "max_tool_calls"):
             if name in cleaned and cleaned[name] in ("", None):
@@ -189,8 +195,9 @@ class ModelEndpointAdminForm(forms.ModelForm):
         model = ModelEndpoint
         fields = ["account", "name", "base_url", "model_names", "vision_models", "text_tool_models"]
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
+        cleaned = self.cleaned_data
         account = cleaned.get("account") or getattr(self.instance, "account", None)
         if account is not None and "name" in cleaned and "base_url" in cleaned:
             try:
