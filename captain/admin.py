@@ -15,6 +15,7 @@ in its `admin` module, imported below because Django's admin autodiscovery impor
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -179,7 +180,9 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             '<div class="routing-picture">{}<p class="help">{}</p></div>', routing_svg(obj), legend
         )
 
-    def save_model(self, request: HttpRequest, obj: Assistant, form, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: Assistant, form: AssistantAdminForm, change: bool
+    ) -> None:
         fields = {name: form.cleaned_data[name] for name in ASSISTANT_FIELDS if name in form.cleaned_data}
         if change:
             assistant_update(assistant=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
@@ -189,7 +192,9 @@ class AssistantAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def delete_model(self, request: HttpRequest, obj: Assistant) -> None:
         assistant_delete(assistant=obj)
 
-    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+    def save_formset(
+        self, request: HttpRequest, form: AssistantAdminForm, formset: forms.BaseInlineFormSet, change: bool
+    ) -> None:
         assistant: Assistant = form.instance
         formset.save(commit=False)  # fills new_objects / changed_objects / deleted_objects, writes nothing
         for obj in formset.deleted_objects:

@@ -36,7 +36,7 @@ def playground_url(assistant: Assistant, start_key: str = "") -> str:
         base = reverse("captain-dashboard:playground", args=[assistant.account_id])
     except NoReverseMatch:  # captain installed without its dashboard pages
         return ""
-    query = {"assistant": assistant.pk}
+    query: dict[str, int | str] = {"assistant": assistant.pk}
     if start_key and start_key != TRIAGE_KEY:
         query["start"] = start_key
     return f"{base}?{urlencode(query)}"

@@ -81,8 +81,9 @@ class CustomToolAdminForm(forms.ModelForm):
         fields = ["account", *CUSTOM_TOOL_FIELDS]
         widgets = {"url_template": forms.TextInput(attrs={"size": 100})}
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
+        cleaned = self.cleaned_data
         account = cleaned.get("account") or getattr(self.instance, "account", None)
         if account is None:
             return cleaned
@@ -147,7 +148,9 @@ class CustomToolAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: CustomTool | None = None) -> list[str]:
         return ["account"] if obj is not None and obj.pk else []
 
-    def save_model(self, request: HttpRequest, obj: CustomTool, form, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: CustomTool, form: CustomToolAdminForm, change: bool
+    ) -> None:
         secret = form.cleaned_data.get("secret") or None
         if form.cleaned_data.get("clear_secret"):
             secret = ""

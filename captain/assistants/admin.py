@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -34,6 +35,9 @@ from helpdesk.admin import (
 )
 from helpdesk.models import Team
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups  # django-stubs' type of a page's field names
+
 SCENARIO_WRITABLE = tuple(ScenarioFields.__annotations__)
 
 
@@ -63,8 +67,8 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_select_related = ["assistant", "handoff_team"]
     search_fields = ["title", "key", "description"]
 
-    def get_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
-        fields = ["assistant", *SCENARIO_FIELDS, "handoff_team"]
+    def get_fields(self, request: HttpRequest, obj: Scenario | None = None) -> _FieldGroups:
+        fields: _FieldGroups = ["assistant", *SCENARIO_FIELDS, "handoff_team"]
         return [*fields, "playground_link"] if obj is not None and obj.pk else fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Scenario | None = None) -> list[str]:
@@ -73,11 +77,11 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
 
     def get_form(
         self, request: HttpRequest, obj: Scenario | None = None, change: bool = False, **kwargs: Any
-    ):
+    ) -> type[forms.ModelForm]:
         form_class = super().get_form(request, obj, change=change, **kwargs)
         account_id = obj.assistant.account_id if obj is not None and obj.pk else None
 
-        class ScopedScenarioForm(form_class):  # type: ignore[valid-type,misc]
+        class ScopedScenarioForm(form_class):  # type: ignore[valid-type,misc]  # subclasses the form class Django built for this request (a variable)
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
                 self.offer_tools_of(account_id)
@@ -102,7 +106,7 @@ class ScenarioAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             '<a href="{}" class="playground-link">Try it in the playground</a> (starts here)', url
         )
 
-    def save_model(self, request: HttpRequest, obj: Scenario, form, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Scenario, form: ScenarioAdminForm, change: bool) -> None:
         fields = {name: form.cleaned_data[name] for name in SCENARIO_WRITABLE if name in form.cleaned_data}
         if change:
             scenario_update(scenario=obj, **{k: v for k, v in fields.items() if k in form.changed_data})
@@ -134,7 +138,9 @@ class ModelEndpointAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "account", "base_url", "text_tool_models", "created_at"]
     search_fields = ["name"]
 
-    def save_model(self, request: HttpRequest, obj: ModelEndpoint, form, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: ModelEndpoint, form: ModelEndpointAdminForm, change: bool
+    ) -> None:
         super().save_model(request, obj, form, change)
         if getattr(form, "api_key_dropped", False):
             self.message_user(request, SECRET_DROPPED_MESSAGE, level=messages.WARNING)

@@ -73,7 +73,7 @@ class FaqEntryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def reject_selected(self, request: HttpRequest, queryset: Any) -> None:
         self._review(request, queryset, "reject")
 
-    def save_model(self, request: HttpRequest, obj: FaqEntry, form, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: FaqEntry, form: FaqEntryAdminForm, change: bool) -> None:
         fields = {name: form.cleaned_data[name] for name in FAQ_ENTRY_FIELDS if name in form.cleaned_data}
         if change:
             faq_entry_update(entry=obj, **{k: v for k, v in fields.items() if k in form.changed_data})

@@ -133,18 +133,20 @@ class RoutingRowAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     assistant's scenarios, no duplicates) are checked on the assistant page, which saves them together; here the
     same per-row checks run through the assistant's graph validation."""
 
-    list_filter: Any = [("assistant", admin.RelatedOnlyFieldListFilter)]
+    list_filter = [("assistant", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["assistant"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
         return ["assistant"] if obj is not None and obj.pk else []
 
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
         form_class = super().get_form(request, obj, change=change, **kwargs)
         key_fields = self.key_fields
 
-        class CheckedForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
+        class CheckedForm(form_class):  # type: ignore[valid-type,misc]  # subclasses the form class Django built for this request (a variable)
+            def clean(self) -> dict[str, Any]:
                 cleaned = super().clean()
                 assistant = cleaned.get("assistant") or (
                     self.instance.assistant if self.instance.assistant_id else None
@@ -188,10 +190,12 @@ class RoutingNodeAdmin(RoutingRowAdmin):
         "handoff_team",
     ]
 
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
         form_class = super().get_form(request, obj, change=change, **kwargs)
 
-        class TeamScopedForm(form_class):  # type: ignore[valid-type,misc]
+        class TeamScopedForm(form_class):  # type: ignore[valid-type,misc]  # subclasses the form class Django built for this request (a variable)
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
                 if not self.instance.assistant_id and "handoff_team" in self.fields:
@@ -212,11 +216,13 @@ class RoutingEdgeAdmin(RoutingRowAdmin):
     fields = ["assistant", "source", "target"]
     key_fields = (("source", False), ("target", True))
 
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
         form_class = super().get_form(request, obj, change=change, **kwargs)
 
-        class EdgeForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
+        class EdgeForm(form_class):  # type: ignore[valid-type,misc]  # subclasses the form class Django built for this request (a variable)
+            def clean(self) -> dict[str, Any]:
                 cleaned = super().clean()
                 if cleaned.get("source") and cleaned.get("source") == cleaned.get("target"):
                     self.add_error("target", "A node cannot route to itself.")
@@ -233,11 +239,13 @@ class RoutingRuleAdmin(RoutingRowAdmin):
     fields = ["assistant", "node", "position", "match", "value", "target"]
     key_fields = (("node", False), ("target", True))
 
-    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
         form_class = super().get_form(request, obj, change=change, **kwargs)
 
-        class RuleForm(form_class):  # type: ignore[valid-type,misc]
-            def clean(self) -> dict:
+        class RuleForm(form_class):  # type: ignore[valid-type,misc]  # subclasses the form class Django built for this request (a variable)
+            def clean(self) -> dict[str, Any]:
                 cleaned = super().clean()
                 if cleaned.get("match") == "regex":
                     import re
