@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from captain.assistants.prompts import available_variables
+from captain.prompts import available_variables
 from helpdesk.models import Team
 
 TEMPLATE_HELP = (

@@ -221,8 +221,8 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
     """What the knowledge step finds and what the gate says for each question, with no model call."""
     from captain.answering.services.team import _scope_texts
     from captain.assistants.models import Assistant
-    from captain.knowledge.retrieval import get_encoder
     from captain.knowledge.services.knowledge_search import AssistantKnowledge, _loaded
+    from captain.knowledge.services.retrieval import get_encoder
     from captain.runtime.knowledge import TopicGate
 
     assistant = Assistant.objects.get(pk=loaded.assistant_id)

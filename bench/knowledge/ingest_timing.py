@@ -56,8 +56,8 @@ def main() -> None:
     print(f"{pages}-page PDF, {len(data) / 1024:.0f} KB, {chars} characters of text -> {len(chunks)} chunks")
     print(f"extract {extract_s:.2f} s ({extract_s / pages * 1000:.1f} ms/page), chunk {chunk_s:.3f} s, "
           f"total {extract_s + chunk_s:.2f} s (median of 3)")  # fmt: skip
-    from captain.knowledge.retrieval import get_encoder
-    from captain.knowledge.retrieval.passages import embed_passages, passage_text
+    from captain.knowledge.services.retrieval import get_encoder
+    from captain.knowledge.services.retrieval.passages import embed_passages, passage_text
 
     get_encoder().encode("load the weights")
     started = time.perf_counter()

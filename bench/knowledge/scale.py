@@ -26,8 +26,8 @@ def scale_figures(
 ) -> dict[str, Any]:
     from captain.assistants.models import Assistant
     from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
-    from captain.knowledge.retrieval.passages import embed_passages, search_tokens
     from captain.knowledge.services.knowledge_search import AssistantKnowledge, _loaded, knowledge_cache_clear
+    from captain.knowledge.services.retrieval.passages import embed_passages, search_tokens
     from helpdesk.models import Account
 
     rng = random.Random(12)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import Substr, TruncDate
 from django.utils import timezone
 
-from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
+from captain.actions.selectors import plans_exist, tool_confirmations_exist, tool_secrets_exist
+from captain.answering.models import CreditLedgerEntry, Run, RunArtifact, SpanRecord
 from captain.answering.services.credits import credit_balance_for
+from captain.assistants.selectors import endpoint_keys_exist
+from captain.copilot.selectors import copilot_runs_exist
 from helpdesk.models import Conversation
 
 CREDIT_USAGE_DAYS = 30
@@ -72,14 +76,78 @@ def conversation_runs(*, conversation: Conversation) -> QuerySet[Run]:
     return Run.objects.filter(conversation=conversation, account_id=conversation.account_id).order_by("-id")
 
 
-def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:
-    """The stored spans of these runs, grouped by trace id, in start order."""
-    trace_ids = {run.trace_id for run in runs if run.trace_id}
+def debug_log_runs(
+    *, conversation: Conversation, message_id: int | None = None, offset: int, limit: int
+) -> list[Run]:
+    """One page of a conversation's runs for the debug log (newest first; `message_id`: only the run that
+    message triggered or that wrote it), with their messages and assistant, in one query. Each run carries
+    flags saying whether there is anything of the kinds the page reads separately, so a conversation without
+    artifacts, plans, confirmations, copilot runs or credentials costs no query for them: `has_artifacts`,
+    `conversation_has_plans`, `conversation_has_confirmations`, `conversation_has_copilot_runs`,
+    `account_has_tool_secrets`, `account_has_endpoint_keys`."""
+    conversation_id, account_id = OuterRef("conversation_id"), OuterRef("account_id")
+    runs = (
+        conversation_runs(conversation=conversation)
+        .select_related("trigger_message", "reply_message", "assistant")
+        .annotate(
+            has_artifacts=Exists(RunArtifact.objects.filter(run=OuterRef("pk"))),
+            conversation_has_plans=plans_exist(conversation_id=conversation_id),
+            conversation_has_confirmations=tool_confirmations_exist(conversation_id=conversation_id),
+            conversation_has_copilot_runs=copilot_runs_exist(conversation_id=conversation_id),
+            account_has_tool_secrets=tool_secrets_exist(account_id=account_id),
+            account_has_endpoint_keys=endpoint_keys_exist(account_id=account_id),
+        )
+    )
+    if message_id is not None:
+        runs = runs.filter(Q(trigger_message_id=message_id) | Q(reply_message_id=message_id))
+    return list(runs[offset : offset + limit])
+
+
+@dataclass(frozen=True)
+class ArtifactPreview:
+    run_id: int
+    ref: str
+    tool_name: str
+    size: int
+    preview: str
+    """The content's first characters (the whole of it when it is shorter)."""
+
+
+def run_artifact_previews(*, run_ids: list[int], chars: int) -> list[ArtifactPreview]:
+    """The artifacts of these runs in order, each with its first `chars` characters only (a 10 MB tool output
+    is not read whole): one query."""
+    rows = (
+        RunArtifact.objects.filter(run__in=run_ids)
+        .annotate(preview=Substr("content", 1, chars))
+        .defer("content")
+        .order_by("id")
+    )
+    return [
+        ArtifactPreview(
+            run_id=row.run_id, ref=row.ref, tool_name=row.tool_name, size=row.size, preview=row.preview
+        )
+        for row in rows
+    ]
+
+
+def spans_by_trace_id(*, trace_ids: Iterable[str]) -> dict[str, list[SpanRecord]]:
+    """The stored spans of these traces, grouped by trace id, in start order: one query (none for no ids)."""
+    wanted = {trace_id for trace_id in trace_ids if trace_id}
     grouped: dict[str, list[SpanRecord]] = defaultdict(list)
-    if trace_ids:
-        for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
+    if wanted:
+        for span in SpanRecord.objects.filter(trace_id__in=wanted).order_by("start_time", "id"):
             grouped[span.trace_id].append(span)
     return grouped
+
+
+def spans_by_trace(*, runs: list[Run]) -> dict[str, list[SpanRecord]]:
+    """The stored spans of these runs, grouped by trace id, in start order."""
+    return spans_by_trace_id(trace_ids=[run.trace_id for run in runs])
+
+
+def spans_for_trace(*, trace_id: str) -> list[SpanRecord]:
+    """The stored spans of one trace (a playground turn's), in start order."""
+    return list(SpanRecord.objects.filter(trace_id=trace_id).order_by("start_time", "id"))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any, cast
 from django import forms
 from django.core.exceptions import ValidationError
 
-from captain.actions.tools import SCENARIO_TOOL_NAMES
+from captain.actions.services.tools import SCENARIO_TOOL_NAMES
 from captain.assistants.models import Assistant, ModelEndpoint, Scenario
 from captain.assistants.services.assistants import ASSISTANT_FIELDS, assistant_errors
 from captain.assistants.services.builder import scenario_key_from_title

@@ -104,7 +104,9 @@ class Assistant(models.Model):
         help_text="Who writes the follow-up questions and how (e.g. 'short questions a new customer would ask "
         "next'). Empty: a built-in persona.",
     )
-    inboxes = models.ManyToManyField(Inbox, through="AssistantInbox", related_name="+", blank=True)
+    inboxes: "models.ManyToManyField[Inbox, AssistantInbox]" = models.ManyToManyField(
+        Inbox, through="AssistantInbox", related_name="+", blank=True
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404
 
-from captain.assistants.models import Assistant, AssistantInbox, Scenario
+from captain.assistants.models import Assistant, AssistantInbox, ModelEndpoint, Scenario
 
 
 def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
@@ -41,3 +41,9 @@ def scenario_titles(*, account_id: int) -> dict[str, str]:
     return dict(
         Scenario.objects.filter(assistant__account_id=account_id).values_list("key", "title").order_by("-id")
     )
+
+
+def endpoint_keys_exist(*, account_id: OuterRef) -> Exists:
+    """Whether any of the account's model endpoints holds an (encrypted) API key: for another domain's
+    annotation (`account_id` an `OuterRef` to its rows' account)."""
+    return Exists(ModelEndpoint.objects.filter(account_id=account_id).exclude(api_key_encrypted=""))

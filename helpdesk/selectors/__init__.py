@@ -8,6 +8,7 @@ list), `dashboard` (the dashboard's folders and list pages), `messages` (threads
 from .accounts import (
     access_membership,
     account_labels,
+    account_member,
     account_members,
     account_switcher_accounts,
     accounts_for_user,
@@ -24,6 +25,7 @@ __all__ = [
     "access_conversation",
     "access_membership",
     "account_labels",
+    "account_member",
     "account_members",
     "account_switcher_accounts",
     "accounts_for_user",

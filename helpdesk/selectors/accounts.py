@@ -49,6 +49,11 @@ def account_members(*, account_id: int) -> QuerySet[Any]:
     return get_user_model().objects.filter(memberships__account_id=account_id).order_by("id")
 
 
+def account_member(*, account_id: int, user_id: int) -> Any | None:
+    """The user if they are a member of the account; None otherwise (another tenant's user too)."""
+    return account_members(account_id=account_id).filter(pk=user_id).first()
+
+
 def account_labels(*, account_id: int) -> list[Label]:
     """The account's labels, by name."""
     return list(Label.objects.filter(account_id=account_id).order_by("name"))

@@ -28,7 +28,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from helpdesk.conf import ai_responder
 from helpdesk.models import Conversation, Membership, Message
-from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
+from helpdesk.selectors import (
+    account_labels,
+    account_member,
+    account_members,
+    dashboard,
+    dashboard_conversation,
+)
 from helpdesk.selectors.contacts import contact_panel
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
 from helpdesk.services.conversations import (
@@ -356,8 +362,7 @@ def conversation_assignee(request: HttpRequest, membership: Membership, conversa
         conversation_assign(conversation=conversation, assignee=None)
         return _done(request, membership, conversation, "Conversation unassigned.")
     # Only members of this account may be assigned: another tenant's user id is simply not found.
-    assignee = account_members(account_id=membership.account_id).filter(pk=value if value.isdigit() else 0)
-    user = assignee.first()
+    user = account_member(account_id=membership.account_id, user_id=int(value) if value.isdigit() else 0)
     if user is None:
         return _done(
             request, membership, conversation, "That person is not a member of this account.", ok=False

@@ -125,8 +125,8 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(GAME, ensure_ascii=False) + "\n")
     out = tmp_path / "f.json"
-    monkeypatch.setattr("captain.knowledge.retrieval.get_encoder", lambda: KeywordEncoder(["游戏"]))
-    monkeypatch.setattr("captain.knowledge.retrieval.encoder_available", lambda: True)
+    monkeypatch.setattr("captain.knowledge.services.retrieval.get_encoder", lambda: KeywordEncoder(["游戏"]))
+    monkeypatch.setattr("captain.knowledge.services.retrieval.encoder_available", lambda: True)
     # The command's one model client, over real HTTP: every router question and reply is answered "0".
     with FakeLLMServer(responder=lambda request: text("0")) as server:
         call_command(

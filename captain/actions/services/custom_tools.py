@@ -3,9 +3,9 @@
 A builder describes the request (method, URL and body templates, authentication, limits) and what the model
 sees of the answer; `custom_tool_call` makes it through the outbound HTTP policy. Rules that hold everywhere:
 
-- Templates follow the tool-template policy (`captain.assistants.prompts.policy`: an allowlist of constructs and filters,
+- Templates follow the tool-template policy (`captain.prompts.policy`: an allowlist of constructs and filters,
   checked on save and before every render) and are rendered in the one prompt sandbox
-  (`captain.assistants.prompts.sandbox`, through `overlay`: the same sandbox class, time and size bounds and
+  (`captain.prompts.sandbox`, through `overlay`: the same sandbox class, time and size bounds and
   StrictUndefined, only the output finalizer differs). The arguments are always
   values, never template source: in the URL each `{{ value }}` is percent-encoded with no safe character, so
   `../admin?x=1` stays one path segment; in the body each `{{ value }}` is JSON-encoded, so a string cannot
@@ -41,12 +41,12 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from captain.actions.models import CUSTOM_TOOL_NAME_PATTERN, CustomTool
-from captain.assistants.prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
-from captain.assistants.prompts.sandbox import PromptTemplateError, env, render
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
 from captain.assistants.services.destinations import Origin, secret_stays, url_origin
 from captain.conf import captain_setting
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
+from captain.prompts.policy import TOOL_TEMPLATE, check_policy, check_tool_template, parse
+from captain.prompts.sandbox import PromptTemplateError, env, render
 from captain.runtime import semconv as sc
 from captain.runtime.types import ToolFailed
 from helpdesk.models import Account, Conversation
@@ -133,7 +133,7 @@ _ENVIRONMENTS = {
 
 def _template_problem(source: str, allowed: Iterable[str]) -> str | None:
     """Why `source` cannot be a tool template (None when it can): syntax, a construct the tool-template policy
-    does not allow (calls, `**`, nested loops, width filters: `captain.assistants.prompts.policy`), or a variable that is not
+    does not allow (calls, `**`, nested loops, width filters: `captain.prompts.policy`), or a variable that is not
     one of `allowed`."""
     try:
         check_tool_template(source, allowed)
@@ -323,7 +323,7 @@ def _body_errors(tool: CustomTool) -> list[str]:
 
 def custom_tool_errors(*, account_id: int, tool: CustomTool) -> FieldErrors:
     """Why `tool` (an unsaved or changed row) cannot be stored; {} when it can."""
-    from captain.actions.tools import BUILTIN_TOOL_NAMES
+    from captain.actions.services.tools import BUILTIN_TOOL_NAMES
 
     errors: FieldErrors = {}
     name = tool.name or ""

@@ -39,9 +39,9 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from captain.actions.models import Shortcut, validate_shortcut_command
-from captain.actions.tools import BUILTIN_TOOL_NAMES, build_tools
-from captain.assistants.agents.builder import TRIAGE_TOOLS
+from captain.actions.services.tools import BUILTIN_TOOL_NAMES, build_tools
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.assistants.services.agents.builder import TRIAGE_TOOLS
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
 from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
 from helpdesk.channels import telegram

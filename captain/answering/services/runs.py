@@ -40,10 +40,10 @@ from captain.answering.services.team import (
 )
 from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant
-from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
 from captain.memory.services.memory_step import StepResult, ai_writable, remember_step
+from captain.prompts import PromptTemplateError
 from captain.routing.services.routing import routing_decisions_record
 from captain.routing.services.routing_corrections import corrections_from_dispatch
 from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage

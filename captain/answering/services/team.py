@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from captain.answering.services.live import LivePublisher
-from captain.assistants.agents import build_team
-from captain.assistants.agents.builder import AgentModel, PromptVariables
 from captain.assistants.models import Assistant, KnowledgeMode, Scenario
-from captain.assistants.prompts.context import TurnFacts
+from captain.assistants.services.agents import build_team
+from captain.assistants.services.agents.builder import AgentModel, PromptVariables
 from captain.assistants.services.model_endpoints import (
     Endpoint,
     EndpointUnavailable,
@@ -21,6 +20,7 @@ from captain.assistants.services.model_endpoints import (
 )
 from captain.conf import captain_setting
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
+from captain.prompts.context import TurnFacts
 from captain.routing.services.routing import routing_graph, star_graph
 from captain.runtime import RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
@@ -160,7 +160,7 @@ def runner_for(
             node_router, account_id=assistant.account_id, team_model=team_model, graph_model=graph_model
         )
 
-    from captain.knowledge.retrieval import encoder_available, get_encoder
+    from captain.knowledge.services.retrieval import encoder_available, get_encoder
 
     encoder = get_encoder() if encoder_available() else None
     strategy = OursStrategy(encoder=encoder, routers=routers)

@@ -1,4 +1,4 @@
-"""The facts a turn's prompt carries besides the builder's text (captain.assistants.prompts.context.TurnFacts): the current
+"""The facts a turn's prompt carries besides the builder's text (captain.prompts.context.TurnFacts): the current
 date and time in the account's time zone, the channel and how long one message may be, the conversation's state
 and attributes, the customer's details and attributes (only when the assistant may share them), and the memory
 variables with the values this turn sees."""
@@ -13,8 +13,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from captain.assistants.models import Assistant
-from captain.assistants.prompts.context import MemoryLine, TurnFacts, one_line
 from captain.memory.services.memory import memory_state
+from captain.prompts.context import MemoryLine, TurnFacts, one_line
 from helpdesk.channels import telegram, whatsapp
 from helpdesk.models import Account, Conversation, Inbox
 

@@ -20,15 +20,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.db.models.functions import Substr
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from captain.actions.models import CustomTool, Plan, ToolConfirmation
-from captain.answering.models import Run, RunArtifact, SpanRecord
-from captain.answering.selectors import conversation_runs, credits_by_message, spans_by_trace
+from captain.actions.models import ToolConfirmation
+from captain.actions.selectors import plan_list, tool_confirmation_list
+from captain.answering.models import Run
+from captain.answering.selectors import (
+    credits_by_message,
+    debug_log_runs,
+    run_artifact_previews,
+    spans_by_trace,
+    spans_by_trace_id,
+)
 from captain.answering.services.live import conversation_run_in_progress
 from captain.answering.services.redaction import account_secrets, scrub
 from captain.answering.views.trace_tree import (
@@ -41,9 +46,8 @@ from captain.answering.views.trace_tree import (
     scrub_spans,
     span_tree,
 )
-from captain.assistants.models import ModelEndpoint
 from captain.copilot.models import CopilotRun
-from captain.copilot.selectors import copilot_run_list
+from captain.copilot.selectors import copilot_runs_for_conversation
 from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context
@@ -94,32 +98,8 @@ class ConfirmationView:
     """In this run: "asked" (the run held the call and asked) or "answered" (the customer's answer ran it)."""
 
 
-def with_action_flags(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Runs annotated with whether there is anything of the kinds below to read, so a conversation without
-    artifacts, plans, confirmations or credentials costs no query for them."""
-    conversation = OuterRef("conversation_id")
-    account = OuterRef("account_id")
-    return runs.annotate(
-        has_artifacts=Exists(RunArtifact.objects.filter(run=OuterRef("pk"))),
-        conversation_has_plans=Exists(Plan.objects.filter(conversation_id=conversation)),
-        conversation_has_confirmations=Exists(ToolConfirmation.objects.filter(conversation_id=conversation)),
-        conversation_has_copilot_runs=Exists(CopilotRun.objects.filter(conversation_id=conversation)),
-        account_has_tool_secrets=Exists(
-            CustomTool.objects.filter(account_id=account).exclude(secret_encrypted="")
-        ),
-        account_has_endpoint_keys=Exists(
-            ModelEndpoint.objects.filter(account_id=account).exclude(api_key_encrypted="")
-        ),
-    )
-
-
 def _artifacts(runs: list[Run], secrets: list[str]) -> dict[int, list[ArtifactView]]:
-    rows = (
-        RunArtifact.objects.filter(run__in=[r.pk for r in runs])
-        .annotate(preview=Substr("content", 1, ARTIFACT_PREVIEW_CHARS))
-        .defer("content")
-        .order_by("id")
-    )
+    rows = run_artifact_previews(run_ids=[r.pk for r in runs], chars=ARTIFACT_PREVIEW_CHARS)
     grouped: dict[int, list[ArtifactView]] = defaultdict(list)
     for row in rows:
         grouped[row.run_id].append(
@@ -203,7 +183,7 @@ class PlanLog:
 
 def conversation_plans(conversation_id: int, account_id: int, secrets: list[str]) -> list[PlanLog]:
     plans = []
-    for row in Plan.objects.filter(conversation_id=conversation_id, account_id=account_id).order_by("-id"):
+    for row in plan_list(account_id=account_id, conversation_id=conversation_id):
         current = plan_view(
             {
                 "goal": row.goal,
@@ -242,19 +222,13 @@ def copilot_logs(conversation_id: int, account_id: int, user_id: int, secrets: l
     """The newest copilot runs the viewer asked for in the conversation, with their span trees: 1 query for the
     runs, 1 for their spans. Only the viewer's own: a run belongs to its asker (`copilot_run_list`), and an
     administrator reading the debug log is no exception."""
-    runs = list(
-        copilot_run_list(account_id=account_id, user_id=user_id)
-        .filter(conversation_id=conversation_id)
-        .select_related("user")[:COPILOT_RUNS_SHOWN]
+    runs = copilot_runs_for_conversation(
+        account_id=account_id, user_id=user_id, conversation_id=conversation_id, limit=COPILOT_RUNS_SHOWN
     )
     if runs and not secrets:
         # The page read no secrets for its AI runs (it had none to show): the copilot's spans still need them.
         secrets = account_secrets(account_id)
-    spans: dict[str, list[SpanRecord]] = defaultdict(list)
-    trace_ids = {r.trace_id for r in runs if r.trace_id}
-    if trace_ids:
-        for span in SpanRecord.objects.filter(trace_id__in=trace_ids).order_by("start_time", "id"):
-            spans[span.trace_id].append(span)
+    spans = spans_by_trace_id(trace_ids=[r.trace_id for r in runs])
     return [
         CopilotLog(
             run=run,
@@ -273,17 +247,16 @@ def conversation_runs_page(
 ) -> HttpResponse:
     """`?message=<id>` narrows to the run that a message triggered or that wrote it (links from the thread)."""
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    runs = with_action_flags(
-        conversation_runs(conversation=conversation).select_related(
-            "trigger_message", "reply_message", "assistant"
-        )
-    )
     message = request.GET.get("message", "")
-    if message.isdigit():
-        runs = runs.filter(Q(trigger_message_id=int(message)) | Q(reply_message_id=int(message)))
     page_param = request.GET.get("page", "1")
     page = int(page_param) if page_param.isdigit() and int(page_param) > 0 else 1
-    rows = list(runs[(page - 1) * RUNS_PER_PAGE : page * RUNS_PER_PAGE + 1])
+    # One run more than a page: whether there is a next page.
+    rows = debug_log_runs(
+        conversation=conversation,
+        message_id=int(message) if message.isdigit() else None,
+        offset=(page - 1) * RUNS_PER_PAGE,
+        limit=RUNS_PER_PAGE + 1,
+    )
     has_next = len(rows) > RUNS_PER_PAGE
     shown = rows[:RUNS_PER_PAGE]
     secrets = account_secrets(
@@ -292,7 +265,7 @@ def conversation_runs_page(
         endpoints=any(getattr(r, "account_has_endpoint_keys", True) for r in shown),
     )
     confirmations = (
-        list(ToolConfirmation.objects.filter(conversation=conversation, account_id=membership.account_id))
+        list(tool_confirmation_list(account_id=membership.account_id, conversation_id=conversation.pk))
         if any(getattr(r, "conversation_has_confirmations", True) for r in shown)
         else []
     )

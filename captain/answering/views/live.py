@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from captain.answering.services.live import (
@@ -23,7 +23,7 @@ from captain.answering.services.live import (
     live_channel,
     playground_scope,
 )
-from captain.playground.models import PlaygroundRun
+from captain.playground.selectors import access_playground_run, playground_run_done
 from helpdesk.realtime.hub import get_hub
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import dashboard_conversation
@@ -71,11 +71,10 @@ async def playground_run_live(request: HttpRequest, account_id: int, run_id: int
     access = await stream_membership(request, account_id, admin_only=True)
     if isinstance(access, HttpResponse):
         return access
-    if not await PlaygroundRun.objects.filter(pk=run_id, account_id=access.account_id).aexists():
-        raise Http404("No such playground run.")
+    await sync_to_async(access_playground_run)(account_id=access.account_id, run_id=run_id)
 
     def finished() -> bool:
-        return PlaygroundRun.objects.filter(pk=run_id, status=PlaygroundRun.Status.DONE).exists()
+        return playground_run_done(run_id=run_id)
 
     if not can_stream(request):
         return no_stream()

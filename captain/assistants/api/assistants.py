@@ -6,6 +6,8 @@ account (an inbox is served by at most one assistant).
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -58,7 +60,7 @@ class AssistantInputSerializer(serializers.ModelSerializer):
         ref_name = "AssistantInput"
         fields = [*ASSISTANT_FIELDS, "inbox_ids"]
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Scoped per request: another tenant's inbox id is "does not exist", never linkable. Without an
         # account in the context (schema generation) no inbox qualifies.

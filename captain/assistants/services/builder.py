@@ -3,7 +3,7 @@ shared by the assistant and scenario services. The admin, the API and the demo c
 those services, so each rule is written once.
 
 Builder-written instructions are Jinja template source. At save time they are checked statically (every branch
-may use only the declared variables, `captain.assistants.prompts.variables`) and rendered with sample variables in the same
+may use only the declared variables, `captain.prompts.variables`) and rendered with sample variables in the same
 sandbox the runtime uses, so a template that would fail (or that tries to escape the sandbox, or to burn CPU with
 `9**99999999`) is refused when it is written, not when a customer is waiting.
 """
@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 
 from django.core.exceptions import ValidationError
 
-from captain.actions.tools import SCENARIO_TOOL_NAMES
+from captain.actions.services.tools import SCENARIO_TOOL_NAMES
 from captain.assistants.models import MAX_SCENARIO_KEY_LENGTH, TRIAGE_KEY, Assistant, validate_scenario_key
-from captain.assistants.prompts import PromptTemplateError, validate_builder_text
 from captain.memory.models import MemoryVariable
+from captain.prompts import PromptTemplateError, validate_builder_text
 
 MAX_INSTRUCTION_CHARS = 20_000
 

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from captain.actions.services.custom_tools import custom_tool_names
-from captain.actions.tools import SCENARIO_TOOL_NAMES
+from captain.actions.services.tools import SCENARIO_TOOL_NAMES
 from captain.assistants.models import Assistant, Scenario, ScenarioMode, validate_scenario_key
 from captain.assistants.services.builder import (
     FieldErrors,
@@ -42,7 +42,7 @@ class ScenarioFields(TypedDict, total=False):
     """Jinja template source, checked in the prompt sandbox at save time."""
     enabled: bool
     tools: list[str]
-    """Names from `captain.actions.tools.SCENARIO_TOOL_NAMES` and the account's custom tools; duplicates are dropped."""
+    """Names from `captain.actions.services.tools.SCENARIO_TOOL_NAMES` and the account's custom tools; duplicates are dropped."""
     mode: str
     """`tools` (the plain loop) or `planning` (todo list, confirmation, summary): `ScenarioMode`."""
     max_tool_calls: int

@@ -38,11 +38,11 @@ from captain.answering.services.redaction import account_secrets
 from captain.answering.services.runs import assistant_for_inbox
 from captain.answering.services.team import team_model_for
 from captain.assistants.models import Assistant
-from captain.assistants.prompts import render_file
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
 from captain.copilot.models import CopilotRun
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
+from captain.prompts import render_file
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings

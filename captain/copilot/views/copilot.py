@@ -13,13 +13,13 @@ member's run, like another account's, is a 404.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from captain.answering.views.live import event_stream
-from captain.copilot.models import CopilotRun
-from captain.copilot.selectors import access_copilot_run, copilot_run_list
+from captain.copilot.selectors import access_copilot_run, copilot_run_finished
 from captain.copilot.services.copilot import (
     CopilotRefused,
     copilot_request,
@@ -71,13 +71,12 @@ async def copilot_run_stream(request: HttpRequest, account_id: int, run_id: int)
     access = await stream_membership(request, account_id)
     if isinstance(access, HttpResponse):
         return access
-    own = copilot_run_list(account_id=access.account_id, user_id=access.user_id)
-    if not await own.filter(pk=run_id).aexists():
-        raise Http404("No such copilot run.")
+    # Another member's run, like another account's, is a 404.
+    await sync_to_async(access_copilot_run)(
+        account_id=access.account_id, user_id=access.user_id, run_id=run_id
+    )
 
     def finished() -> bool:
-        return CopilotRun.objects.filter(
-            pk=run_id, status__in=[CopilotRun.Status.DONE, CopilotRun.Status.FAILED]
-        ).exists()
+        return copilot_run_finished(run_id=run_id)
 
     return await event_stream(copilot_scope(run_id), finished=finished)

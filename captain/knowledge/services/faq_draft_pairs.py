@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from captain.assistants.services.drafting import json_values
-from captain.knowledge.retrieval import get_encoder
+from captain.knowledge.services.retrieval import get_encoder
 from captain.runtime.knowledge.grounding import Evidence, unsupported_facts
 
 MAX_QUESTION_CHARS = 500

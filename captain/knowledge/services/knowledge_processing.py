@@ -33,8 +33,8 @@ from captain.knowledge.ingest.errors import IngestError
 from captain.knowledge.ingest.extract import extract_document
 from captain.knowledge.ingest.fetch import FetchLimits, crawl_site, fetch_page, fetch_sitemap
 from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
-from captain.knowledge.retrieval.passages import embed_passages, passage_text, search_tokens
 from captain.knowledge.services.faq_drafts import faq_drafts_document_enqueue
+from captain.knowledge.services.retrieval.passages import embed_passages, passage_text, search_tokens
 from helpdesk.outbound import OutboundRefused
 
 logger = logging.getLogger(__name__)

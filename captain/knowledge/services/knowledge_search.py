@@ -29,9 +29,9 @@ from django.db.models import Count, Max
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
 from captain.knowledge.models import FaqEntry, KnowledgeChunk
-from captain.knowledge.retrieval import get_encoder
-from captain.knowledge.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
-from captain.knowledge.retrieval.passages import VECTOR_DIM, vectors_from_bytes
+from captain.knowledge.services.retrieval import get_encoder
+from captain.knowledge.services.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
+from captain.knowledge.services.retrieval.passages import VECTOR_DIM, vectors_from_bytes
 from captain.runtime.knowledge import Retrieval, Source, tokens
 
 KEYWORD_CANDIDATES = 30

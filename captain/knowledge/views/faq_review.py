@@ -19,7 +19,13 @@ from django.views.decorators.http import require_http_methods
 from captain.assistants.selectors import access_assistant
 from captain.dashboard import chosen_assistant
 from captain.knowledge.models import FaqEntry, KnowledgeDocument
-from captain.knowledge.selectors import access_document, access_faq_entry, document_list, faq_entry_list
+from captain.knowledge.selectors import (
+    access_document,
+    access_faq_entry,
+    document_list,
+    faq_entries_for_review,
+    faq_entry_counts,
+)
 from captain.knowledge.services.faq import faq_entries_review, faq_entry_approve, faq_entry_reject
 from captain.knowledge.services.faq_drafts import (
     faq_draft_conversation_problem,
@@ -166,17 +172,14 @@ def faq_review_page(request: HttpRequest, membership: Membership) -> HttpRespons
     status = status if status in FaqEntry.Status.values else FaqEntry.Status.PENDING
     tabs, page, documents = [], None, []
     if assistant is not None:
-        entries = faq_entry_list(assistant=assistant)
-        counts = {s: entries.filter(status=s).count() for s, _ in TABS}
+        counts = faq_entry_counts(assistant=assistant)
         tabs = [
             {"status": s, "title": t, "count": counts[s], "url": _page_url(account_id, assistant.pk, s)}
             for s, t in TABS
         ]
-        rows = entries.filter(status=status).select_related("source_document").order_by("-created_at", "-id")
+        rows = faq_entries_for_review(assistant=assistant, status=status)
         page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-        documents = list(
-            document_list(assistant=assistant).filter(status=KnowledgeDocument.Status.READY)[:200]
-        )
+        documents = list(document_list(assistant=assistant, status=KnowledgeDocument.Status.READY)[:200])
     context = frame_context(
         request,
         membership,

@@ -115,7 +115,7 @@ class Command(BaseCommand):
         logging.getLogger("httpx").setLevel(logging.WARNING)
         passes = tuple(p.strip() for p in opts["passes"].split(",") if p.strip())
 
-        from captain.knowledge.retrieval import encoder_available, get_encoder
+        from captain.knowledge.services.retrieval import encoder_available, get_encoder
 
         if not encoder_available():
             raise CommandError(

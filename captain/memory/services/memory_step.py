@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from opentelemetry import trace
 
 from captain.assistants.models import Assistant
-from captain.assistants.prompts.context import one_line
 from captain.memory.models import MemoryVariable
 from captain.memory.services.memory import MemoryWriteRefused, memory_state, memory_write
+from captain.prompts.context import one_line
 from captain.runtime import ModelClient, ModelError, ModelSettings
 from captain.runtime import semconv as sc
 from captain.runtime.remember import Declared, parse_remembered, remember_messages, response_format

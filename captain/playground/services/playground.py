@@ -3,7 +3,7 @@
 A playground turn runs in a worker, through the same `runner_for` as a customer's message (same team, same
 routing, same Runner, same spans), so the playground shows what production does; the page follows its progress.
 Nothing reaches a customer and nothing is billed: no Conversation, Message, Run or ledger row is written. The
-tools see `conversation_id=None` and `dry_run=True` and only describe what they would do (captain.actions.tools.builtin).
+tools see `conversation_id=None` and `dry_run=True` and only describe what they would do (captain.actions.services.tools.builtin).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from captain.answering.services.outcomes import ERROR_REASONS, error_reason
 from captain.answering.services.team import runner_for, team_model_for
 from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
-from captain.assistants.prompts import PromptTemplateError
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.playground.models import PlaygroundRun
+from captain.prompts import PromptTemplateError
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision

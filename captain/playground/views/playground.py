@@ -15,13 +15,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from captain.actions.services.shortcuts import shortcut_command_text, shortcut_list, shortcut_parameters
-from captain.answering.models import SpanRecord
+from captain.actions.selectors import shortcut_for_command, shortcut_list
+from captain.actions.services.shortcuts import shortcut_command_text, shortcut_parameters
+from captain.answering.selectors import spans_for_trace
 from captain.answering.services.redaction import account_secrets
 from captain.answering.views.trace_tree import agents_involved, scrub_spans, span_tree
 from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.selectors import access_assistant, assistant_list
 from captain.playground.models import PlaygroundRun
+from captain.playground.selectors import playground_run_for_account
 from captain.playground.services.playground import playground_agents, playground_turn_request
 from helpdesk.models import Membership
 from helpdesk.views.base import account_view, frame_context
@@ -83,9 +85,9 @@ def playground_page(request: HttpRequest, membership: Membership) -> HttpRespons
     shown = next((t for t in ai_turns if str(t.get("n")) == selected), ai_turns[-1] if ai_turns else None)
     roots = []
     if shown and shown.get("trace_id"):
-        spans = SpanRecord.objects.filter(trace_id=shown["trace_id"]).order_by("start_time", "id")
+        spans = spans_for_trace(trace_id=shown["trace_id"])
         # A tool's secret echoed by a service in its answer is removed here too, as in the debug log.
-        roots = span_tree(scrub_spans(list(spans), account_secrets(membership.account_id)))
+        roots = span_tree(scrub_spans(spans, account_secrets(membership.account_id)))
     context = frame_context(
         request,
         membership,
@@ -142,7 +144,7 @@ def _shortcuts(assistant: Assistant) -> list[dict[str, Any]]:
     """The assistant's enabled shortcuts, each with its parameter form, for the buttons above the message box."""
     return [
         {"command": s.command, "description": s.description, "parameters": shortcut_parameters(s)}
-        for s in shortcut_list(assistant=assistant).filter(enabled=True)
+        for s in shortcut_list(assistant=assistant, enabled=True)
     ]
 
 
@@ -153,9 +155,7 @@ def _shortcut_message(request: HttpRequest, account_id: int) -> str:
     if not assistant_id.isdigit():
         return ""
     assistant = access_assistant(account_id=account_id, assistant_id=int(assistant_id))
-    shortcut = (
-        shortcut_list(assistant=assistant).filter(command=request.POST["shortcut"], enabled=True).first()
-    )
+    shortcut = shortcut_for_command(assistant=assistant, command=request.POST["shortcut"])
     if shortcut is None:
         return ""
     values = {p["name"]: request.POST.get(f"param_{p['name']}", "") for p in shortcut_parameters(shortcut)}
@@ -169,7 +169,7 @@ def _collect_pending(
     (for its progress) while it runs. Only the id this session stored is read, scoped to the account."""
     if not state or not state.get("pending"):
         return None
-    run = PlaygroundRun.objects.filter(pk=state["pending"], account_id=account_id).first()
+    run = playground_run_for_account(account_id=account_id, run_id=state["pending"])
     if run is None:  # pruned, or the assistant was deleted
         state.pop("pending")
         request.session.modified = True

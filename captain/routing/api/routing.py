@@ -9,11 +9,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant
 from captain.routing.models import RoutingDecision, RoutingMode, RoutingRule, RoutingTiming
 from captain.routing.selectors import conversation_routing_decisions
@@ -87,7 +90,7 @@ class RoutingGraphSerializer(serializers.Serializer):
         ref_name = "RoutingGraph"
 
 
-def _graph_payload(assistant) -> dict:
+def _graph_payload(assistant: Assistant) -> dict[str, Any]:
     spec = routing_get(assistant=assistant)
     graph = routing_graph(assistant)
     return {

@@ -2,7 +2,7 @@
 
 import pytest
 
-from captain.assistants.agents import build_team
+from captain.assistants.services.agents import build_team
 from tests.factories import AssistantFactory, ScenarioFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from captain.assistants.models import Assistant
 from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
-from captain.knowledge.retrieval.passages import embed_passages, passage_text, search_tokens
+from captain.knowledge.services.retrieval.passages import embed_passages, passage_text, search_tokens
 
 
 def document(

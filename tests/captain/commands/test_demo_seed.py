@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from captain.assistants.agents import build_team
 from captain.assistants.models import Assistant, Scenario
+from captain.assistants.services.agents import build_team
 from captain.knowledge.models import FaqEntry
 from captain.routing.services.routing import routing_graph
 from helpdesk.models import Inbox, Membership

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from captain.assistants.agents.builder import PromptVariables
-from captain.assistants.prompts import PROMPT_VARIABLES, prompt_context
-from captain.assistants.prompts.variables import leaf_paths, sample_contexts
+from captain.assistants.services.agents.builder import PromptVariables
+from captain.prompts import PROMPT_VARIABLES, prompt_context
+from captain.prompts.variables import leaf_paths, sample_contexts
 from tests.factories import AssistantFactory
 
 DECLARED = {variable.path for variable in PROMPT_VARIABLES}

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from captain.assistants.agents.builder import PromptVariables, build_team
-from captain.assistants.prompts import PromptTemplateError, render_builder_text
+from captain.assistants.services.agents.builder import PromptVariables, build_team
+from captain.prompts import PromptTemplateError, render_builder_text
 from tests.factories import AssistantFactory, ScenarioFactory
 
 VARS = {"contact": {"name": "Ann"}, "assistant": {"name": "Captain", "product_name": "Acme"}}

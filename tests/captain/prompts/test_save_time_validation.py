@@ -8,7 +8,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from captain.assistants.models import Assistant, Scenario
-from captain.assistants.prompts import PROMPT_VARIABLES
+from captain.prompts import PROMPT_VARIABLES
 from helpdesk.models import Membership
 from tests.captain.test_admin import ADD_URL, new_assistant_data
 from tests.factories import AssistantFactory, MembershipFactory

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.assistants.prompts import (
-    PROMPT_VARIABLES,
-    PromptTemplateError,
-    check_builder_template,
-    render_builder_text,
-)
-from captain.assistants.prompts.variables import sample_contexts
+from captain.prompts import PROMPT_VARIABLES, PromptTemplateError, check_builder_template, render_builder_text
+from captain.prompts.variables import sample_contexts
 
 AVAILABLE = "available: contact.name, assistant.name, assistant.product_name"
 

@@ -13,10 +13,10 @@ from rest_framework.test import APIClient
 
 from captain.actions.models import CustomTool
 from captain.assistants.models import Assistant
-from captain.assistants.prompts import PromptTemplateError
-from captain.assistants.prompts.builder_text import render_builder_text, validate_builder_text
-from captain.assistants.prompts.policy import check_tool_template
-from captain.assistants.prompts.sandbox import MAX_RENDERED_CHARS, RENDER_SECONDS, env, render
+from captain.prompts import PromptTemplateError
+from captain.prompts.builder_text import render_builder_text, validate_builder_text
+from captain.prompts.policy import check_tool_template
+from captain.prompts.sandbox import MAX_RENDERED_CHARS, RENDER_SECONDS, env, render
 from helpdesk.models import Membership
 from tests.factories import AssistantFactory, MembershipFactory
 

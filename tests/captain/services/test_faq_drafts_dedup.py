@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from captain.knowledge.retrieval import get_encoder
 from captain.knowledge.services.faq_draft_pairs import DUPLICATE_SIMILARITY, Deduplicator, Pair, parse_pairs
+from captain.knowledge.services.retrieval import get_encoder
 
 SHIP = ("How long does shipping take?", "Orders arrive in 3 to 5 business days.")
 PASSWORD = (

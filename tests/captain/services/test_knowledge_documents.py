@@ -17,7 +17,6 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
-from captain.knowledge.retrieval.passages import VECTOR_DIM
 from captain.knowledge.services import knowledge_processing
 from captain.knowledge.services.knowledge import (
     document_create_upload,
@@ -28,6 +27,7 @@ from captain.knowledge.services.knowledge import (
     documents_recover_stale,
     documents_resync_due,
 )
+from captain.knowledge.services.retrieval.passages import VECTOR_DIM
 from tests.factories import AssistantFactory
 from tests.support.static_site import Page, StaticSite
 

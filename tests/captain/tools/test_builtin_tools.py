@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from captain.actions.tools.builtin import add_label
+from captain.actions.services.tools.builtin import add_label
 from captain.runtime import RunContext
 from helpdesk.models import Label
 from tests.factories import ConversationFactory

@@ -23,7 +23,7 @@ from captain.actions.services.custom_tools import (
     custom_tool_set_secret,
     custom_tool_test_call,
 )
-from captain.actions.tools.http import custom_tools_for
+from captain.actions.services.tools.http import custom_tools_for
 from captain.answering.models import SpanRecord
 from captain.crypto import secret_decrypt
 from captain.runtime import RunContext, ToolFailed

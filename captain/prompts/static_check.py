@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from jinja2 import nodes
 
-from captain.assistants.prompts.policy import INSTRUCTIONS, TEXT_FILTERS, check_policy, parse
-from captain.assistants.prompts.sandbox import PromptTemplateError
-from captain.assistants.prompts.variables import available_variables, declared_kinds, is_namespace
+from captain.prompts.policy import INSTRUCTIONS, TEXT_FILTERS, check_policy, parse
+from captain.prompts.sandbox import PromptTemplateError
+from captain.prompts.variables import available_variables, declared_kinds, is_namespace
 
 _DEFAULT_FILTERS = frozenset({"default", "d"})
 

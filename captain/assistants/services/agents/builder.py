@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from captain.actions.tools import BUILTIN_TOOL_NAMES, build_tools
-from captain.actions.tools.http import custom_tools_for
+from captain.actions.services.tools import BUILTIN_TOOL_NAMES, build_tools
+from captain.actions.services.tools.http import custom_tools_for
 from captain.assistants.models import TRIAGE_KEY, Assistant, KnowledgeMode, Scenario, ScenarioMode
-from captain.assistants.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
-from captain.assistants.prompts.context import TurnFacts
-from captain.assistants.prompts.variables import memory_context, memory_declared
 from captain.conf import captain_setting
 from captain.knowledge.models import FaqEntry, KnowledgeChunk
+from captain.prompts import PromptTemplateError, prompt_context, render_builder_text, render_file
+from captain.prompts.context import TurnFacts
+from captain.prompts.variables import memory_context, memory_declared
 from captain.runtime import Agent, Handoff, ModelClient, PlanningSettings, Tool, handoff_tool_name
 from captain.runtime.routing import HUMAN, Graph
 
@@ -29,7 +29,7 @@ class PromptVariables:
     contact_name: str = ""
 
     def as_dict(self, assistant: Assistant) -> dict[str, object]:
-        # prompt_context refuses any path the declaration (captain.assistants.prompts.variables) does not list, and
+        # prompt_context refuses any path the declaration (captain.prompts.variables) does not list, and
         # requires all it lists: the save-time check and this context cannot drift apart.
         return prompt_context(
             {

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from captain.assistants.prompts.sandbox import PromptTemplateError, env, render
-from captain.assistants.prompts.static_check import check_builder_template
-from captain.assistants.prompts.variables import memory_declared, sample_contexts
+from captain.prompts.sandbox import PromptTemplateError, env, render
+from captain.prompts.static_check import check_builder_template
+from captain.prompts.variables import memory_declared, sample_contexts
 
 
 def render_builder_text(source: str, **variables: Any) -> str:

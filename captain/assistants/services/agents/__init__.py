@@ -1,5 +1,5 @@
 """Builders: database rows -> runtime agents (assistant -> triage agent, scenario -> specialist)."""
 
-from captain.assistants.agents.builder import build_team
+from captain.assistants.services.agents.builder import build_team
 
 __all__ = ["build_team"]

@@ -1,10 +1,10 @@
 """Text similarity for FAQ lookup and semantic routing (no Django).
 
-from captain.knowledge.retrieval import best_matches
+from captain.knowledge.services.retrieval import best_matches
 hits = best_matches("how do I change my password", [(q, f"{q}\n{a}") for q, a in faqs], limit=3)
 """
 
-from captain.knowledge.retrieval.embeddings import (
+from captain.knowledge.services.retrieval.embeddings import (
     ENCODER_THRESHOLD,
     LEXICAL_THRESHOLD,
     Document,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from captain.knowledge.retrieval.embeddings import get_encoder
+from captain.knowledge.services.retrieval.embeddings import get_encoder
 from captain.runtime.knowledge.tokens import tokens
 
 VECTOR_DIM = 512

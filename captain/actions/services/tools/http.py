@@ -19,7 +19,7 @@ from captain.actions.services.custom_tools import (
     custom_tool_schema,
     custom_tool_url,
 )
-from captain.actions.tools.builtin import is_dry_run
+from captain.actions.services.tools.builtin import is_dry_run
 from captain.runtime import RunContext, Tool
 
 

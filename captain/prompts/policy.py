@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from jinja2 import TemplateError, meta, nodes
 
-from captain.assistants.prompts.sandbox import PromptTemplateError, env
+from captain.prompts.sandbox import PromptTemplateError, env
 
 
 @dataclass(frozen=True)
