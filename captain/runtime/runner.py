@@ -28,7 +28,8 @@ from opentelemetry.trace import TracerProvider
 from . import planning, text_protocol
 from . import semconv as sc
 from .hooks import RunHooks, RunSpans, assistant_message
-from .model import ModelClient, ModelError, ModelResponse, ModelSettings, ToolCall
+from .model import ModelClient, ModelError, ModelResponse, ToolCall
+from .model_calls import call_model
 from .run_state import (
     NextStep,
     NextStepFinalOutput,
@@ -39,7 +40,7 @@ from .run_state import (
     RunState,
 )
 from .schemas import parse_arguments
-from .structured import RESPONSE_FORMAT, parse_reply
+from .structured import parse_reply
 from .text_tools import recover_text_tool_calls
 from .tool_calls import execute_tool, repeat, settle_answered
 from .types import (
@@ -54,7 +55,6 @@ from .types import (
     RunError,
     RunEvent,
     RunResult,
-    Usage,
 )
 
 
@@ -179,7 +179,7 @@ class Runner:
                     tools = [t for t in tools if t["function"]["name"] not in state.withheld]
                     state.withheld = set()
                 try:
-                    response = self._call_model(agent, tools, state)
+                    response = call_model(state, agent, tools)
                 except ModelError as exc:
                     error: ErrorKind = "model_timeout" if exc.kind == "timeout" else "model_error"
                     step = NextStepStop(RunError(error, str(exc)))
@@ -195,14 +195,6 @@ class Runner:
 
     # ---- model calls ---------------------------------------------------------------------------------------
 
-    def _reply_format(self, agent: Agent, tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """The reply schema for the endpoint to enforce, when it can be: always on a call without tools; with
-        tools only when `schema_with_tools` (some servers cannot combine a grammar with tool calls: there the
-        instructions ask for the shape and the parser reads it)."""
-        if not agent.structured or (tools and not self.schema_with_tools):
-            return None
-        return RESPONSE_FORMAT
-
     def _reask_for_handoff(self, agent: Agent, said: NextStepFinalOutput, state: RunState) -> NextStep:
         """The model said it would transfer the customer but called no tool (a false promise): ask once more
         with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
@@ -215,7 +207,7 @@ class Runner:
         transfer_names = self._transfer_names(agent)
         handoff_tools = [s for s in state.tools_for(agent) if s["function"]["name"] in transfer_names]
         try:
-            response = self._call_model(agent, handoff_tools, state, tool_choice="required")
+            response = call_model(state, agent, handoff_tools, tool_choice="required")
         except ModelError as exc:
             state.emit(agent, dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
             return said
@@ -238,79 +230,6 @@ class Runner:
         return bool(self._transfer_names(agent)) and bool(
             _PROMISE_EN.search(text) or _PROMISE_ZH.search(text)
         )
-
-    def _call_model(
-        self,
-        agent: Agent,
-        tools: list[dict[str, Any]],
-        state: RunState,
-        *,
-        tool_choice: str | None = None,
-    ) -> ModelResponse:
-        state.turns += 1
-        system = agent.instructions
-        if agent.planning is not None:
-            left = max(0, agent.planning.max_tool_calls - state.tool_calls)
-            system = f"{system}\n\n{planning.planning_prompt(state.context.plan, calls_left=left)}"
-        if agent.tool_protocol == "text" and tools:
-            system = f"{system}\n\n{text_protocol.protocol_prompt(tools)}"
-        messages = [{"role": "system", "content": system}, *state.history, *state.items]
-        provider = getattr(self.model, "provider_name", None)
-        with state.spans.llm(agent, state.turns, provider) as span:
-            state.spans.llm_request(span, messages)
-            try:
-                settings = ModelSettings(
-                    temperature=agent.temperature,
-                    # A planning step is a tool call or a short answer; a model that rambles past this is
-                    # stopped rather than left to run into the deadline.
-                    max_tokens=planning.MAX_STEP_TOKENS if agent.planning is not None else None,
-                    tool_choice=tool_choice,
-                    response_format=self._reply_format(agent, tools),
-                )
-                client: ModelClient = agent.model_client or self.model
-                if agent.tool_protocol == "text" and tools:
-                    response = self._text_turn(agent, client, messages, tools, settings, state)
-                else:
-                    response = client.complete(
-                        model=agent.model, messages=messages, tools=tools, settings=settings
-                    )
-            except ModelError as exc:
-                state.spans.llm_failed(span, exc)
-                state.emit(
-                    agent,
-                    RunEvent(
-                        "llm_call",
-                        agent.key,
-                        detail=f"error: {exc}",
-                        data={"model": agent.model, "error": exc.kind},
-                    ),
-                )
-                raise
-            # Counted here, not trusted from the client: one `complete` is one request whatever it retried
-            # inside.
-            call_usage = Usage(
-                requests=1,
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-            )
-            state.usage.add(call_usage)
-            state.context.usage.add(call_usage)
-            state.spans.llm_response(span, response, call_usage)
-        state.emit(
-            agent,
-            RunEvent(
-                "llm_call",
-                agent.key,
-                data={
-                    "model": response.model,
-                    "input_tokens": call_usage.input_tokens,
-                    "output_tokens": call_usage.output_tokens,
-                    "tool_calls": [call.name for call in response.tool_calls],
-                },
-            ),
-        )
-        self.hooks.on_llm_end(state.context, agent, response)
-        return response
 
     # ---- one response -> next step -------------------------------------------------------------------------
 
@@ -490,7 +409,7 @@ class Runner:
         # offered (docs/actions.md), and a model that loops on a tool would call it again.
         state.items.append({"role": "user", "content": planning.FINAL_NOTE})
         try:
-            response = self._call_model(agent, [], state)
+            response = call_model(state, agent, [])
         except ModelError as exc:
             return NextStepStop(RunError(error, f"{spent}; the final call failed: {exc.kind}"))
         said = planning.plain_answer(response.content or "")
@@ -506,60 +425,6 @@ class Runner:
                 state.context.plan.status = "done"
             return NextStepFinalOutput(Reply(said))
         return NextStepStop(RunError(error, spent))
-
-    def _text_turn(
-        self,
-        agent: Agent,
-        client: ModelClient,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        settings: ModelSettings,
-        state: RunState,
-    ) -> ModelResponse:
-        """One model call in the text tool protocol: thoughts stream live, actions are parsed from the text
-        (validated later like native calls), and output that breaks the protocol is re-asked once."""
-        offered = [spec["function"]["name"] for spec in tools]
-        text_settings = dataclasses.replace(settings, tool_choice=None, response_format=None)
-
-        def on_thought(delta: str) -> None:
-            self.hooks.on_thought(state.context, agent, delta)
-
-        response, turn = text_protocol.complete_text_turn(
-            client,
-            model=agent.model,
-            messages=messages,
-            settings=text_settings,
-            offered=offered,
-            on_thought=on_thought,
-        )
-        if turn.error:
-            state.emit(agent, RunEvent("protocol_error", agent.key, detail=turn.error[:500]))
-            first = response.usage
-            retry = [
-                *messages,
-                text_protocol.assistant_item(turn.raw),
-                text_protocol.reask_message(turn.error),
-            ]
-            response, turn = text_protocol.complete_text_turn(
-                client,
-                model=agent.model,
-                messages=retry,
-                settings=text_settings,
-                offered=offered,
-                on_thought=on_thought,
-            )
-            response.usage.add(first)
-            if turn.error:
-                state.emit(
-                    agent,
-                    RunEvent("protocol_error", agent.key, detail=f"after re-ask: {turn.error[:500]}"),
-                )
-                raise ModelError(
-                    "bad_response", f"the output broke the text tool protocol twice: {turn.error}"
-                )
-        state.thought(agent, turn.thought.strip(), streamed=True)
-        state.text_raw = turn.raw
-        return response
 
     def _refuse(self, agent: Agent, call: ToolCall, handoff: Handoff | None, state: RunState) -> None:
         """A call outside the agent's allowlist: answer it with a refusal and run nothing."""
