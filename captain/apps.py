@@ -7,6 +7,12 @@ class CaptainConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from captain import checks, telemetry  # noqa: F401  (registers system checks; configures tracing)
+        # Every task registered in every process (web, worker, shell): services queue tasks by name
+        # (captain.queue), never by importing a task module.
+        from captain import (  # noqa: F401  (registers system checks; configures tracing)
+            checks,
+            tasks,
+            telemetry,
+        )
 
         telemetry.configure_tracing()

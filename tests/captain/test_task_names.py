@@ -32,3 +32,21 @@ def test_the_beat_schedule_names_registered_tasks() -> None:
     app.loader.import_default_modules()
     scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
     assert scheduled <= set(app.tasks), scheduled - set(app.tasks)
+
+
+def test_every_task_a_service_queues_by_name_is_registered() -> None:
+    """Services queue tasks by name (captain.queue.task): a misspelt name fails here, not in production."""
+    import re
+    from pathlib import Path
+
+    import captain
+
+    root = Path(captain.__file__).parent
+    named = {
+        name
+        for path in root.rglob("*.py")
+        for name in re.findall(r"\btask\(\"([\w.]+)\"\)", path.read_text())
+    }
+    assert len(named) >= 8  # copilot, playground, auto-resolve, documents, two FAQ drafts, examples, shortcuts
+    app.loader.import_default_modules()
+    assert named <= REGISTERED, named - REGISTERED

@@ -43,6 +43,7 @@ from captain.actions.services.tools import BUILTIN_TOOL_NAMES, build_tools
 from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.services.agents.builder import TRIAGE_TOOLS
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
+from captain.queue import task
 from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
 from helpdesk.channels import telegram
 from helpdesk.models import Inbox, Message
@@ -690,8 +691,7 @@ def telegram_commands_sync_enqueue(*, assistant_id: int) -> bool:
     Telegram inbox. A failed publish is logged, never raised into the save that asked."""
     if not _telegram_inboxes(assistant_id).exists():
         return False
-    from captain.actions.tasks import sync_telegram_commands
-
+    sync_telegram_commands = task("captain.tasks.sync_telegram_commands")
     transaction.on_commit(lambda: sync_telegram_commands.delay(assistant_id), robust=True)
     return True
 

@@ -55,6 +55,7 @@ from captain.auto_resolve.prompts import (
     user_prompt,
 )
 from captain.conf import captain_setting
+from captain.queue import task
 from captain.runtime import ModelError, Usage
 from captain.runtime import semconv as sc
 from helpdesk.models import Conversation, Message
@@ -318,8 +319,7 @@ def judgement_apply(
 def judgement_enqueue(*, conversation_id: int, quiet_since: datetime) -> bool:
     """Queue the judgement (the responder's hook); False when the broker refused, so the sweep gives the
     claim back and asks again at its next tick."""
-    from captain.auto_resolve.tasks import auto_resolve_judge
-
+    auto_resolve_judge = task("captain.tasks.auto_resolve_judge")
     try:
         auto_resolve_judge.apply_async((conversation_id, quiet_since.isoformat()))
     except Exception:  # kombu raises several types for a down broker; all mean "next sweep"

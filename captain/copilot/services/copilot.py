@@ -43,6 +43,7 @@ from captain.conf import captain_setting
 from captain.copilot.models import CopilotRun
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.prompts import render_file
+from captain.queue import task
 from captain.runtime import Agent, RunContext
 from captain.runtime import semconv as sc
 from captain.runtime.model import ModelClient, ModelError, ModelResponse, ModelSettings
@@ -121,8 +122,7 @@ def copilot_request(
 
 
 def _enqueue(run_id: int) -> None:
-    from captain.copilot.tasks import copilot_generate
-
+    copilot_generate = task("captain.tasks.copilot_generate")
     try:
         copilot_generate.delay(run_id)
     except Exception:  # kombu raises several types for a down broker; the agent must hear of it, not wait

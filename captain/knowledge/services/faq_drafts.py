@@ -39,6 +39,7 @@ from captain.knowledge.services.faq_draft_pairs import (
     is_supported,
     parse_pairs,
 )
+from captain.queue import task
 from captain.runtime.model import ModelError
 from helpdesk.models import Conversation, Message
 
@@ -192,9 +193,8 @@ def faq_drafts_from_document(*, document_id: int) -> int:
 def faq_drafts_document_enqueue(*, document_id: int) -> None:
     """Queue drafting for a document once the current transaction commits (the documents pipeline calls this
     when a document becomes READY; the API's "draft FAQs" button too)."""
-    from captain.knowledge.tasks import faq_drafts_from_document as task
-
-    transaction.on_commit(lambda: task.delay(document_id))
+    draft = task("captain.tasks.faq_drafts_from_document")
+    transaction.on_commit(lambda: draft.delay(document_id))
 
 
 # ---- conversations ------------------------------------------------------------------------------------------
@@ -317,9 +317,8 @@ def faq_draft_conversation_problem(*, conversation: Conversation) -> str | None:
 
 def faq_drafts_conversation_enqueue(*, conversation_id: int) -> None:
     """Queue drafting from one conversation after commit (the dashboard's and the API's button)."""
-    from captain.knowledge.tasks import faq_drafts_from_conversation as task
-
-    transaction.on_commit(lambda: task.delay(conversation_id))
+    draft = task("captain.tasks.faq_drafts_from_conversation")
+    transaction.on_commit(lambda: draft.delay(conversation_id))
 
 
 def faq_draft_conversation_candidates(*, limit: int) -> list[int]:
@@ -353,9 +352,8 @@ def faq_draft_conversation_candidates(*, limit: int) -> list[int]:
 def faq_drafts_conversations_sweep() -> int:
     """The periodic job: queue drafting for up to FAQ_DRAFTS_CONVERSATION_BATCH new candidates; returns how
     many were queued."""
-    from captain.knowledge.tasks import faq_drafts_from_conversation as task
-
+    draft = task("captain.tasks.faq_drafts_from_conversation")
     ids = faq_draft_conversation_candidates(limit=int(captain_setting("FAQ_DRAFTS_CONVERSATION_BATCH")))
     for conversation_id in ids:
-        task.delay(conversation_id)
+        draft.delay(conversation_id)
     return len(ids)

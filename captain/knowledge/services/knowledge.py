@@ -23,6 +23,7 @@ from captain.assistants.models import Assistant
 from captain.conf import captain_setting
 from captain.knowledge.models import KnowledgeDocument
 from captain.knowledge.services.knowledge_processing import document_process
+from captain.queue import task
 from helpdesk.outbound import validate_outbound_url
 
 __all__ = [
@@ -49,7 +50,7 @@ URL_MAX = KnowledgeDocument._meta.get_field("source_url").max_length or 2000
 
 def _enqueue(document_id: int) -> None:
     """Queue processing once the surrounding transaction commits (a worker must find the row)."""
-    from captain.knowledge.tasks import knowledge_document_process
+    knowledge_document_process = task("captain.tasks.knowledge_document_process")
 
     def publish() -> None:
         try:

@@ -28,6 +28,7 @@ from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.playground.models import PlaygroundRun
 from captain.prompts import PromptTemplateError
+from captain.queue import task
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
@@ -181,8 +182,7 @@ def playground_turn_request(
     *, assistant: Assistant, start_key: str, history: list[dict[str, Any]], message: str
 ) -> PlaygroundRun:
     """Store the turn and hand it to a worker once the row is committed; the page follows its progress."""
-    from captain.playground.tasks import playground_turn
-
+    playground_turn = task("captain.tasks.playground_turn")
     playground_runs_prune()
     run = PlaygroundRun.objects.create(
         account_id=assistant.account_id,

@@ -43,6 +43,7 @@ from captain.assistants.models import Assistant, Scenario
 from captain.assistants.services.drafting import DraftingModel, json_values
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.conf import captain_setting
+from captain.queue import task
 from captain.routing.models import RoutingExample, RoutingNode
 from captain.routing.services.routing import routing_node_examples_set
 from captain.routing.services.routing_examples import review_examples
@@ -369,9 +370,8 @@ def example_drafts_enqueue(*, scenario_id: int, force: bool = False) -> bool:
     for scenarios without current drafts later."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return False
-    from captain.routing.tasks import draft_routing_examples as task
-
-    transaction.on_commit(lambda: task.delay(scenario_id, force), robust=True)
+    draft = task("captain.tasks.draft_routing_examples")
+    transaction.on_commit(lambda: draft.delay(scenario_id, force), robust=True)
     return True
 
 
@@ -438,8 +438,7 @@ def example_drafts_sweep() -> int:
     how many were queued."""
     if not captain_setting("ROUTING_EXAMPLE_DRAFTS"):
         return 0
-    from captain.routing.tasks import draft_routing_examples as task
-
+    draft = task("captain.tasks.draft_routing_examples")
     batch = max(0, int(captain_setting("ROUTING_EXAMPLE_DRAFTS_BATCH")))
     missing = drafts_missing()
     if not missing or not batch:
@@ -450,7 +449,7 @@ def example_drafts_sweep() -> int:
     queued = 0
     for item in due[:batch]:
         try:
-            task.delay(item.scenario_id)
+            draft.delay(item.scenario_id)
         except Exception:  # the broker is down: the next sweep tries again
             logger.exception("routing example drafts: could not queue scenario %s", item.scenario_id)
             break
