@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from captain.answering.models import ReplyJob, Run
 from captain.answering.services.jobs import job_get
@@ -94,7 +94,7 @@ class _CallbackReceiver:
 class Command(BaseCommand):
     help = "Send a signed customer message to the demo API inbox and print the conversation as it unfolds."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("text")
         parser.add_argument(
             "--contact",
@@ -119,13 +119,13 @@ class Command(BaseCommand):
 
     def handle(
         self,
-        *args,
+        *args: Any,
         text: str,
         contact: str | None,
         base_url: str,
         timeout: float,
         callback_port: int,
-        **options,
+        **options: Any,
     ) -> None:
         inbox = Inbox.objects.filter(webhook_token=DEMO_WEBHOOK_TOKEN).first()
         if inbox is None:

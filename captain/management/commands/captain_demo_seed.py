@@ -5,9 +5,11 @@ Idempotent: running it again updates the demo objects instead of duplicating the
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
@@ -94,7 +96,7 @@ FAQ = [
 class Command(BaseCommand):
     help = "Seed the demo account (inbox, assistant, scenarios, FAQ, users). Safe to run repeatedly."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--callback-url", default="", help="Where the API inbox POSTs replies.")
         parser.add_argument("--password", default="demo-password", help="Password of the demo users.")
         parser.add_argument(
@@ -104,7 +106,9 @@ class Command(BaseCommand):
         )
 
     @transaction.atomic
-    def handle(self, *args, callback_url: str, password: str, force: bool = False, **options) -> None:
+    def handle(
+        self, *args: Any, callback_url: str, password: str, force: bool = False, **options: Any
+    ) -> None:
         if not settings.DEBUG and not force:
             raise CommandError(
                 "The demo account comes with published credentials (its inbox secret and user passwords are in "

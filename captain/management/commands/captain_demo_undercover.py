@@ -17,8 +17,10 @@ Idempotent: running it again updates the objects.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
@@ -146,14 +148,14 @@ GRAPH = GraphSpec(
 class Command(BaseCommand):
     help = "Seed the 谁是卧底 (Who is the Undercover) game assistant with its routing graph. Safe to rerun."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--callback-url", default="", help="Where the API inbox POSTs replies.")
         parser.add_argument(
             "--password", default="demo-password", help="Password of the admin user if created."
         )
 
     @transaction.atomic
-    def handle(self, *args, callback_url: str, password: str, **options) -> None:
+    def handle(self, *args: Any, callback_url: str, password: str, **options: Any) -> None:
         account, _ = Account.objects.get_or_create(name=ACCOUNT)
         CreditBalance.objects.get_or_create(account=account, defaults={"limit": 1000})
         inbox, _ = Inbox.objects.update_or_create(
