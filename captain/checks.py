@@ -1,8 +1,11 @@
 """System checks: the time budgets must nest (or a long run is redelivered while it still runs: two replies),
 and the operator's model endpoints must be well-formed."""
 
+from collections.abc import Sequence
 from itertools import pairwise
+from typing import Any
 
+from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 
@@ -10,7 +13,9 @@ from captain.conf import captain_setting
 
 
 @checks.register(checks.Tags.compatibility)
-def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
+def check_time_budgets_nest(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     per_call = captain_setting("LLM_TIMEOUT_SECONDS") * (captain_setting("LLM_MAX_RETRIES") + 1)
     worst_run = per_call * captain_setting("MAX_TURNS_CAP")
     soft = getattr(settings, "CELERY_TASK_SOFT_TIME_LIMIT", None)
@@ -19,7 +24,7 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
     lock_ttl = captain_setting("LOCK_TTL_SECONDS")
     chain = [("worst-case run", worst_run), ("soft time limit", soft), ("hard time limit", hard)]
     chain += [("broker visibility timeout", visibility)]
-    errors = []
+    errors: list[checks.CheckMessage] = []
     for (low_name, low), (high_name, high) in pairwise(chain):
         if low is None or high is None or not low < high:
             errors.append(
@@ -36,7 +41,9 @@ def check_time_budgets_nest(app_configs, **kwargs) -> list[checks.CheckMessage]:
 
 
 @checks.register(checks.Tags.compatibility)
-def check_model_endpoints(app_configs, **kwargs) -> list[checks.CheckMessage]:
+def check_model_endpoints(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """A malformed CAPTAIN_MODEL_ENDPOINTS stops start-up with the reason, instead of failing every run."""
     from captain.assistants.services.model_endpoints import operator_endpoints
 

@@ -46,6 +46,8 @@ class DatabaseSpanExporter(SpanExporter):
         rows = []
         for span in spans:
             ctx = span.get_span_context()
+            # Optional on ReadableSpan only for spans built by hand: the SDK's spans always carry their context.
+            assert ctx is not None
             rows.append(
                 SpanRecord(
                     trace_id=format(ctx.trace_id, "032x"),

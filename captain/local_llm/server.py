@@ -127,7 +127,7 @@ class LocalLLMServer:
         self._server: Any = None
         self._lock = threading.Lock()
 
-    def start(self) -> LocalLLMServer:
+    def start(self) -> Self:
         import xllamacpp
 
         with self._lock:
