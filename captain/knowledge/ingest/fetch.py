@@ -239,7 +239,7 @@ def fetch_sitemap(
         with _open(sitemap_url, budget=budget, max_bytes=limits.max_page_bytes, what="sitemap") as opened:
             yield opened.response.iter_bytes()
 
-    locations = sitemap_locations(url, open_url=open_sitemap, limits=limits)
+    locations = sitemap_locations(url, open_url=open_sitemap, max_urls=limits.max_sitemap_urls)
     site = _origin(url)
     urls: list[str] = []
     for location in locations.pages:

@@ -10,17 +10,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from xml.etree.ElementTree import ParseError
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
 from captain.knowledge.ingest.errors import IngestError
-
-if TYPE_CHECKING:
-    from captain.knowledge.ingest.fetch import FetchLimits
-
 
 # Opens a URL and yields its body as it arrives (fetch._open with the policy, limits and error messages).
 OpenUrl = Callable[[str], contextlib.AbstractContextManager[Iterator[bytes]]]
@@ -97,22 +92,22 @@ class SitemapLocations:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
 
 
-def sitemap_locations(url: str, *, open_url: OpenUrl, limits: FetchLimits) -> SitemapLocations:
-    """Every page URL of the sitemap at `url`; the limit counts the URLs of all child sitemaps together."""
+def sitemap_locations(url: str, *, open_url: OpenUrl, max_urls: int) -> SitemapLocations:
+    """Every page URL of the sitemap at `url`; `max_urls` (FetchLimits.max_sitemap_urls) counts the URLs of all
+    child sitemaps together."""
     found = SitemapLocations()
-    top = _read(url, open_url=open_url, limit=limits.max_sitemap_urls)
+    top = _read(url, open_url=open_url, limit=max_urls)
     if top.root == "urlset":
         found.pages = top.locations
         return found
     for child in top.locations:
-        left = limits.max_sitemap_urls - len(found.pages)
+        left = max_urls - len(found.pages)
         try:
             sitemap = _read(child, open_url=open_url, limit=left)
         except IngestError as exc:
             if str(exc).startswith("the sitemap lists more than"):
                 raise IngestError(
-                    f"the sitemaps of the index list more than {limits.max_sitemap_urls} URLs; the limit is "
-                    f"{limits.max_sitemap_urls}"
+                    f"the sitemaps of the index list more than {max_urls} URLs; the limit is {max_urls}"
                 ) from exc
             found.skipped.append((child, str(exc)))
             continue
