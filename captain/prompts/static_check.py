@@ -8,6 +8,8 @@ and every comparison must be between kinds Python can compare.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from jinja2 import nodes
 
 from captain.prompts.policy import INSTRUCTIONS, TEXT_FILTERS, check_policy, parse
@@ -44,7 +46,7 @@ def check_builder_template(source: str) -> None:
     _check_statements(tree.body)
 
 
-def _check_statements(body: list[nodes.Node]) -> None:
+def _check_statements(body: Sequence[nodes.Node]) -> None:
     for node in body:
         if isinstance(node, nodes.Output):
             for child in node.nodes:
@@ -84,9 +86,9 @@ def _kinds(node: nodes.Node) -> Kinds:
         return _STRING
     if isinstance(node, nodes.Compare):
         left = _kinds(node.expr)
-        for operand in node.ops:
-            right = _kinds(operand.expr)
-            _check_comparison(operand.op, left, right)
+        for comparison in node.ops:
+            right = _kinds(comparison.expr)
+            _check_comparison(comparison.op, left, right)
             left = right  # a < b < c compares a with b, then b with c
         return _BOOLEAN
     raise PromptTemplateError(f"'{type(node).__name__}' is not allowed in instructions")

