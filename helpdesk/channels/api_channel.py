@@ -2,13 +2,15 @@
 
 Inbound: `POST /webhooks/api/<webhook_token>/` with a JSON body and two headers,
 `X-Helpdesk-Timestamp: <unix seconds>` and `X-Helpdesk-Signature: sha256=<hex HMAC-SHA256(secret, "{ts}.{body}")>`.
-Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL (the event is built by
-`helpdesk.delivery.dispatch.outbound_event`). A reply offered with follow-up questions carries them as
+Outbound: the same scheme, our side signing, POSTed to the inbox's callback URL (the event is
+`outbound_event`), one event per message whatever its length. A reply offered with follow-up questions carries them as
 `"suggestions": ["...", ...]` (at most 3); the customer's choice comes back as an ordinary inbound message with
 that text. Without suggestions the key is absent.
 A satisfaction rating request (helpdesk.channels.rating) is the one event with `"csat": true`; its
 `"suggestions"` are `["1", "2", "3", "4", "5"]` and `"quick_replies"` repeats them. The customer answers with an
 ordinary inbound message whose text is the number ("4"); a comment may follow in the next message.
+The integration receives links, not files from a provider API, and has no command menu or taps to acknowledge:
+`fetch_media` refuses, `set_commands` is not supported, `answer_callback` answers False.
 """
 
 from __future__ import annotations
@@ -17,16 +19,22 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from rest_framework import serializers
 
+from helpdesk.conf import helpdesk_setting
 from helpdesk.outbound import OutboundRefused, outbound_client
 
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .media import Download, Refused
+from .protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox, Message
 
 TIMESTAMP_HEADER = "X-Helpdesk-Timestamp"
 SIGNATURE_HEADER = "X-Helpdesk-Signature"
@@ -100,6 +108,25 @@ def parse(payload: Any) -> list[InboundMessage]:
     ]
 
 
+def outbound_event(message: Message) -> dict[str, Any]:
+    """The JSON event POSTed to the callback URL for one outgoing message."""
+    return {
+        "event": "message.created",
+        "message_id": message.id,
+        "conversation_id": message.conversation_id,
+        "contact_id": message.conversation.contact_inbox.source_id,
+        "text": message.content,
+        "sender": {
+            "type": message.sender_type,
+            "agent_key": message.ai_agent_key or None,
+            "name": message.ai_agent_name or None,
+        },
+        "created_at": message.created_at.isoformat(),
+        # Only when there are some, so a receiver sees exactly the event it always did otherwise.
+        **({"suggestions": list(message.quick_replies)} if message.quick_replies else {}),
+    }
+
+
 def send(
     *, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float
 ) -> DeliveryResult:
@@ -153,3 +180,47 @@ def _retry_after_seconds(value: str | None) -> float | None:
         return max(float(value), 0.0)
     except ValueError:
         return None
+
+
+class ApiChannel:
+    """The generic signed API channel as a `Channel` (helpdesk.channels.protocol)."""
+
+    channel_type = "api"
+    text_limit: int | None = None
+    supports_commands = False
+    fetches_media = False
+
+    def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
+        verify(
+            secret=inbox.secret,
+            headers=request.headers,
+            body=request.body,
+            window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
+        )
+
+    def parse(self, inbox: Inbox, request: WebhookRequest) -> Received:
+        return Received(messages=parse(webhook_json(request.body)))
+
+    def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        # One event whatever the length: there are no parts to resume.
+        inbox = message.inbox
+        return send(
+            callback_url=inbox.callback_url,
+            secret=inbox.secret,
+            event=outbound_event(message),
+            event_id=f"message-{message.id}",
+            timeout=timeout,
+        )
+
+    def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
+        raise Refused("this channel has no provider API to fetch files from")
+
+    def set_commands(
+        self, inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+    ) -> DeliveryResult:
+        return not_supported("command menu")
+
+    def answer_callback(
+        self, inbox: Inbox, callback_id: str, *, text: str = "", timeout: float = 5.0
+    ) -> bool:
+        return False  # the integration's messages are never taps waiting for an answer

@@ -36,6 +36,9 @@ class InboundMessage:
     contact: InboundContact
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    callback_id: str = ""
+    """A button tap the provider waits to have acknowledged (`Channel.answer_callback`, e.g. to stop the
+    button's spinner): the provider's id for the tap; empty for every other message."""
 
 
 # Column sizes of what an inbound message stores (helpdesk.models); checked here because PostgreSQL refuses a
@@ -63,6 +66,17 @@ def fit_for_storage(inbound: InboundMessage) -> InboundMessage:
         email=contact.email if len(contact.email) <= MAX_EMAIL_LENGTH else "",
     )
     return replace(inbound, contact=fitted)
+
+
+@dataclass(frozen=True)
+class FailedStatus:
+    """A provider's later verdict that a message we sent was not delivered (reported by a webhook, after the
+    send itself was accepted)."""
+
+    provider_message_id: str
+    """The id our send got back (a WhatsApp wamid, say)."""
+    error: str
+    """Code and title in our wording, e.g. "WhatsApp 131047: Re-engagement message"."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What the three provider channels (Telegram, WhatsApp Cloud, Slack) share: one sent part's result, the HTTP
-call with its error handling, and fitting a reply into a channel's length limit.
+call with its error handling, fitting a reply into a channel's length limit, and sending it in parts.
 
 The HTTP call goes through the outbound policy (helpdesk.outbound): `api_base_url` is tenant configuration.
 Delivery errors are built by each channel's `classify` from the status code and the provider's own error code
@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from helpdesk.outbound import OutboundRefused, outbound_client
 
 from .base import DeliveryResult
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox, Message
+
+    from .protocol import SentParts
 
 logger = logging.getLogger(__name__)
 
@@ -143,3 +148,42 @@ def dict_or_empty(value: Any) -> dict[str, Any]:
 
 def list_or_empty(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+class PartSender(Protocol):
+    """A provider module's `send`: one text part, with the quick replies it offers."""
+
+    def __call__(
+        self, *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
+    ) -> SendResult: ...
+
+
+def send_in_parts(
+    message: Message,
+    *,
+    parts: SentParts,
+    timeout: float,
+    fit_text: Callable[[str], list[str]],
+    send_part: PartSender,
+) -> DeliveryResult:
+    """Send `message` as the parts `fit_text` makes of it, in order, from the first one not yet accepted (a
+    retry resumes there); each accepted part's provider id is recorded at once (`parts.record`). The quick
+    replies go with the last part, where the customer reads on."""
+    texts = fit_text(message.content)
+    source_id = message.conversation.contact_inbox.source_id
+    quick_replies = [q for q in message.quick_replies or [] if isinstance(q, str) and q.strip()]
+    for index in range(parts.count, len(texts)):
+        outcome = send_part(
+            inbox=message.inbox,
+            source_id=source_id,
+            text=texts[index],
+            timeout=timeout,
+            quick_replies=quick_replies if index == len(texts) - 1 else [],
+        )
+        if not outcome.result.ok:
+            if len(texts) > 1:
+                error = f"part {index + 1} of {len(texts)}: {outcome.result.error}"
+                return replace(outcome.result, error=error)
+            return outcome.result
+        parts.record(outcome.provider_message_id)
+    return DeliveryResult(ok=True, status_code=200)

@@ -32,6 +32,12 @@ for most failures; those are classified by the error string.
 Length: Slack truncates texts over 40,000 characters, so a longer reply is SHORTENED with an ellipsis (one long
 message reads better in Slack than several).
 
+Files: `fetch_media` asks `files.info` (bot token) for a file's `url_private_download`, which needs the bot
+token too. No command menu and no tap to acknowledge (`set_commands` is not supported, `answer_callback` answers
+False: an interactivity request is acknowledged by our 200).
+What the AI is told a message holds (`text_limit`) is a section block's 3,000 characters, not the 40,000 of a
+plain text: a reply with quick-reply buttons goes as section blocks.
+
 `provider_config` keys: `bot_user_id` (our bot's user id, to ignore its echoes), `api_base_url` (default
 https://slack.com; tests point it at 127.0.0.1).
 """
@@ -44,10 +50,21 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
+
+import httpx
 
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .media import Download, Failed, provider_json, reported_size
+from .protocol import (
+    Received,
+    SentParts,
+    WebhookAnswer,
+    WebhookRequest,
+    not_supported,
+    webhook_json,
+)
 from .provider_http import (
     ProviderAnswer,
     SendResult,
@@ -55,12 +72,13 @@ from .provider_http import (
     list_or_empty,
     post_json,
     retry_after_seconds,
+    send_in_parts,
     shorten_text,
     split_text,
 )
 
 if TYPE_CHECKING:
-    from helpdesk.models import Inbox
+    from helpdesk.models import Inbox, Message
 
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
 SIGNATURE_HEADER = "X-Slack-Signature"
@@ -417,3 +435,77 @@ def classify(answer: ProviderAnswer) -> SendResult:
         # No JSON verdict at all on a 2xx: something in between answered, not Slack. Try again later.
         return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
     return SendResult(DeliveryResult(ok=False, permanent=True, error=error, status_code=status))
+
+
+def fetch_media(client: httpx.Client, inbox: Inbox, file_id: str) -> Download:
+    """files.info (bot token) answers the file's url_private_download; that URL needs the bot token too."""
+    if not inbox.access_token:
+        raise Failed("the inbox has no Slack bot token", transient=False)
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    auth = {"Authorization": f"Bearer {inbox.access_token}"}
+    status, body = provider_json(
+        client,
+        f"{base}/api/files.info?file={quote(file_id, safe='')}",
+        headers=auth,
+        provider="Slack",
+    )
+    file = body.get("file") if status == 200 and body.get("ok") is True else None
+    if not isinstance(file, dict):
+        error = str(body.get("error") or "")
+        raise Failed(
+            f"Slack HTTP {status}: "
+            + (error if error in ("file_not_found", "file_deleted", "missing_scope") else "error"),
+            transient=error in ("ratelimited", "internal_error", "service_unavailable"),
+        )
+    url = file.get("url_private_download") or file.get("url_private")
+    if not isinstance(url, str) or not url:
+        raise Failed("Slack did not give a download URL for the file", transient=False)
+    return Download(
+        url=url,
+        headers=auth,
+        declared_type=str(file.get("mimetype") or ""),
+        declared_size=reported_size(file.get("size")),
+    )
+
+
+class SlackChannel:
+    """The Slack Events API as a `Channel` (helpdesk.channels.protocol). One URL takes events (a signed
+    url_verification is answered with its challenge) and interactivity requests (taps on our buttons)."""
+
+    channel_type = "slack"
+    text_limit: int | None = SECTION_TEXT_LIMIT
+    supports_commands = False
+    fetches_media = True
+
+    def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
+        verify(secret=inbox.secret, headers=request.headers, body=request.body)
+
+    def parse(self, inbox: Inbox, request: WebhookRequest) -> Received:
+        interaction = interaction_body(request.body, content_type=request.content_type)
+        if interaction is not None:
+            # A tap on a quick-reply button (the Interactivity Request URL is this one), verified like an event.
+            return Received(messages=parse_interaction(webhook_json(interaction)))
+        payload = webhook_json(request.body)
+        challenge = url_verification_challenge(payload)
+        if challenge is not None:
+            # Only reached with a valid signature: the challenge proves to Slack that this URL is ours.
+            return Received(answer=WebhookAnswer({"challenge": challenge}))
+        return Received(
+            messages=parse(payload, bot_user_id=str(inbox.provider_config.get("bot_user_id") or ""))
+        )
+
+    def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+
+    def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
+        return fetch_media(client, inbox, provider_ref)
+
+    def set_commands(
+        self, inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+    ) -> DeliveryResult:
+        return not_supported("command menu")
+
+    def answer_callback(
+        self, inbox: Inbox, callback_id: str, *, text: str = "", timeout: float = 5.0
+    ) -> bool:
+        return False  # an interactivity request is acknowledged by answering it 200

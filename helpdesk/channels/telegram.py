@@ -23,6 +23,8 @@ Length: Telegram refuses texts over 4096 characters (counted in UTF-16 code unit
 several messages sent in order.
 Command menu: `set_commands` replaces the bot's menu (`setMyCommands`, or `deleteMyCommands` for none) through
 the same HTTP path as a send.
+Files: `fetch_media` asks `getFile` where a file_id is; the file is then at `/file/bot<token>/<file_path>`
+(helpdesk.services.attachments downloads and checks it).
 
 `provider_config` keys: `api_base_url` (default https://api.telegram.org; tests point it at 127.0.0.1).
 `Inbox.secret` is the webhook secret token (1-256 of A-Z a-z 0-9 _ -; the generated hex secret qualifies);
@@ -36,21 +38,27 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import httpx
 
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .media import Download, Failed, Refused, provider_json, reported_size
+from .protocol import Received, SentParts, WebhookRequest, webhook_json
 from .provider_http import (
     ProviderAnswer,
     SendResult,
     dict_or_empty,
     post_json,
     retry_after_seconds,
+    send_in_parts,
     split_text,
     utf16_length,
 )
 
 if TYPE_CHECKING:
-    from helpdesk.models import Inbox
+    from helpdesk.models import Inbox, Message
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 DEFAULT_API_BASE_URL = "https://api.telegram.org"
@@ -184,6 +192,7 @@ def _rating_tap(callback_query: Any) -> list[InboundMessage]:
             provider_message_id=f"{CALLBACK_ID_PREFIX}{query_id}",
             contact=_contact({"from": sender}, chat_id),
             text=choice,
+            callback_id=query_id,
         )
     ]
 
@@ -268,7 +277,9 @@ MAX_COMMANDS = 100
 MAX_COMMAND_DESCRIPTION = 256
 
 
-def set_commands(inbox: Inbox, commands: list[tuple[str, str]], *, timeout: float = 10.0) -> DeliveryResult:
+def set_commands(
+    inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+) -> DeliveryResult:
     """Replace the bot's command menu with `(command, description)` pairs (Bot API `setMyCommands`); an empty
     list clears it (`deleteMyCommands`). Telegram's limits are applied here: commands outside 1-32 characters of
     a-z, 0-9 and _ are left out, descriptions are cut to 256 characters (an empty one is the command itself),
@@ -340,3 +351,65 @@ def classify(answer: ProviderAnswer) -> SendResult:
             retry_after = retry_after_seconds(answer.headers.get("Retry-After"))
         return SendResult(DeliveryResult(ok=False, error=error, retry_after=retry_after, status_code=status))
     return SendResult(DeliveryResult(ok=False, permanent=True, error=error, status_code=status))
+
+
+# A getFile answer's file_path ends up in the download URL's path; anything else could change the request.
+_FILE_PATH = re.compile(r"[A-Za-z0-9_\-./]{1,512}")
+
+
+def fetch_media(client: httpx.Client, inbox: Inbox, file_id: str) -> Download:
+    """getFile turns the file_id into a file_path; the file is then at /file/bot<token>/<file_path>."""
+    if not inbox.access_token:
+        raise Failed("the inbox has no Telegram bot token", transient=False)
+    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    status, body = provider_json(
+        client,
+        f"{base}/bot{inbox.access_token}/getFile?file_id={quote(file_id, safe='')}",
+        headers={},
+        provider="Telegram",
+    )
+    result = body.get("result") if body.get("ok") is True else None
+    file_path = result.get("file_path") if isinstance(result, dict) else None
+    if not isinstance(file_path, str) or not _FILE_PATH.fullmatch(file_path) or ".." in file_path:
+        # Bot API refuses files over 20 MB with ok:false ("file is too big"); a missing path is the same.
+        description = str(body.get("description") or "").lower()
+        if "too big" in description:
+            raise Refused("Telegram does not hand out files this large to bots")
+        raise Failed(f"Telegram HTTP {status}: no download path for the file", transient=False)
+    return Download(
+        url=f"{base}/file/bot{inbox.access_token}/{file_path}",
+        headers={},
+        declared_size=reported_size(result.get("file_size")) if isinstance(result, dict) else 0,
+    )
+
+
+class TelegramChannel:
+    """The Telegram Bot API as a `Channel` (helpdesk.channels.protocol): the only provider here with a
+    command menu and with button taps to acknowledge."""
+
+    channel_type = "telegram"
+    text_limit: int | None = TEXT_LIMIT
+    supports_commands = True
+    fetches_media = True
+
+    def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
+        verify(secret=inbox.secret, headers=request.headers)
+
+    def parse(self, inbox: Inbox, request: WebhookRequest) -> Received:
+        return Received(messages=parse(webhook_json(request.body)))
+
+    def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+
+    def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
+        return fetch_media(client, inbox, provider_ref)
+
+    def set_commands(
+        self, inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+    ) -> DeliveryResult:
+        return set_commands(inbox, commands, timeout=timeout)
+
+    def answer_callback(
+        self, inbox: Inbox, callback_id: str, *, text: str = "", timeout: float = 5.0
+    ) -> bool:
+        return answer_callback_query(inbox, callback_id, text=text, timeout=timeout)

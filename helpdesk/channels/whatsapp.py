@@ -27,6 +27,10 @@ interactive LIST: the question as body (<= 1024), a list button "⭐ 1-5" (<= 20
 titled ⭐ .. ⭐⭐⭐⭐⭐ (<= 24) with ids `csat:1`..`csat:5` (<= 200). The choice arrives as an
 `interactive.list_reply` message and is parsed into the digit. A longer question goes as text first.
 
+Files: `fetch_media` asks `GET /{api_version}/{media-id}` (bearer) for the media's URL, type and size; the URL
+needs the bearer too and expires after a few minutes, so it is never stored.
+No command menu and no tap to acknowledge (`set_commands` is not supported, `answer_callback` answers False).
+
 `provider_config` keys: `phone_number_id` (required to send), `verify_token` (the handshake), `api_version`
 (default v21.0), `api_base_url` (default https://graph.facebook.com; tests point it at 127.0.0.1).
 """
@@ -37,11 +41,21 @@ import hashlib
 import hmac
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from . import rating
-from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from .base import DeliveryResult, FailedStatus, InboundContact, InboundMessage, WebhookRejected
+from .media import Download, Failed, provider_json, reported_size
+from .protocol import (
+    Received,
+    SentParts,
+    WebhookAnswer,
+    WebhookRequest,
+    not_supported,
+    webhook_json,
+)
 from .provider_http import (
     ProviderAnswer,
     SendResult,
@@ -49,12 +63,13 @@ from .provider_http import (
     list_or_empty,
     post_json,
     retry_after_seconds,
+    send_in_parts,
     shorten_text,
     split_text,
 )
 
 if TYPE_CHECKING:
-    from helpdesk.models import Inbox
+    from helpdesk.models import Inbox, Message
 
 logger = logging.getLogger(__name__)
 
@@ -204,16 +219,6 @@ def parse(payload: Any, *, phone_number_id: str = "") -> list[InboundMessage]:
                 )
             )
     return parsed
-
-
-@dataclass(frozen=True)
-class FailedStatus:
-    """Meta's asynchronous verdict that a message we sent was not delivered."""
-
-    provider_message_id: str
-    """The wamid our send got back."""
-    error: str
-    """Code and title, e.g. "WhatsApp 131047: Re-engagement message"."""
 
 
 def failed_statuses(payload: Any, *, phone_number_id: str = "") -> list[FailedStatus]:
@@ -396,3 +401,70 @@ def classify(answer: ProviderAnswer) -> SendResult:
             DeliveryResult(ok=False, error=message, retry_after=retry_after, status_code=status)
         )
     return SendResult(DeliveryResult(ok=False, permanent=True, error=message, status_code=status))
+
+
+def fetch_media(client: httpx.Client, inbox: Inbox, media_id: str) -> Download:
+    """GET /{version}/{media-id} (bearer) answers the media URL, its type and size; the URL needs the bearer too
+    and expires after a few minutes, so it is never stored."""
+    if not inbox.access_token:
+        raise Failed("the inbox has no WhatsApp access token", transient=False)
+    config = inbox.provider_config
+    base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
+    version = str(config.get("api_version") or DEFAULT_API_VERSION)
+    auth = {"Authorization": f"Bearer {inbox.access_token}"}
+    status, body = provider_json(client, f"{base}/{version}/{media_id}", headers=auth, provider="WhatsApp")
+    url = body.get("url") if status == 200 else None
+    if not isinstance(url, str) or not url:
+        raise Failed(f"WhatsApp HTTP {status}: no download URL for the media", transient=False)
+    return Download(
+        url=url,
+        headers=auth,
+        declared_type=str(body.get("mime_type") or ""),
+        declared_size=reported_size(body.get("file_size")),
+    )
+
+
+class WhatsAppChannel:
+    """The WhatsApp Cloud API as a `Channel` (helpdesk.channels.protocol). A GET is Meta's subscription
+    handshake (the verify token, then the bare challenge); a POST a signed notification, whose `failed`
+    statuses are reported with its messages."""
+
+    channel_type = "whatsapp"
+    text_limit: int | None = TEXT_LIMIT
+    supports_commands = False
+    fetches_media = True
+
+    def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
+        if request.method == "GET":
+            # The verify token is the handshake's only credential: a wrong one is a failed authentication.
+            handshake(params=request.query, verify_token=str(inbox.provider_config.get("verify_token") or ""))
+        else:
+            verify(secret=inbox.secret, headers=request.headers, body=request.body)
+
+    def parse(self, inbox: Inbox, request: WebhookRequest) -> Received:
+        if request.method == "GET":
+            # `verify` has checked the token and that a challenge is present. Meta expects the bare challenge.
+            return Received(answer=WebhookAnswer(request.query["hub.challenge"]))
+        payload = webhook_json(request.body)
+        phone_number_id = str(inbox.provider_config.get("phone_number_id") or "")
+        return Received(
+            messages=parse(payload, phone_number_id=phone_number_id),
+            # Not customer messages, but the only way Meta tells us a reply never arrived (e.g. 131047).
+            failures=failed_statuses(payload, phone_number_id=phone_number_id),
+        )
+
+    def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+
+    def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
+        return fetch_media(client, inbox, provider_ref)
+
+    def set_commands(
+        self, inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+    ) -> DeliveryResult:
+        return not_supported("command menu")
+
+    def answer_callback(
+        self, inbox: Inbox, callback_id: str, *, text: str = "", timeout: float = 5.0
+    ) -> bool:
+        return False  # a tap on a reply button or list row needs no acknowledgement

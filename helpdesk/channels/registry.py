@@ -1,0 +1,47 @@
+"""`channel_for(inbox)`: the inbox's `Channel` (helpdesk.channels.protocol), one per `Inbox.ChannelType`.
+
+The one place outside a provider module that names the providers: everything else asks the registry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import api_channel, slack, telegram, whatsapp
+from .protocol import Channel
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox
+
+
+class UnknownChannel(LookupError):
+    """No channel serves this channel type (a value no `Inbox.ChannelType` has)."""
+
+
+_CHANNELS: dict[str, Channel] = {
+    channel.channel_type: channel
+    for channel in (
+        api_channel.ApiChannel(),
+        telegram.TelegramChannel(),
+        whatsapp.WhatsAppChannel(),
+        slack.SlackChannel(),
+    )
+}
+
+
+def channel_for_type(channel_type: str) -> Channel:
+    """The channel serving `channel_type`; UnknownChannel for any other value."""
+    try:
+        return _CHANNELS[channel_type]
+    except KeyError:
+        raise UnknownChannel(f"No channel serves channel type {channel_type!r}.") from None
+
+
+def channel_for(inbox: Inbox) -> Channel:
+    """The inbox's channel; UnknownChannel when its channel type has none."""
+    return channel_for_type(inbox.channel_type)
+
+
+def all_channels() -> tuple[Channel, ...]:
+    """Every channel, in a fixed order."""
+    return tuple(_CHANNELS.values())
