@@ -31,7 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "CREDITS_PER_REPLY": 1,
     # Credits one copilot result (a draft, summary or rewrite for an agent) costs; failures cost nothing.
     "COPILOT_CREDITS": 1,
-    # Named model endpoints tenants pick from (README "Model endpoints"). None: one endpoint named "default"
+    # Named model endpoints tenants pick from (docs/security.md). None: one endpoint named "default"
     # built from OPENAI_BASE_URL / OPENAI_API_KEY, offering DEFAULT_MODEL plus EXTRA_MODELS ("name=credits,...").
     "MODEL_ENDPOINTS": None,
     "EXTRA_MODELS": "",

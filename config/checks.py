@@ -25,7 +25,7 @@ DEVELOPMENT_KEYS = frozenset({"dev-only-insecure-key"})
 
 HINT = (
     "Set DJANGO_SECRET_KEY to a long random value, e.g. the output of "
-    "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`, and keep it secret (README, "
+    "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`, and keep it secret (docs/security.md, "
     '"Production settings"). For development only, DJANGO_DEBUG=1 uses a built-in key.'
 )
 

@@ -79,7 +79,7 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Captain Helpdesk <helpdesk@localhost>")
 SERVER_EMAIL = os.environ.get("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
 
-# ---- HTTPS (README "Production settings") ------------------------------------------------------------------------
+# ---- HTTPS (docs/security.md, "Production settings") -------------------------------------------------------
 # Production defaults with DEBUG off (`manage.py check --deploy` passes with them); with DEBUG on, what a
 # development server on http://127.0.0.1 needs. Each can be set on its own.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
@@ -380,7 +380,7 @@ HELPDESK = {
             "OUTBOX_UNPUBLISHED_AFTER_SECONDS": ("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", int),
             "DELIVERY_TIMEOUT_SECONDS": ("HELPDESK_DELIVERY_TIMEOUT", float),
             "DELIVERY_BACKOFF_SECONDS": ("HELPDESK_DELIVERY_BACKOFF", float),
-            # Outbound policy for tenant URLs (README "Security"): comma-separated host names, addresses or
+            # Outbound policy for tenant URLs (docs/security.md): comma-separated host names, addresses or
             # networks that may be private or use plain http, each best with its port ("127.0.0.1:8082", as
             # scripts/run's demo, "[::1]:8081"); without one, every port of it (Redis too, on 127.0.0.1).
             "OUTBOUND_ALLOWED_HOSTS": ("HELPDESK_OUTBOUND_ALLOWED_HOSTS", env_list),

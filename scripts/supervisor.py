@@ -300,7 +300,7 @@ def web_server_argv(
     """The web server's command line (the end-to-end tests start the same one, tests.support.servers).
 
     ASGI (uvicorn workers under gunicorn): the live-update streams stay open as long as a dashboard tab is, and
-    an event loop holds hundreds of them where a thread each would not (README "Live updates").
+    an event loop holds hundreds of them where a thread each would not (docs/dashboard.md, "Live updates").
     --timeout: with this worker class it is the event loop's heartbeat (a blocked loop is restarted), not a
     per-request limit, so open streams are not cut by it; streams end themselves after a few minutes.
     --graceful-timeout: on a restart, open streams get this long before the worker is stopped (they reconnect).

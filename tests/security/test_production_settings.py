@@ -1,6 +1,6 @@
 """Production refuses unsafe settings: with DEBUG off (the default) a missing, empty, development or weak
 SECRET_KEY stops `manage.py` commands and the WSGI server at start-up (config.E001), and the production
-environment documented in the README passes `manage.py check --deploy` with no warning at all.
+environment documented in docs/security.md passes `manage.py check --deploy` with no warning at all.
 
 Each case runs in its own process, as an operator would start it: settings are read once, from the
 environment, at start-up."""
@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.servers import ROOT, free_port
 
-# README, "Production settings": what an operator sets (the values are examples).
+# docs/security.md, "Production settings": what an operator sets (the values are examples).
 PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "kq3V9x-2LmT8pZ0wR7sYc4NbH1jFd6GeUa5QiOoXvKzWnEyMtBrCuDlAsPhJgIf",
     "DJANGO_ALLOWED_HOSTS": "helpdesk.example.com",
