@@ -1,9 +1,9 @@
 """Files customers send through a channel (photos, voice notes ...): recorded at ingest, fetched afterwards.
 
-A channel's webhook reports only a reference (Telegram `file_id`, WhatsApp media id, Slack file id; see each
-channel module's `parse`). `attachments_create` records one `Attachment` row per reported file in the ingest
-transaction and queues `helpdesk.tasks.attachment_fetch` after commit; `attachment_fetch` downloads the file
-through the provider's API, checks it and keeps it in Django's default storage.
+A channel's webhook reports only a reference (a file id or media id; see each channel's `parse`).
+`attachments_create` records one `Attachment` row per reported file in the ingest transaction and queues
+`helpdesk.tasks.attachment_fetch` after commit; `attachment_fetch` asks the inbox's channel where the file is
+(`Channel.fetch_media`), downloads it, checks it and keeps it in Django's default storage.
 
 What a download must pass, in order (anything else is `refused`, with the reason, and nothing is stored):
 - the declared type (from the webhook or the provider's metadata), when there is one, is an image or audio type
@@ -15,8 +15,8 @@ What a download must pass, in order (anything else is `refused`, with the reason
 A network failure or a provider error worth retrying is `failed`; the task retries it with backoff.
 
 Every request goes through the outbound policy (helpdesk.outbound): `api_base_url` is tenant configuration and
-the download URLs come from the provider's answers. Errors are our own wording, never the URL (a Telegram file
-URL holds the bot token) nor text the remote server sent.
+the download URLs come from the provider's answers. Errors are our own wording, never the URL (a file URL can
+hold a bot token) nor text the remote server sent.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 from celery import current_app
@@ -37,8 +36,10 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from helpdesk.channels.media import Download, Failed, Refused, reported_size
+from helpdesk.channels.registry import UnknownChannel, channel_for, channel_for_type
 from helpdesk.conf import helpdesk_setting
-from helpdesk.models import Attachment, Inbox, Message
+from helpdesk.models import Attachment, Message
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client
 
 logger = logging.getLogger(__name__)
@@ -71,10 +72,7 @@ DECLARED_ALIASES: dict[str, str] = {
 # Declared types that say nothing about the content: the bytes decide.
 UNDECLARED = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 
-CHANNELS_WITH_FILES = frozenset(
-    {Inbox.ChannelType.TELEGRAM, Inbox.ChannelType.WHATSAPP, Inbox.ChannelType.SLACK}
-)
-# The channel's name for a file's type -> our kind (Slack says only "file": its declared type decides).
+# The channel's name for a file's type -> our kind ("file" says nothing: its declared type decides).
 KIND_BY_REPORTED_TYPE: dict[str, str] = {
     "photo": Attachment.Kind.IMAGE,
     "image": Attachment.Kind.IMAGE,
@@ -91,7 +89,6 @@ SNIFF_BYTES = 16
 REDIRECTS_FOLLOWED = 3
 # Provider ids end up in a URL path or query; anything else could change the request.
 _PROVIDER_ID = re.compile(r"[A-Za-z0-9_\-]{1,256}")
-_TELEGRAM_FILE_PATH = re.compile(r"[A-Za-z0-9_\-./]{1,512}")
 
 
 # ---- recording at ingest -------------------------------------------------------------------------------------
@@ -109,23 +106,18 @@ def _kind(reported_type: str, content_type: str) -> str:
     return kind
 
 
-def _size(value: Any) -> int:
-    """A provider's size field: an integer, or (WhatsApp) a string of digits; 0 when unknown."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, str) and value.isdigit() and len(value) < 19:
-        return int(value)
-    return 0
+def _fetches_media(channel_type: str) -> bool:
+    try:
+        return channel_for_type(channel_type).fetches_media
+    except UnknownChannel:
+        return False
 
 
 def attachments_create(*, message: Message, reported: Sequence[Mapping[str, Any]]) -> list[Attachment]:
     """One pending Attachment per file the channel reported for `message`, in the caller's transaction (the
     ingest's), and the fetch task queued after commit. Channels without a provider API to fetch from (the API
     channel sends links) record nothing."""
-    inbox = message.inbox
-    if inbox.channel_type not in CHANNELS_WITH_FILES:
+    if not _fetches_media(message.inbox.channel_type):
         return []
     created: list[Attachment] = []
     for item in reported:
@@ -142,7 +134,7 @@ def attachments_create(*, message: Message, reported: Sequence[Mapping[str, Any]
                 kind=_kind(str(item.get("type") or ""), content_type.lower()),
                 provider_ref=reference[:1000],
                 content_type=content_type,
-                size=min(_size(item.get("file_size")), 2**31 - 1),
+                size=min(reported_size(item.get("file_size")), 2**31 - 1),
                 file_name=str(item.get("file_name") or "")[:255],
             )
         )
@@ -208,29 +200,7 @@ def _kind_of(content_type: str) -> str:
     return Attachment.Kind.IMAGE if content_type.startswith("image/") else Attachment.Kind.AUDIO
 
 
-# ---- talking to the providers --------------------------------------------------------------------------------
-
-
-class Refused(Exception):
-    """The file is not accepted (type, size, policy); retrying will not change it. `str` is for people."""
-
-
-class Failed(Exception):
-    """The file could not be fetched now. `transient`: worth retrying later. `str` is for people."""
-
-    def __init__(self, message: str, *, transient: bool = True) -> None:
-        super().__init__(message)
-        self.transient = transient
-
-
-@dataclass(frozen=True)
-class Download:
-    """Where the file's bytes are, as the provider's metadata answer says."""
-
-    url: str
-    headers: dict[str, str]
-    declared_type: str = ""
-    declared_size: int = 0
+# ---- fetching: the channel says where the file is (Channel.fetch_media), the download is checked here ---------
 
 
 def _timeout() -> float:
@@ -239,125 +209,6 @@ def _timeout() -> float:
 
 def _max_bytes() -> int:
     return int(helpdesk_setting("ATTACHMENT_MAX_BYTES"))
-
-
-def _provider_json(
-    client: httpx.Client, url: str, *, headers: Mapping[str, str], provider: str
-) -> tuple[int, dict[str, Any]]:
-    """GET a provider's JSON metadata answer: (status, body). Failed for a network error, a 429/5xx (both
-    transient) or an answer that is not a JSON object; the caller judges a 4xx JSON error body."""
-    try:
-        response = client.get(url, headers=dict(headers))
-        response.read()
-    except ResponseTooLarge as exc:
-        raise Failed(f"{provider} answered with more than a metadata answer", transient=False) from exc
-    except httpx.TimeoutException as exc:
-        raise Failed(f"timed out talking to {provider}") from exc
-    except httpx.HTTPError as exc:
-        # No exception text: it can quote the URL (with Telegram's bot token) or bytes the server sent.
-        raise Failed(f"network error talking to {provider} ({type(exc).__name__})") from exc
-    if response.status_code == 429 or response.status_code >= 500:
-        raise Failed(f"{provider} HTTP {response.status_code}")
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise Failed(f"{provider} HTTP {response.status_code}: not a {provider} answer", transient=False)
-    return response.status_code, body
-
-
-def _telegram(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
-    """getFile turns the file_id into a file_path; the file is then at /file/bot<token>/<file_path>."""
-    from helpdesk.channels.telegram import DEFAULT_API_BASE_URL
-
-    if not inbox.access_token:
-        raise Failed("the inbox has no Telegram bot token", transient=False)
-    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
-    status, body = _provider_json(
-        client,
-        f"{base}/bot{inbox.access_token}/getFile?file_id={quote(attachment.provider_ref, safe='')}",
-        headers={},
-        provider="Telegram",
-    )
-    result = body.get("result") if body.get("ok") is True else None
-    file_path = result.get("file_path") if isinstance(result, dict) else None
-    if not isinstance(file_path, str) or not _TELEGRAM_FILE_PATH.fullmatch(file_path) or ".." in file_path:
-        # Bot API refuses files over 20 MB with ok:false ("file is too big"); a missing path is the same.
-        description = str(body.get("description") or "").lower()
-        if "too big" in description:
-            raise Refused("Telegram does not hand out files this large to bots")
-        raise Failed(f"Telegram HTTP {status}: no download path for the file", transient=False)
-    return Download(
-        url=f"{base}/file/bot{inbox.access_token}/{file_path}",
-        headers={},
-        declared_size=_size(result.get("file_size")) if isinstance(result, dict) else 0,
-    )
-
-
-def _whatsapp(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
-    """GET /{version}/{media-id} (bearer) answers the media URL, its type and size; the URL needs the bearer too
-    and expires after a few minutes, so it is never stored."""
-    from helpdesk.channels.whatsapp import DEFAULT_API_BASE_URL, DEFAULT_API_VERSION
-
-    if not inbox.access_token:
-        raise Failed("the inbox has no WhatsApp access token", transient=False)
-    config = inbox.provider_config
-    base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
-    version = str(config.get("api_version") or DEFAULT_API_VERSION)
-    auth = {"Authorization": f"Bearer {inbox.access_token}"}
-    status, body = _provider_json(
-        client, f"{base}/{version}/{attachment.provider_ref}", headers=auth, provider="WhatsApp"
-    )
-    url = body.get("url") if status == 200 else None
-    if not isinstance(url, str) or not url:
-        raise Failed(f"WhatsApp HTTP {status}: no download URL for the media", transient=False)
-    return Download(
-        url=url,
-        headers=auth,
-        declared_type=str(body.get("mime_type") or ""),
-        declared_size=_size(body.get("file_size")),
-    )
-
-
-def _slack(client: httpx.Client, inbox: Inbox, attachment: Attachment) -> Download:
-    """files.info (bot token) answers the file's url_private_download; that URL needs the bot token too."""
-    from helpdesk.channels.slack import DEFAULT_API_BASE_URL
-
-    if not inbox.access_token:
-        raise Failed("the inbox has no Slack bot token", transient=False)
-    base = str(inbox.provider_config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
-    auth = {"Authorization": f"Bearer {inbox.access_token}"}
-    status, body = _provider_json(
-        client,
-        f"{base}/api/files.info?file={quote(attachment.provider_ref, safe='')}",
-        headers=auth,
-        provider="Slack",
-    )
-    file = body.get("file") if status == 200 and body.get("ok") is True else None
-    if not isinstance(file, dict):
-        error = str(body.get("error") or "")
-        raise Failed(
-            f"Slack HTTP {status}: "
-            + (error if error in ("file_not_found", "file_deleted", "missing_scope") else "error"),
-            transient=error in ("ratelimited", "internal_error", "service_unavailable"),
-        )
-    url = file.get("url_private_download") or file.get("url_private")
-    if not isinstance(url, str) or not url:
-        raise Failed("Slack did not give a download URL for the file", transient=False)
-    return Download(
-        url=url,
-        headers=auth,
-        declared_type=str(file.get("mimetype") or ""),
-        declared_size=_size(file.get("size")),
-    )
-
-
-_SOURCES: dict[str, Callable[[httpx.Client, Inbox, Attachment], Download]] = {
-    Inbox.ChannelType.TELEGRAM: _telegram,
-    Inbox.ChannelType.WHATSAPP: _whatsapp,
-    Inbox.ChannelType.SLACK: _slack,
-}
 
 
 def _check_declared(declared_type: str, declared_size: int) -> None:
@@ -457,8 +308,7 @@ def attachment_fetch(attachment: Attachment, *, timeout: float | None = None) ->
     if attachment.status in (Attachment.Status.STORED, Attachment.Status.REFUSED):
         return FetchResult(attachment.status)
     inbox = attachment.message.inbox
-    source_of = _SOURCES.get(inbox.channel_type)
-    if source_of is None:
+    if not _fetches_media(inbox.channel_type):
         _mark(attachment, Attachment.Status.REFUSED, "this channel has no provider API to fetch files from")
         return FetchResult(attachment.status)
     if not _PROVIDER_ID.fullmatch(attachment.provider_ref):
@@ -468,7 +318,7 @@ def attachment_fetch(attachment: Attachment, *, timeout: float | None = None) ->
     try:
         _check_declared(attachment.content_type, attachment.size)
         with outbound_client(timeout=timeout or _timeout(), max_response_bytes=limit) as client:
-            source = source_of(client, inbox, attachment)
+            source = channel_for(inbox).fetch_media(client, inbox, attachment.provider_ref)
             _check_declared(source.declared_type, source.declared_size)
             spool, size, content_type = _download(client, source, attachment.kind)
         with spool:
