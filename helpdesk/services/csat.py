@@ -28,8 +28,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from helpdesk.channels import rating, telegram
+from helpdesk.channels import rating
 from helpdesk.channels.base import InboundMessage
+from helpdesk.channels.registry import channel_for
 from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import ContactInbox, Conversation, CsatResponse, Inbox, Message
 
@@ -117,19 +118,18 @@ def csat_request_after_resolution(*, conversation_id: int) -> Message | None:
     return request
 
 
-def _answer_telegram_tap(inbox: Inbox, inbound: InboundMessage, *, stars: str) -> None:
-    """A tap on Telegram's inline rating button waits (spinner) until answered; answered after commit."""
-    if inbox.channel_type != Inbox.ChannelType.TELEGRAM:
+def _answer_button_tap(inbox: Inbox, inbound: InboundMessage, *, stars: str) -> None:
+    """A tap on a native rating button the provider waits to have acknowledged (a spinner on Telegram's
+    inline button) is answered after commit; any other message needs nothing."""
+    if not inbound.callback_id:
         return
-    if not inbound.provider_message_id.startswith(telegram.CALLBACK_ID_PREFIX):
-        return
-    query_id = inbound.provider_message_id.removeprefix(telegram.CALLBACK_ID_PREFIX)
+    callback_id = inbound.callback_id
 
     def answer() -> None:
         try:
-            telegram.answer_callback_query(inbox, query_id, text=stars)
-        except Exception:  # best effort: the rating is stored whatever Telegram says
-            logger.warning("answerCallbackQuery failed for inbox %s", inbox.pk, exc_info=True)
+            channel_for(inbox).answer_callback(inbox, callback_id, text=stars)
+        except Exception:  # best effort: the rating is stored whatever the provider says
+            logger.warning("answering the button tap failed for inbox %s", inbox.pk, exc_info=True)
 
     transaction.on_commit(answer)
 
@@ -139,7 +139,7 @@ def csat_answer_ingest(*, contact_inbox: ContactInbox, inbound: InboundMessage) 
     (the message takes the normal path). Runs in message_ingest's transaction, under its lock on `contact_inbox`."""
     inbox = contact_inbox.inbox
     choice = rating_in(inbound.text)
-    _answer_telegram_tap(inbox, inbound, stars=rating.stars(str(choice)) if choice else "")
+    _answer_button_tap(inbox, inbound, stars=rating.stars(str(choice)) if choice else "")
     last = (
         Conversation.objects.filter(contact_inbox=contact_inbox)
         .order_by("-id")

@@ -106,7 +106,7 @@ def test_telegram_star_button_rates_and_the_tap_is_answered(
     assert message.provider_message_id == "tg-callback:4382bfdwdsb323b2e1"
     # Telegram shows a spinner on the button until answerCallbackQuery; it is answered after commit.
     for callback in callbacks:
-        if "_answer_telegram_tap" in callback.__qualname__:
+        if "_answer_button_tap" in callback.__qualname__:
             callback()
     [answered] = [r for r in provider.requests if r["path"].endswith("/answerCallbackQuery")]
     assert answered["json"] == {"callback_query_id": "4382bfdwdsb323b2e1", "text": "⭐⭐⭐⭐"}
