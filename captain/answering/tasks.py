@@ -46,7 +46,7 @@ def _retry_later(task: Task, message_id: int, countdown: float) -> Retry:
     reject_on_worker_lost=True,
     max_retries=None,
 )
-def reply_generate(self, message_id: int, trace_context: dict[str, str] | None = None) -> str:
+def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | None = None) -> str:
     """Answer a customer message with the AI team (or hand it to people)."""
     with tracer.start_as_current_span(sc.SPAN_TASK, context=extract_context(trace_context)) as span:
         span.set_attribute(sc.CAPTAIN_TASK_NAME, "reply_generate")

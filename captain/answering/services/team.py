@@ -113,17 +113,17 @@ def team_for(
     agents are built exactly as always (triage <-> every specialist) and every node decides with its tools."""
     variables = PromptVariables(contact_name=contact_name if assistant.share_contact_details else "")
     graph = routing_graph(assistant)
-    options = {
-        "variables": variables,
-        "model": team_model.model,
-        "facts": facts,
-        "structured": structured,
-        "scenario_models": scenario_models(assistant, team_model),
-        "text_tools": team_model.endpoint.uses_text_tools(team_model.model),
-    }
-    if graph is None:
-        return Team(agents=build_team(assistant, **options), graph=star_graph(assistant))  # type: ignore[arg-type]
-    return Team(agents=build_team(assistant, graph=graph, **options), graph=graph)  # type: ignore[arg-type]
+    agents = build_team(
+        assistant,
+        graph=graph,  # None: the plain star, built exactly as always
+        variables=variables,
+        model=team_model.model,
+        facts=facts,
+        structured=structured,
+        scenario_models=scenario_models(assistant, team_model),
+        text_tools=team_model.endpoint.uses_text_tools(team_model.model),
+    )
+    return Team(agents=agents, graph=graph if graph is not None else star_graph(assistant))
 
 
 def runner_for(
@@ -194,7 +194,7 @@ def knowledge_settings_for(assistant: Assistant, team: Team) -> KnowledgeSetting
     cannot act: a specialist with tools (labels, priorities, an order lookup) needs no knowledge to use them."""
     return KnowledgeSettings(
         mode=assistant.knowledge_mode,  # type: ignore[arg-type]  # choices of the model field
-        when_unknown=assistant.when_unknown,  # type: ignore[arg-type]
+        when_unknown=assistant.when_unknown,  # type: ignore[arg-type]  # choices of the model field
         unknown_message=assistant.unknown_message.strip(),
         off_topic_message=assistant.off_topic_message.strip(),
         cite_links=assistant.cite_links,

@@ -66,9 +66,10 @@ def faq_draft_create(
 ) -> FaqEntry:
     """A pair the model drafted: pending until someone approves it. Exactly one source is given, of the
     assistant's own account (checked here too, so a caller's mix-up cannot link another tenant's row)."""
-    if (source_document is None) == (source_conversation is None):
+    source = source_document or source_conversation
+    if source is None or (source_document is not None and source_conversation is not None):
         raise ValueError("A draft has exactly one source: a document or a conversation.")
-    source_account = (source_document or source_conversation).account_id  # type: ignore[union-attr]
+    source_account = source.account_id
     if source_account != assistant.account_id:
         raise ValueError("The draft's source belongs to another account.")
     return FaqEntry.objects.create(

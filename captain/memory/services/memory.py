@@ -110,11 +110,12 @@ def coerce_value(variable: MemoryVariable, value: object) -> object:
 
 
 def _allowed(variable: MemoryVariable, writer: str) -> bool:
-    return {
+    allowed: dict[str, bool] = {
         MemoryValue.Writer.AI: variable.writable_by_ai,
         MemoryValue.Writer.AGENT: variable.writable_by_agents,
         MemoryValue.Writer.API: variable.writable_by_api,
-    }.get(writer, False)  # type: ignore[call-overload]
+    }
+    return allowed.get(writer, False)
 
 
 def _declared(assistant: Assistant, name: str, writer: str) -> MemoryVariable:
