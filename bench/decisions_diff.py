@@ -1,4 +1,4 @@
-"""Compare two `captain_bench_routing --decisions` files turn by turn, ignoring what depends on the clock.
+"""Compare two `python -m bench.routing --decisions` files turn by turn, ignoring what depends on the clock.
 
     python -m bench.decisions_diff var/before.jsonl var/after.jsonl
 

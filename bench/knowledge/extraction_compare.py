@@ -229,7 +229,8 @@ class Extracted:
 
 def run_trafilatura(html: str) -> Extracted:
     document = trafilatura.bare_extraction(html, include_tables=True, include_comments=False)
-    if document is None or document.body is None:
+    # A Document unless as_dict=True: the isinstance only narrows the declared union for mypy.
+    if document is None or isinstance(document, dict) or document.body is None:
         return Extracted("", ())
     body = document.body
     headings = tuple("".join(el.itertext()).strip() for el in body.iter("head"))

@@ -53,7 +53,7 @@ def make_tool_decider(model: ModelClient, model_name: str) -> Callable[[Decision
             )
         except Exception as exc:
             return decision(f"model failed: {exc}")
-        asked = {
+        asked: dict[str, Any] = {
             "llm_calls": 1,
             "latency_ms": (time.monotonic() - started) * 1000,
             "input_tokens": response.usage.input_tokens,

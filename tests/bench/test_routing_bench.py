@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
-from django.core.management import call_command
+from django.conf import settings
 
+from bench.routing.cli import main
 from bench.routing.dataset import graph_from_dataset, load_dataset
 from bench.routing.figures import PassResult, StrategyResult, TurnRecord, format_table, never_switch
 from bench.routing.harness import run_benchmark
@@ -121,7 +124,7 @@ def test_prompt_growth_is_also_measured_per_template():
     assert figures["router_prompt_growth_per_template"] == 1.0
 
 
-def test_command_writes_json_figures(tmp_path, monkeypatch):
+def test_command_writes_json_figures(tmp_path, monkeypatch, capsys):
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(GAME, ensure_ascii=False) + "\n")
     out = tmp_path / "f.json"
@@ -129,16 +132,21 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
     monkeypatch.setattr("captain.knowledge.services.retrieval.encoder_available", lambda: True)
     # The command's one model client, over real HTTP: every router question and reply is answered "0".
     with FakeLLMServer(responder=lambda request: text("0")) as server:
-        call_command(
-            "captain_bench_routing",
-            dataset=str(path),
-            strategies="ours,coze",
-            base_url=server.base_url,
-            model="m",
-            json_path=str(out),
-            decisions_path=str(tmp_path / "turns.jsonl"),
-            quiet=True,
+        status = main(
+            [
+                f"--dataset={path}",
+                "--strategies=ours,coze",
+                f"--base-url={server.base_url}",
+                "--model=m",
+                f"--json={out}",
+                f"--decisions={tmp_path / 'turns.jsonl'}",
+                "--quiet",
+            ]
         )
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("dataset d.jsonl: 1 conversations, 2 turns; model m at ")
+    assert printed.endswith(f"figures written to {out}\ndecisions written to {tmp_path / 'turns.jsonl'}\n")
     assert server.requests and all(r["model"] == "m" and r["temperature"] == 0 for r in server.requests)
     data = json.loads(out.read_text())
     turns = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
@@ -151,6 +159,30 @@ def test_command_writes_json_figures(tmp_path, monkeypatch):
     assert turns[0]["decisions"][0]["mode"] == "rule" and turns[0]["got"] == "setup"
     assert data["as-written"]["ours"]["turns"] == 2 and data["as-written"]["ours"]["accuracy"] == 1.0
     assert "coze" in data["as-written"] and "never_switch" in data["as-written"]
+
+
+def test_command_errors_are_one_line_and_exit_1(tmp_path, capsys):
+    assert main([f"--dataset={tmp_path / 'missing.jsonl'}"]) == 1
+    assert (
+        capsys.readouterr().err
+        == f"python -m bench.routing: error: dataset not found: {tmp_path / 'missing.jsonl'}\n"
+    )
+
+
+def test_entry_points_set_up_django_themselves():
+    """`python -m bench.<name>` in a fresh interpreter: Django set up from config.settings as manage.py does, the
+    options parsed, and a wrong one refused before any model, database or Redis is started."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.knowledge", "--sets", "nope"],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.endswith(
+        f"error: set not found: {settings.BASE_DIR / 'bench/knowledge/data/nope'}\n"
+    )
 
 
 def test_tool_mode_in_the_benchmark_asks_the_nodes_own_model_with_handoff_tools():
