@@ -62,6 +62,17 @@ def handoff_message_for(conversation: Conversation, assistant: Assistant | None)
     return conversation.inbox.handoff_message or (assistant.handoff_message if assistant else "")
 
 
+@dataclass(frozen=True)
+class _Effect:
+    """What the outcome did to the conversation, before the bookkeeping that follows every outcome alike (holds
+    released, jobs finished, the run recorded). `recorded` is the run's outcome: not always the model's."""
+
+    recorded: str
+    detail: str = ""
+    reply_message: Message | None = None
+    credit_used: bool = False
+
+
 @transaction.atomic
 def outcome_apply(
     *,
@@ -77,7 +88,10 @@ def outcome_apply(
     plan: LoadedPlan | None = None,
 ) -> AppliedOutcome:
     """Make the outcome real. Replies are charged here, in the same transaction as the message; handoffs,
-    resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped."""
+    resolutions and failures cost nothing. A person who took over during the run wins: the AI's answer is dropped.
+
+    The helpers below are phases of this one transaction (the exactly-once guarantee: reply, ledger row and Run
+    commit together or not at all); none of them may be called outside it."""
     # The inbox is read, not locked: a FOR UPDATE over the join would lock the inbox row and serialise every
     # message of the inbox behind this transaction (inserting a message takes KEY SHARE on its inbox).
     conversation = (
@@ -85,63 +99,73 @@ def outcome_apply(
         .select_related("inbox")
         .get(pk=conversation_id)
     )
-    reply_message: Message | None = None
-    credit_used = False
-    recorded: str = outcome.kind
-    detail = ""
     agent_key = result.agent_key if result else ""
+    effect = _outcome_effect(
+        conversation=conversation,
+        assistant=assistant,
+        outcome=outcome,
+        agent_key=agent_key,
+        agent_names=agent_names,
+        trigger_message_ids=trigger_message_ids,
+        credits=credits,
+    )
+    # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
+    credit_release(message_ids=trigger_message_ids)
 
+    jobs_finish(
+        message_ids=trigger_message_ids,
+        status=ReplyJob.Status.DONE if effect.recorded != Run.Outcome.SKIPPED else ReplyJob.Status.SKIPPED,
+    )
+    run = _run_record(
+        conversation=conversation,
+        assistant=assistant,
+        outcome=outcome,
+        result=result,
+        effect=effect,
+        agent_key=agent_key,
+        trigger_message_ids=trigger_message_ids,
+        trace_id=trace_id,
+        duration_ms=duration_ms,
+    )
+    if result is not None and plan is not None:
+        plan_store(conversation=conversation, assistant=assistant, loaded=plan, state=result.plan)
+    return AppliedOutcome(run=run, reply_message=effect.reply_message, credit_used=effect.credit_used)
+
+
+def _outcome_effect(
+    *,
+    conversation: Conversation,
+    assistant: Assistant | None,
+    outcome: Outcome,
+    agent_key: str,
+    agent_names: dict[str, str],
+    trigger_message_ids: list[int],
+    credits: int | None,
+) -> _Effect:
+    """The customer-visible part of the outcome (reply, handoff, resolution), or nothing when the run is fenced."""
     # Fence: under the conversation's row lock, a run whose messages were all answered meanwhile (by a run that
     # overlapped it after its conversation lock lapsed) must not answer them again.
     if trigger_message_ids and not jobs_any_pending(message_ids=trigger_message_ids):
-        recorded, detail = Run.Outcome.SKIPPED, "Another run answered these messages meanwhile."
-    elif conversation.status != Conversation.Status.PENDING:
-        recorded, detail = Run.Outcome.SKIPPED, f"People took over during the run ({conversation.status})."
-    elif isinstance(outcome, Reply):
-        savepoint = transaction.savepoint()
-        reply_message = message_create_ai_reply(
+        return _Effect(Run.Outcome.SKIPPED, "Another run answered these messages meanwhile.")
+    if conversation.status != Conversation.Status.PENDING:
+        return _Effect(Run.Outcome.SKIPPED, f"People took over during the run ({conversation.status}).")
+    if isinstance(outcome, Reply):
+        return _reply_apply(
             conversation=conversation,
-            content=outcome.text,
+            assistant=assistant,
+            outcome=outcome,
             agent_key=agent_key,
             agent_name=agent_names.get(agent_key, agent_key),
+            trigger_message_ids=trigger_message_ids,
+            credits=credits,
         )
-        # A fixed text no model wrote (nothing in the knowledge, off topic) is free, like a handoff.
-        credit_used = outcome.billable and credit_debit(
-            message=reply_message,
-            assistant=assistant,
-            agent_key=agent_key,
-            amount=credits,
-            held_for=trigger_message_ids,
-        )
-        if credit_used or not outcome.billable:
-            conversation.ai_agent_key = agent_key
-            conversation.save(update_fields=["ai_agent_key"])
-            if outcome.confirmation is not None:
-                # The call waits for the customer's answer to this very message (services/confirmations.py).
-                confirmation_hold(
-                    conversation=conversation,
-                    assistant=assistant,
-                    pending=outcome.confirmation,
-                    asked_message=reply_message,
-                )
-            quick_replies = list(outcome.suggestions) or (["Yes", "No"] if outcome.confirmation else [])
-            if quick_replies:
-                # Offered as the channel's quick replies; delivery reads them after this transaction commits.
-                reply_message.quick_replies = quick_replies
-                reply_message.save(update_fields=["quick_replies"])
-        else:
-            # The limit was reached by a concurrent run since we checked: hand over instead of replying free.
-            transaction.savepoint_rollback(savepoint)
-            reply_message = None
-            recorded, detail = Run.Outcome.HUMAN_HANDOFF, "Credit limit reached."
-            reply_message = _escalate(conversation, assistant, detail, None, agent_key)
-    elif isinstance(outcome, HumanHandoff):
+    if isinstance(outcome, HumanHandoff):
         # Agents read the reason in plain words; the router's details stay in the run's detail and spans.
-        detail = outcome.reason
         reason = plain_handoff_reason(outcome.reason)
         reply_message = _escalate(conversation, assistant, reason, outcome.priority, agent_key)
-    elif isinstance(outcome, Resolve):
-        detail = outcome.reason
+        return _Effect(outcome.kind, outcome.reason, reply_message)
+    if isinstance(outcome, Resolve):
+        reply_message = None
         if assistant and assistant.resolution_message.strip():
             reply_message = message_create_ai_reply(
                 conversation=conversation,
@@ -152,33 +176,90 @@ def outcome_apply(
         conversation_set_status(
             conversation=conversation, status=Conversation.Status.RESOLVED, actor="The AI"
         )
-    elif isinstance(outcome, RunError):
+        return _Effect(outcome.kind, outcome.reason, reply_message)
+    if isinstance(outcome, RunError):
         reason = error_reason(outcome)
         detail = reason if outcome.error == "model_unavailable" else f"{reason} {outcome.detail}".strip()
-        reply_message = _escalate(conversation, assistant, reason, None, agent_key)
-    # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
-    credit_release(message_ids=trigger_message_ids)
+        return _Effect(outcome.kind, detail, _escalate(conversation, assistant, reason, None, agent_key))
+    return _Effect(outcome.kind)
 
-    jobs_finish(
-        message_ids=trigger_message_ids,
-        status=ReplyJob.Status.DONE if recorded != Run.Outcome.SKIPPED else ReplyJob.Status.SKIPPED,
+
+def _reply_apply(
+    *,
+    conversation: Conversation,
+    assistant: Assistant | None,
+    outcome: Reply,
+    agent_key: str,
+    agent_name: str,
+    trigger_message_ids: list[int],
+    credits: int | None,
+) -> _Effect:
+    """The reply row and its ledger row; a handoff instead when the credit limit refuses the charge."""
+    savepoint = transaction.savepoint()
+    reply_message = message_create_ai_reply(
+        conversation=conversation, content=outcome.text, agent_key=agent_key, agent_name=agent_name
     )
+    # A fixed text no model wrote (nothing in the knowledge, off topic) is free, like a handoff.
+    credit_used = outcome.billable and credit_debit(
+        message=reply_message,
+        assistant=assistant,
+        agent_key=agent_key,
+        amount=credits,
+        held_for=trigger_message_ids,
+    )
+    if outcome.billable and not credit_used:
+        # The limit was reached by a concurrent run since we checked: hand over instead of replying free.
+        transaction.savepoint_rollback(savepoint)
+        detail = "Credit limit reached."
+        handoff_message = _escalate(conversation, assistant, detail, None, agent_key)
+        return _Effect(Run.Outcome.HUMAN_HANDOFF, detail, handoff_message, credit_used)
+    conversation.ai_agent_key = agent_key
+    conversation.save(update_fields=["ai_agent_key"])
+    if outcome.confirmation is not None:
+        # The call waits for the customer's answer to this very message (services/confirmations.py).
+        confirmation_hold(
+            conversation=conversation,
+            assistant=assistant,
+            pending=outcome.confirmation,
+            asked_message=reply_message,
+        )
+    quick_replies = list(outcome.suggestions) or (["Yes", "No"] if outcome.confirmation else [])
+    if quick_replies:
+        # Offered as the channel's quick replies; delivery reads them after this transaction commits.
+        reply_message.quick_replies = quick_replies
+        reply_message.save(update_fields=["quick_replies"])
+    return _Effect(outcome.kind, "", reply_message, credit_used)
+
+
+def _run_record(
+    *,
+    conversation: Conversation,
+    assistant: Assistant | None,
+    outcome: Outcome,
+    result: RunResult | None,
+    effect: _Effect,
+    agent_key: str,
+    trigger_message_ids: list[int],
+    trace_id: str,
+    duration_ms: int,
+) -> Run:
+    """The Run row (and the tool artifacts it kept), written last so it records what was actually done."""
     usage = result.usage if result else None
     run = Run.objects.create(
         account_id=conversation.account_id,
         assistant=assistant,
         conversation=conversation,
         trigger_message_id=max(trigger_message_ids) if trigger_message_ids else None,
-        reply_message=reply_message,
-        outcome=recorded,
-        detail=detail[:4000],
+        reply_message=effect.reply_message,
+        outcome=effect.recorded,
+        detail=effect.detail[:4000],
         start_agent_key=result.route[0] if result and result.route else "",
         end_agent_key=agent_key,
         route=result.route if result else [],
         llm_calls=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
-        credit_used=credit_used,
+        credit_used=effect.credit_used,
         sources=result.sources if result else [],
         reasoning=outcome.reasoning if isinstance(outcome, Reply) else "",
         trace_id=trace_id,
@@ -196,9 +277,7 @@ def outcome_apply(
             )
             for a in result.artifacts
         )
-    if result is not None and plan is not None:
-        plan_store(conversation=conversation, assistant=assistant, loaded=plan, state=result.plan)
-    return AppliedOutcome(run=run, reply_message=reply_message, credit_used=credit_used)
+    return run
 
 
 def handoff_team_id(assistant: Assistant | None, agent_key: str) -> int | None:
