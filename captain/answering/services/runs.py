@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
-from captain.actions.services.confirmations import confirmation_record_result, confirmation_settle
+from captain.actions.services.confirmations import Settled, confirmation_record_result, confirmation_settle
 from captain.actions.services.plans import LoadedPlan, plan_load
 from captain.actions.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
 from captain.answering.models import ReplyJob
@@ -48,7 +48,7 @@ from captain.routing.services.routing import routing_decisions_record
 from captain.routing.services.routing_corrections import corrections_from_dispatch
 from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
 from captain.runtime import semconv as sc
-from captain.runtime.team import TurnInput
+from captain.runtime.team import TeamTurn, TurnInput
 from helpdesk.models import Conversation, Message
 from helpdesk.services.attachments import attachments_ready
 
@@ -315,6 +315,22 @@ def _run_team(
             current=conversation.ai_agent_key or TRIAGE_KEY,
         )
     )
+    _routing_record(conversation, assistant, batch_ids, turn, record_content=record_content)
+    shortcut_record = shortcut.record if shortcut is not None else None
+    return _result_annotated(
+        turn.result, settled=settled, shortcut_record=shortcut_record, remembered=remembered
+    )
+
+
+def _routing_record(
+    conversation: Conversation,
+    assistant: Assistant,
+    batch_ids: list[int],
+    turn: TeamTurn,
+    *,
+    record_content: bool,
+) -> None:
+    """The turn's routing decisions as `RoutingDecision` rows, and the hand-backs as proposed routing examples."""
     trace_id = format(trace.get_current_span().get_span_context().trace_id, "032x")
     routing_decisions_record(
         account_id=conversation.account_id,
@@ -331,22 +347,33 @@ def _run_team(
         message_id=max(batch_ids) if batch_ids else None,
         decisions=turn.dispatch.decisions,
     )
+
+
+def _result_annotated(
+    result: RunResult,
+    *,
+    settled: Settled | None,
+    shortcut_record: dict[str, Any] | None,
+    remembered: StepResult | None,
+) -> RunResult:
+    """The team's result with what happened before the team ran: the confirmed call's result is kept on its
+    confirmation row, the shortcut and the remember step lead the debug log (the remember call's usage counts)."""
     if settled is not None:
-        ran = next((e for e in turn.result.events if e.type == "tool_call" and e.data.get("confirmed")), None)
+        ran = next((e for e in result.events if e.type == "tool_call" and e.data.get("confirmed")), None)
         if ran is not None:
             confirmation_record_result(settled.row, str(ran.data.get("result", "")))
-    if shortcut is not None:
-        turn.result.events.insert(
-            0, RunEvent("shortcut", "", detail="tool result in the prompt", data=shortcut.record)
+    if shortcut_record is not None:
+        result.events.insert(
+            0, RunEvent("shortcut", "", detail="tool result in the prompt", data=shortcut_record)
         )
     if remembered is not None:
-        turn.result.usage.add(
+        result.usage.add(
             Usage(requests=1, input_tokens=remembered.input_tokens, output_tokens=remembered.output_tokens)
         )
-        turn.result.events.insert(
+        result.events.insert(
             0, RunEvent("memory", "remember", detail="remember step", data=remembered.as_record())
         )
-    return turn.result
+    return result
 
 
 def _remember(
