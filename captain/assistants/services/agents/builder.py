@@ -131,6 +131,23 @@ def build_team(
         return _build(assistant, graph, model, facts, structured, scenario_models, template_vars, text_tools)
 
 
+@dataclass(frozen=True)
+class _TeamSpec:
+    """What every agent of one team is built from, resolved once per build."""
+
+    assistant: Assistant
+    scenarios: list[Scenario]
+    graph: Graph | None
+    model: str
+    facts: TurnFacts | None
+    structured: bool
+    template_vars: dict[str, object]
+    text_tools: bool
+    has_faq: bool
+    guidelines: list[str]
+    guardrails: list[str]
+
+
 def _build(
     assistant: Assistant,
     graph: Graph | None,
@@ -141,17 +158,38 @@ def _build(
     template_vars: dict[str, object],
     text_tools: bool,
 ) -> dict[str, Agent]:
-    model = model or assistant.model or captain_setting("DEFAULT_MODEL")
     scenarios = list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id"))
-    # The search tool is offered when there is knowledge to search (and the assistant uses knowledge at all).
-    has_faq = assistant.knowledge_mode != KnowledgeMode.OFF and (
+    spec = _TeamSpec(
+        assistant=assistant,
+        scenarios=scenarios,
+        graph=graph,
+        model=model or assistant.model or captain_setting("DEFAULT_MODEL"),
+        facts=facts,
+        structured=structured,
+        template_vars=template_vars,
+        text_tools=text_tools,
+        has_faq=_has_knowledge(assistant),
+        guidelines=_as_list(assistant.response_guidelines),
+        guardrails=_as_list(assistant.guardrails),
+    )
+    team = {TRIAGE_KEY: _triage_agent(spec)}
+    for scenario in scenarios:
+        team[scenario.key] = _scenario_agent(spec, scenario, scenario_models.get(scenario.key))
+    return team
+
+
+def _has_knowledge(assistant: Assistant) -> bool:
+    """The search tool is offered when there is knowledge to search (and the assistant uses knowledge at all)."""
+    return assistant.knowledge_mode != KnowledgeMode.OFF and (
         FaqEntry.objects.filter(assistant=assistant, enabled=True, status=FaqEntry.Status.APPROVED).exists()
         or KnowledgeChunk.objects.filter(assistant=assistant).exists()
     )
-    guidelines = _as_list(assistant.response_guidelines)
-    guardrails = _as_list(assistant.guardrails)
 
-    triage = Agent(
+
+def _triage_agent(spec: _TeamSpec) -> Agent:
+    """The assistant itself: it answers general questions and hands over to the scenarios it may reach."""
+    assistant, graph, scenarios = spec.assistant, spec.graph, spec.scenarios
+    return Agent(
         key=TRIAGE_KEY,
         name=assistant.name,
         instructions=system_prompt(
@@ -159,65 +197,67 @@ def _build(
                 "assistant.jinja",
                 assistant=assistant,
                 instructions=_render_builder_field(
-                    assistant.instructions, template_vars, f"assistant '{assistant.name}' instructions"
+                    assistant.instructions, spec.template_vars, f"assistant '{assistant.name}' instructions"
                 ),
                 scenarios=[
                     {"tool_name": s.handoff_tool_name, "description": s.description}
                     for s in scenarios
                     if graph is None or s.key in graph.candidates(TRIAGE_KEY)
                 ],
-                guidelines=guidelines,
-                guardrails=guardrails,
+                guidelines=spec.guidelines,
+                guardrails=spec.guardrails,
                 knowledge_mode=assistant.knowledge_mode,
             ),
-            facts=facts,
-            structured=structured,
+            facts=spec.facts,
+            structured=spec.structured,
         ),
-        model=model,
+        model=spec.model,
         temperature=assistant.temperature,
-        structured=structured,
-        tool_protocol="text" if text_tools else "native",
+        structured=spec.structured,
+        tool_protocol="text" if spec.text_tools else "native",
         tools=build_tools(TRIAGE_TOOLS),
         handoffs=[Handoff(target_key=s.key, description=s.description) for s in scenarios]
         if graph is None
         else _graph_handoffs(graph, TRIAGE_KEY, scenarios),
     )
-    team = {TRIAGE_KEY: triage}
-    for scenario in scenarios:
-        tools = scenario_tools(scenario, assistant.account_id)
-        tool_names = [t.name for t in tools]
-        override = scenario_models.get(scenario.key)
-        team[scenario.key] = Agent(
-            key=scenario.key,
-            name=scenario.title,
-            instructions=system_prompt(
-                render_file(
-                    "scenario.jinja",
-                    assistant=assistant,
-                    scenario=scenario,
-                    instruction=_render_builder_field(
-                        scenario.instruction, template_vars, f"scenario '{scenario.title}' instruction"
-                    ),
-                    has_faq=has_faq and "faq_lookup" in tool_names,
-                    back_tool=handoff_tool_name(TRIAGE_KEY),
-                    guidelines=guidelines,
-                    guardrails=guardrails,
+
+
+def _scenario_agent(spec: _TeamSpec, scenario: Scenario, override: AgentModel | None) -> Agent:
+    """One specialist, on its own model when `override` says so."""
+    assistant, graph = spec.assistant, spec.graph
+    tools = scenario_tools(scenario, assistant.account_id)
+    tool_names = [t.name for t in tools]
+    # A planning agent answers through `final_answer`, never in the reply format.
+    structured = spec.structured and scenario.mode != ScenarioMode.PLANNING
+    return Agent(
+        key=scenario.key,
+        name=scenario.title,
+        instructions=system_prompt(
+            render_file(
+                "scenario.jinja",
+                assistant=assistant,
+                scenario=scenario,
+                instruction=_render_builder_field(
+                    scenario.instruction, spec.template_vars, f"scenario '{scenario.title}' instruction"
                 ),
-                facts=facts,
-                structured=structured and scenario.mode != ScenarioMode.PLANNING,
+                has_faq=spec.has_faq and "faq_lookup" in tool_names,
+                back_tool=handoff_tool_name(TRIAGE_KEY),
+                guidelines=spec.guidelines,
+                guardrails=spec.guardrails,
             ),
-            model=override.model if override else model,
-            temperature=override.temperature if override else assistant.temperature,
-            model_client=override.client if override else None,
-            # A planning agent answers through `final_answer`, never in the reply format.
-            structured=structured and scenario.mode != ScenarioMode.PLANNING,
-            tools=tools,
-            planning=PlanningSettings(max_tool_calls=scenario.max_tool_calls)
-            if scenario.mode == ScenarioMode.PLANNING
-            else None,
-            tool_protocol="text" if (override.text_tools if override else text_tools) else "native",
-            handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)]
-            if graph is None
-            else _graph_handoffs(graph, scenario.key, scenarios),
-        )
-    return team
+            facts=spec.facts,
+            structured=structured,
+        ),
+        model=override.model if override else spec.model,
+        temperature=override.temperature if override else assistant.temperature,
+        model_client=override.client if override else None,
+        structured=structured,
+        tools=tools,
+        planning=PlanningSettings(max_tool_calls=scenario.max_tool_calls)
+        if scenario.mode == ScenarioMode.PLANNING
+        else None,
+        tool_protocol="text" if (override.text_tools if override else spec.text_tools) else "native",
+        handoffs=[Handoff(target_key=TRIAGE_KEY, description=BACK_TO_TRIAGE)]
+        if graph is None
+        else _graph_handoffs(graph, scenario.key, spec.scenarios),
+    )
