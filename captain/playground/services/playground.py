@@ -32,7 +32,7 @@ from captain.queue import task
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunContext, RunError, RunResult
 from captain.runtime import semconv as sc
 from captain.runtime.routing import Decision
-from captain.runtime.team import TeamHooks, TurnInput
+from captain.runtime.team import TeamHooks, TeamRunner, TurnInput
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -125,22 +125,13 @@ def playground_run(
             if shortcut is not None and shortcut.reply_text is not None:
                 result = shortcut_reply_result(shortcut, agent_key=start_key)
             else:
-                runner = runner_for(
+                runner = _playground_runner(
                     assistant,
-                    team_model=team_model_for(assistant),
                     context=context,
-                    # The playground exists to show what the model saw and said: content is always recorded.
-                    record_content=True,
-                    hooks=hooks or [],
+                    hooks=hooks,
                     live_scope=live_scope,
-                    facts=turn_facts(
-                        assistant=assistant,
-                        conversation=None,
-                        request_values=memory_values,
-                        blocks=[shortcut.prompt_block]
-                        if shortcut is not None and shortcut.prompt_block
-                        else (),
-                    ),
+                    memory_values=memory_values,
+                    prompt_block=shortcut.prompt_block if shortcut is not None else None,
                 )
                 names = {key: agent.name for key, agent in runner.team.agents.items()}
                 turn = TurnInput(history=history, batch=[message], current=start_key)
@@ -157,6 +148,50 @@ def playground_run(
             outcome = RunError(error="internal_error", detail=type(exc).__name__)
         span.set_attribute(sc.CAPTAIN_RUN_OUTCOME, outcome.kind)
         span.set_attribute(sc.CAPTAIN_CREDIT_USED, False)
+    return _playground_turn(
+        assistant, outcome, result, names=names, start_key=start_key, trace_id=trace_id, started=started
+    )
+
+
+def _playground_runner(
+    assistant: Assistant,
+    *,
+    context: RunContext,
+    hooks: list[TeamHooks] | None,
+    live_scope: str | None,
+    memory_values: Mapping[str, object] | None,
+    prompt_block: str | None,
+) -> TeamRunner:
+    """The team exactly as production builds it (`runner_for`), on the request's memory values."""
+    return runner_for(
+        assistant,
+        team_model=team_model_for(assistant),
+        context=context,
+        # The playground exists to show what the model saw and said: content is always recorded.
+        record_content=True,
+        hooks=hooks or [],
+        live_scope=live_scope,
+        facts=turn_facts(
+            assistant=assistant,
+            conversation=None,
+            request_values=memory_values,
+            blocks=[prompt_block] if prompt_block else (),
+        ),
+    )
+
+
+def _playground_turn(
+    assistant: Assistant,
+    outcome: Outcome,
+    result: RunResult | None,
+    *,
+    names: dict[str, str],
+    start_key: str,
+    trace_id: str,
+    started: float,
+) -> PlaygroundTurn:
+    """What the page shows of the turn. The next message starts at the agent that replied; after anything but a
+    reply it starts again at `start_key`."""
     text, detail = _customer_text(outcome, assistant)
     agent_key = result.agent_key if result is not None else start_key
     return PlaygroundTurn(
