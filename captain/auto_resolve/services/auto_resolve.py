@@ -254,27 +254,9 @@ def judgement_apply(
         return "changed"
     agent_key = conversation.ai_agent_key or TRIAGE_KEY
     judgement = asked.judgement
-    reply: Message | None = None
+    reply: Message | None
     if judgement is not None and judgement.verdict == RESOLVED and assistant is not None:
-        if assistant.resolution_message.strip():
-            # Not a first response (it answers nothing), and free like every auto-resolve message.
-            reply = message_create_ai_reply(
-                conversation=conversation,
-                content=assistant.resolution_message,
-                agent_key=conversation.ai_agent_key,
-                agent_name=agent_name(assistant, agent_key),
-                answer=False,
-            )
-        conversation_set_status(
-            conversation=conversation,
-            status=Conversation.Status.RESOLVED,
-            actor=ACTOR,
-            resolved_by=Conversation.ResolvedBy.AI,
-        )
-        message_create_activity(
-            conversation=conversation,
-            content=f"The AI resolved the conversation after {quiet_minutes} minutes of quiet: {judgement.reason}",
-        )
+        reply = _resolve(conversation, assistant, judgement, agent_key=agent_key, quiet_minutes=quiet_minutes)
         outcome, recorded, detail = "resolved", Run.Outcome.RESOLVE, judgement.reason
     else:
         if judgement is not None and judgement.verdict == NEEDS_PEOPLE:
@@ -286,15 +268,7 @@ def judgement_apply(
                 f"({asked.failure})."
             )
             outcome, recorded = "failed", Run.Outcome.ERROR
-        # As a reply run's handoff does: a conversation handed back to the AI later starts at triage.
-        conversation.ai_agent_key = ""
-        conversation.save(update_fields=["ai_agent_key"])
-        reply = conversation_escalate(
-            conversation=conversation,
-            reason=reason,
-            customer_message=handoff_message_for(conversation, assistant),
-            team_id=handoff_team_id(assistant, agent_key),
-        )
+        reply = _hand_over(conversation, assistant, reason, agent_key=agent_key)
         detail = reason
     usage = asked.usage or Usage()
     Run.objects.create(
@@ -314,6 +288,54 @@ def judgement_apply(
         duration_ms=duration_ms,
     )
     return outcome
+
+
+def _resolve(
+    conversation: Conversation,
+    assistant: Assistant,
+    judgement: Judgement,
+    *,
+    agent_key: str,
+    quiet_minutes: int,
+) -> Message | None:
+    """The resolved verdict, inside `judgement_apply`'s transaction: the resolution message (if the assistant has
+    one), the status, and an activity line with the model's reason."""
+    reply: Message | None = None
+    if assistant.resolution_message.strip():
+        # Not a first response (it answers nothing), and free like every auto-resolve message.
+        reply = message_create_ai_reply(
+            conversation=conversation,
+            content=assistant.resolution_message,
+            agent_key=conversation.ai_agent_key,
+            agent_name=agent_name(assistant, agent_key),
+            answer=False,
+        )
+    conversation_set_status(
+        conversation=conversation,
+        status=Conversation.Status.RESOLVED,
+        actor=ACTOR,
+        resolved_by=Conversation.ResolvedBy.AI,
+    )
+    message_create_activity(
+        conversation=conversation,
+        content=f"The AI resolved the conversation after {quiet_minutes} minutes of quiet: {judgement.reason}",
+    )
+    return reply
+
+
+def _hand_over(
+    conversation: Conversation, assistant: Assistant | None, reason: str, *, agent_key: str
+) -> Message | None:
+    """Any other verdict (or none), inside `judgement_apply`'s transaction: people take over, told `reason`."""
+    # As a reply run's handoff does: a conversation handed back to the AI later starts at triage.
+    conversation.ai_agent_key = ""
+    conversation.save(update_fields=["ai_agent_key"])
+    return conversation_escalate(
+        conversation=conversation,
+        reason=reason,
+        customer_message=handoff_message_for(conversation, assistant),
+        team_id=handoff_team_id(assistant, agent_key),
+    )
 
 
 def judgement_enqueue(*, conversation_id: int, quiet_since: datetime) -> bool:
