@@ -12,9 +12,9 @@ from django.db.models.functions import Substr, TruncDate
 from django.utils import timezone
 
 from captain.actions.selectors import plans_exist, tool_confirmations_exist, tool_secrets_exist
-from captain.answering.models import CreditLedgerEntry, Run, RunArtifact, SpanRecord
-from captain.answering.services.credits import credit_balance_for
+from captain.answering.models import CreditBalance, CreditLedgerEntry, Run, RunArtifact, SpanRecord
 from captain.assistants.selectors import endpoint_keys_exist
+from captain.conf import captain_setting
 from captain.copilot.selectors import copilot_runs_exist
 from helpdesk.models import Conversation
 
@@ -38,7 +38,11 @@ class CreditUsage:
 def credit_usage(*, account_id: int, days: int = CREDIT_USAGE_DAYS) -> CreditUsage:
     """Balance plus the ledger of the last `days` days summed per day, assistant and agent (refunds count
     negative, so a refunded reply nets to zero)."""
-    balance = credit_balance_for(account_id)
+    # A read creates nothing: an account without a balance row yet has the default limit its first charge
+    # will create (captain.answering.services.credits.credit_balance_for).
+    balance = CreditBalance.objects.filter(account_id=account_id).first() or CreditBalance(
+        account_id=account_id, limit=captain_setting("DEFAULT_CREDIT_LIMIT")
+    )
     since = timezone.now() - dt.timedelta(days=days)
     ledger = CreditLedgerEntry.objects.filter(account_id=account_id, created_at__gte=since)
     by_day = (

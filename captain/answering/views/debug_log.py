@@ -36,7 +36,9 @@ from captain.answering.selectors import (
 )
 from captain.answering.services.live import conversation_run_in_progress
 from captain.answering.services.redaction import account_secrets, scrub
-from captain.answering.views.trace_tree import (
+from captain.copilot.models import CopilotRun
+from captain.copilot.selectors import copilot_runs_for_conversation
+from captain.dashboard.trace_tree import (
     NodeEvent,
     SpanNode,
     agents_involved,
@@ -46,8 +48,6 @@ from captain.answering.views.trace_tree import (
     scrub_spans,
     span_tree,
 )
-from captain.copilot.models import CopilotRun
-from captain.copilot.selectors import copilot_runs_for_conversation
 from helpdesk.models import Membership
 from helpdesk.selectors import dashboard_conversation
 from helpdesk.views.base import account_view, frame_context

@@ -18,7 +18,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from captain.answering.views.live import event_stream
 from captain.copilot.selectors import access_copilot_run, copilot_run_finished
 from captain.copilot.services.copilot import (
     CopilotRefused,
@@ -26,6 +25,7 @@ from captain.copilot.services.copilot import (
     copilot_run_result,
     copilot_scope,
 )
+from captain.dashboard.live import event_stream
 from helpdesk.models import Membership
 from helpdesk.selectors import access_conversation
 from helpdesk.views.base import account_view

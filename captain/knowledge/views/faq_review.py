@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from captain.assistants.selectors import access_assistant
-from captain.dashboard import chosen_assistant
+from captain.dashboard.choice import chosen_assistant
 from captain.knowledge.models import FaqEntry, KnowledgeDocument
 from captain.knowledge.selectors import (
     access_document,

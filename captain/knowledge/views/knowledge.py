@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods
 
 from captain.assistants.models import Assistant
 from captain.assistants.selectors import access_assistant
-from captain.dashboard import chosen_assistant
+from captain.dashboard.choice import chosen_assistant
 from captain.knowledge.models import KnowledgeDocument
 from captain.knowledge.selectors import access_document, document_chunks, document_list
 from captain.knowledge.services.knowledge import (

@@ -19,9 +19,9 @@ from captain.actions.selectors import shortcut_for_command, shortcut_list
 from captain.actions.services.shortcuts import shortcut_command_text, shortcut_parameters
 from captain.answering.selectors import spans_for_trace
 from captain.answering.services.redaction import account_secrets
-from captain.answering.views.trace_tree import agents_involved, scrub_spans, span_tree
 from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.selectors import access_assistant, assistant_list
+from captain.dashboard.trace_tree import agents_involved, scrub_spans, span_tree
 from captain.playground.models import PlaygroundRun
 from captain.playground.selectors import playground_run_for_account
 from captain.playground.services.playground import playground_agents, playground_turn_request

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from captain.assistants.selectors import access_assistant
-from captain.dashboard import chosen_assistant
+from captain.dashboard.choice import chosen_assistant
 from captain.routing.models import RoutingExample
 from captain.routing.services.routing_corrections import (
     HUMAN_KEY,

@@ -22,7 +22,7 @@ from django.test import AsyncClient
 from captain.answering.services import live
 from captain.answering.services.live import LivePublisher, live_end
 from captain.answering.services.locks import conversation_lock
-from captain.answering.views import live as live_views
+from captain.dashboard import live as live_stream
 from captain.playground.models import PlaygroundRun
 from captain.runtime import Agent, RunContext, RunEvent
 from helpdesk.models import Membership
@@ -54,9 +54,9 @@ def live_redis(redis_url, settings):
 
 @pytest.fixture
 def fast_stream(monkeypatch):
-    monkeypatch.setattr(live_views, "CHECK_SECONDS", 0.1)
-    monkeypatch.setattr(live_views, "HEARTBEAT_SECONDS", 0.3)
-    monkeypatch.setattr(live_views, "MAX_STREAM_SECONDS", 5.0)
+    monkeypatch.setattr(live_stream, "CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(live_stream, "HEARTBEAT_SECONDS", 0.3)
+    monkeypatch.setattr(live_stream, "MAX_STREAM_SECONDS", 5.0)
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_playground_stream_relays_thoughts_and_events_in_order_and_ends_on_end(c
 def test_a_quiet_stream_sends_heartbeats_and_stops_at_its_maximum_duration(
     client, acme, live_redis, fast_stream, monkeypatch
 ):
-    monkeypatch.setattr(live_views, "MAX_STREAM_SECONDS", 1.0)
+    monkeypatch.setattr(live_stream, "MAX_STREAM_SECONDS", 1.0)
     client.force_login(acme["admin"])
     started = time.monotonic()
     got = list(frames(fetch(client, playground_url(acme))))
