@@ -42,7 +42,7 @@ FOLLOW_UP_MAX_TOKENS = 8
 
 @dataclass(frozen=True)
 class RetrievalThresholds:
-    """Relevance thresholds on the vector score (cosine), measured with `captain_bench_knowledge --retrieval`."""
+    """Relevance thresholds on the vector score (cosine), measured with `python -m bench.knowledge --retrieval`."""
 
     faq: float = 0.45
     chunk: float = 0.30

@@ -38,7 +38,7 @@ def passage_views(text: str) -> list[str]:
 
     The encoder compares sentence-sized texts best: a question about one detail of a long passage matches the
     sentence that states it far better than the passage's single averaged vector (measured with
-    `captain_bench_knowledge --retrieval`)."""
+    `python -m bench.knowledge --retrieval`)."""
     head, _, body = text.partition("\n")
     if not body.strip():
         return [text]
