@@ -12,10 +12,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from helpdesk import tracing
-from helpdesk.channels import api_channel
-from helpdesk.channels.base import WebhookRejected, fit_for_storage, parse_json_body
+from helpdesk.channels.base import WebhookRejected, fit_for_storage
+from helpdesk.channels.protocol import WebhookRequest
+from helpdesk.channels.registry import channel_for
 from helpdesk.client_address import client_ip
-from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 from helpdesk.selectors import inbox_for_webhook
 from helpdesk.services.messages import message_ingest
@@ -40,6 +40,17 @@ def read_body(request: HttpRequest, limit: int) -> bytes:
     if len(body) > limit:
         raise WebhookRejected(400, "too_large", f"Body is larger than {limit} bytes.")
     return body
+
+
+def webhook_request(request: HttpRequest, body: bytes) -> WebhookRequest:
+    """The request as the inbox's channel verifies and parses it: `body` is the raw body `read_body` read."""
+    return WebhookRequest(
+        method=request.method or "",
+        headers=request.headers,
+        body=body,
+        query=request.GET,
+        content_type=request.content_type or "",
+    )
 
 
 def _rejected(exc: WebhookRejected) -> JsonResponse:
@@ -93,24 +104,16 @@ def api_channel_webhook(request: HttpRequest, webhook_token: str) -> HttpRespons
     inbox = inbox_for_webhook(webhook_token=webhook_token, channel_type=Inbox.ChannelType.API)
     if inbox is None:
         return unknown_inbox(Inbox.ChannelType.API)
-    admitted = admit(
-        request,
-        inbox,
-        lambda body: api_channel.verify(
-            secret=inbox.secret,
-            headers=request.headers,
-            body=body,
-            window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
-        ),
-    )
+    channel = channel_for(inbox)
+    admitted = admit(request, inbox, lambda body: channel.verify(inbox, webhook_request(request, body)))
     if isinstance(admitted, HttpResponse):
         return admitted
     with tracing.webhook_span(
         channel=inbox.channel_type, inbox_id=inbox.id, account_id=inbox.account_id, start_time=arrived
     ) as span:
         try:
-            payload = parse_json_body(admitted, max_depth=helpdesk_setting("WEBHOOK_MAX_JSON_DEPTH"))
-            inbound_messages = [fit_for_storage(m) for m in api_channel.parse(payload)]
+            received = channel.parse(inbox, webhook_request(request, admitted))
+            inbound_messages = [fit_for_storage(m) for m in received.messages]
         except WebhookRejected as exc:
             # Authenticated, so kept: the sender's own integration is broken and the debug log shows it.
             span.set_attribute(tracing.ATTR_REJECTED, exc.code)
