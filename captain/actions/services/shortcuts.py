@@ -19,7 +19,8 @@ braces): no attribute access, indexing, conversion or format spec, so a customer
 Values are substituted once and never read as a template again.
 
 Writes (`shortcut_create` / `shortcut_update` / `shortcut_delete`) check everything `shortcut_errors` checks and,
-after commit, queue the Telegram command menu sync for the assistant's Telegram inboxes.
+after commit, queue the command menu sync for the assistant's inboxes whose channel has a command menu
+(helpdesk.services.inbox_channel).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ from captain.assistants.services.agents.builder import TRIAGE_TOOLS
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
 from captain.queue import task
 from captain.runtime import Reply, RunContext, RunResult, ToolOutput, Usage
-from helpdesk.channels import telegram
 from helpdesk.models import Inbox, Message
+from helpdesk.services.inbox_channel import command_menu_channel_types, inbox_set_commands
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,8 @@ PARAMETER_KEYS = frozenset({"name", "description", "required"})
 # for people; a shortcut runs before the model and only gathers facts or makes small changes.
 ENDING_TOOLS = frozenset({"handoff_to_human", "resolve_conversation"})
 
-TELEGRAM_MAX_DESCRIPTION = 256
+MAX_DESCRIPTION_CHARS = 256
+"""What a command menu shows of a description (the strictest channel's limit)."""
 
 
 # ---- templates -------------------------------------------------------------------------------------------------
@@ -579,8 +581,8 @@ def shortcut_errors(
             if taken.exists():
                 errors["command"] = [f"This assistant already has the shortcut /{command}."]
     description = str(fields.get("description") or "")
-    if not description.strip() or len(description) > TELEGRAM_MAX_DESCRIPTION:
-        errors["description"] = [f"1 to {TELEGRAM_MAX_DESCRIPTION} characters (the command menu shows it)."]
+    if not description.strip() or len(description) > MAX_DESCRIPTION_CHARS:
+        errors["description"] = [f"1 to {MAX_DESCRIPTION_CHARS} characters (the command menu shows it)."]
     parameter_errors, names = _parameter_errors(fields.get("parameters", []))
     errors["parameters"] = parameter_errors
     action = fields.get("action", Shortcut.Action.TOOL)
@@ -630,14 +632,14 @@ def _duplicate(command: str) -> ValidationError:
 
 
 def shortcut_create(*, assistant: Assistant, **fields: Unpack[ShortcutFields]) -> Shortcut:
-    """A new shortcut of `assistant`, checked as a whole; the Telegram command menus follow after commit."""
+    """A new shortcut of `assistant`, checked as a whole; the command menus follow after commit."""
     _only_shortcut_fields(fields)
     shortcut = Shortcut(assistant=assistant, **fields)
     validate_shortcut(shortcut)
     try:
         with transaction.atomic():
             shortcut.save()
-            telegram_commands_sync_enqueue(assistant_id=assistant.pk)
+            command_menu_sync_enqueue(assistant_id=assistant.pk)
     except IntegrityError as exc:  # a concurrent create took the command between our check and our insert
         raise _duplicate(shortcut.command) from exc
     return shortcut
@@ -652,7 +654,7 @@ def shortcut_update(*, shortcut: Shortcut, **fields: Unpack[ShortcutFields]) -> 
     try:
         with transaction.atomic():
             shortcut.save()
-            telegram_commands_sync_enqueue(assistant_id=shortcut.assistant_id)
+            command_menu_sync_enqueue(assistant_id=shortcut.assistant_id)
     except IntegrityError as exc:
         raise _duplicate(shortcut.command) from exc
     return shortcut
@@ -662,7 +664,7 @@ def shortcut_delete(*, shortcut: Shortcut) -> None:
     with transaction.atomic():
         assistant_id = shortcut.assistant_id
         shortcut.delete()
-        telegram_commands_sync_enqueue(assistant_id=assistant_id)
+        command_menu_sync_enqueue(assistant_id=assistant_id)
 
 
 def shortcut_list(*, assistant: Assistant) -> QuerySet[Shortcut]:
@@ -677,28 +679,28 @@ def access_shortcut(*, assistant: Assistant, shortcut_id: int) -> Shortcut:
     return shortcut
 
 
-# ---- the Telegram command menu ----------------------------------------------------------------------------------
+# ---- the command menu -------------------------------------------------------------------------------------------
 
 
-def _telegram_inboxes(assistant_id: int) -> QuerySet[Inbox]:
+def _command_menu_inboxes(assistant_id: int) -> QuerySet[Inbox]:
     return Inbox.objects.filter(
-        captain_assistant__assistant_id=assistant_id, channel_type=Inbox.ChannelType.TELEGRAM
+        captain_assistant__assistant_id=assistant_id, channel_type__in=command_menu_channel_types()
     ).order_by("id")
 
 
-def telegram_commands_sync_enqueue(*, assistant_id: int) -> bool:
+def command_menu_sync_enqueue(*, assistant_id: int) -> bool:
     """Queue the command menu sync once the current transaction commits; False when the assistant answers no
-    Telegram inbox. A failed publish is logged, never raised into the save that asked."""
-    if not _telegram_inboxes(assistant_id).exists():
+    inbox with a command menu. A failed publish is logged, never raised into the save that asked."""
+    if not _command_menu_inboxes(assistant_id).exists():
         return False
     sync_telegram_commands = task("captain.tasks.sync_telegram_commands")
     transaction.on_commit(lambda: sync_telegram_commands.delay(assistant_id), robust=True)
     return True
 
 
-def telegram_commands(*, assistant_id: int) -> list[tuple[str, str]]:
-    """(command, description) of the assistant's enabled shortcuts, by command; the channel applies Telegram's
-    limits (helpdesk.channels.telegram.set_commands)."""
+def command_menu(*, assistant_id: int) -> list[tuple[str, str]]:
+    """(command, description) of the assistant's enabled shortcuts, by command; the channel applies its
+    provider's limits (helpdesk.services.inbox_channel.inbox_set_commands)."""
     return list(
         Shortcut.objects.filter(assistant_id=assistant_id, enabled=True)
         .order_by("command")
@@ -706,14 +708,18 @@ def telegram_commands(*, assistant_id: int) -> list[tuple[str, str]]:
     )
 
 
-def telegram_commands_sync(*, assistant_id: int) -> int:
-    """Set the command menu of every Telegram bot the assistant answers; returns how many bots took it."""
-    commands = telegram_commands(assistant_id=assistant_id)
+def command_menu_sync(*, assistant_id: int) -> int:
+    """Set the command menu of every inbox of the assistant that has one; returns how many took it."""
+    commands = command_menu(assistant_id=assistant_id)
     synced = 0
-    for inbox in _telegram_inboxes(assistant_id):
-        result = telegram.set_commands(inbox, commands)
+    for inbox in _command_menu_inboxes(assistant_id):
+        result = inbox_set_commands(inbox, commands)
         if result.ok:
             synced += 1
         else:
-            logger.warning("Telegram command menu of inbox %s not set: %s", inbox.pk, result.error)
+            logger.warning("Command menu of inbox %s not set: %s", inbox.pk, result.error)
     return synced
+
+
+# The name the task imports (captain.actions.tasks.sync_telegram_commands, a registered task name).
+telegram_commands_sync = command_menu_sync
