@@ -15,17 +15,8 @@ from django.utils import timezone
 from captain.assistants.models import Assistant
 from captain.memory.services.memory import memory_state
 from captain.prompts.context import MemoryLine, TurnFacts, one_line
-from helpdesk.channels import telegram, whatsapp
 from helpdesk.models import Account, Conversation, Inbox
-
-# Characters one outgoing message holds on each channel (longer replies are split, which reads badly in a chat).
-# Slack's own cap is 40,000, but a text in a message block (quick-reply buttons) holds 3,000.
-REPLY_LIMITS: dict[str, int | None] = {
-    Inbox.ChannelType.TELEGRAM: telegram.TEXT_LIMIT,
-    Inbox.ChannelType.WHATSAPP: whatsapp.TEXT_LIMIT,
-    Inbox.ChannelType.SLACK: 3000,
-    Inbox.ChannelType.API: None,
-}
+from helpdesk.services.inbox_channel import message_text_limit
 
 
 def _zone(name: str) -> zoneinfo.ZoneInfo:
@@ -74,7 +65,8 @@ def turn_facts(
         time_zone=str(zone.key),
         # "API (signed webhooks)" -> "API": the model needs the channel's name, not our admin's gloss.
         channel=str(Inbox.ChannelType(channel_type).label).split(" (")[0],
-        reply_limit=REPLY_LIMITS.get(channel_type),
+        # Characters one outgoing message holds on the channel (longer replies are split, which reads badly).
+        reply_limit=message_text_limit(channel_type=channel_type),
         memory=memory,
         blocks=tuple(blocks),
     )
