@@ -167,6 +167,34 @@ class Command(BaseCommand):
         timeout: float,
         receiver: _CallbackReceiver,
     ) -> None:
+        message_id, started = self._post_message(inbox, text=text, contact=contact, base_url=base_url)
+        stored = Message.objects.select_related("conversation").get(
+            inbox=inbox, provider_message_id=message_id
+        )
+        conversation = stored.conversation
+        dashboard_url = (
+            f"{base_url.rstrip('/')}/app/accounts/{conversation.account_id}/conversations/{conversation.id}/"
+        )
+        self.stdout.write(
+            f"conversation #{conversation.id}: {conversation.get_status_display()}\n  customer: {text}"
+        )
+
+        job = job_get(message_id=stored.id)
+        if job is None:
+            # Stored for people only: the conversation was not in the AI's hands when the message arrived.
+            raise CommandError(self._with_people(conversation, contact, dashboard_url))
+
+        self.stdout.write(f"  waiting for the AI (up to {timeout:.0f} s) ...")
+        finished = self._follow(conversation, stored, job, started=started, timeout=timeout)
+        elapsed = time.monotonic() - started
+        self._print_delivered(receiver, conversation, stored)
+        if not finished:
+            raise CommandError(self._timed_out(stored, job, timeout))
+        self._print_end(conversation, job, contact=contact, dashboard_url=dashboard_url, elapsed=elapsed)
+
+    def _post_message(self, inbox: Inbox, *, text: str, contact: str, base_url: str) -> tuple[str, float]:
+        """POST the customer's message to the inbox's webhook, signed as the API channel requires; returns the
+        provider message id it was sent with and when it was sent (time.monotonic)."""
         message_id = f"demo-{uuid.uuid4().hex[:12]}"
         body = json.dumps(
             {"message_id": message_id, "contact": {"id": contact, "name": contact}, "text": text}
@@ -189,30 +217,19 @@ class Command(BaseCommand):
         )
         if response.status_code != 200:
             raise CommandError(response.text)
-        stored = Message.objects.select_related("conversation").get(
-            inbox=inbox, provider_message_id=message_id
-        )
-        conversation = stored.conversation
-        dashboard_url = (
-            f"{base_url.rstrip('/')}/app/accounts/{conversation.account_id}/conversations/{conversation.id}/"
-        )
-        self.stdout.write(
-            f"conversation #{conversation.id}: {conversation.get_status_display()}\n  customer: {text}"
-        )
+        return message_id, started
 
-        job = job_get(message_id=stored.id)
-        if job is None:
-            # Stored for people only: the conversation was not in the AI's hands when the message arrived.
-            raise CommandError(self._with_people(conversation, contact, dashboard_url))
-
-        self.stdout.write(f"  waiting for the AI (up to {timeout:.0f} s) ...")
+    def _follow(
+        self, conversation: Conversation, stored: Message, job: ReplyJob, *, started: float, timeout: float
+    ) -> bool:
+        """Print the conversation's new messages as they appear, until the AI's job is no longer pending and
+        nothing is queued for delivery (True) or `timeout` has passed (False)."""
         seen = set(
             Message.objects.filter(conversation_id=conversation.id, id__lte=stored.id).values_list(
                 "id", flat=True
             )
         )
         deadline = time.monotonic() + timeout
-        finished = False
         while True:
             for message in Message.objects.filter(conversation_id=conversation.id).exclude(id__in=seen):
                 seen.add(message.id)
@@ -220,13 +237,15 @@ class Command(BaseCommand):
             job.refresh_from_db(fields=["status", "attempts"])
             queued = deliveries_queued(conversation_id=conversation.id)
             if job.status != ReplyJob.Status.PENDING and not queued:
-                finished = True
-                break
+                return True
             if time.monotonic() >= deadline:
-                break
+                return False
             time.sleep(POLL_SECONDS)
-        elapsed = time.monotonic() - started
 
+    def _print_delivered(
+        self, receiver: _CallbackReceiver, conversation: Conversation, stored: Message
+    ) -> None:
+        """What reached the customer's callback, then the run that answered (printed on a timeout too)."""
         for event in receiver.events:
             sender = event.get("sender") or {}
             self.stdout.write(
@@ -244,9 +263,11 @@ class Command(BaseCommand):
                 f"credit_used={run.credit_used} {run.duration_ms} ms"
                 + (f"\n  reason: {run.detail}" if run.detail else "")
             )
-        if not finished:
-            raise CommandError(self._timed_out(stored, job, timeout))
 
+    def _print_end(
+        self, conversation: Conversation, job: ReplyJob, *, contact: str, dashboard_url: str, elapsed: float
+    ) -> None:
+        """Where the conversation stands now, and how to go on with it."""
         conversation.refresh_from_db(fields=["status"])
         if job.status == ReplyJob.Status.SKIPPED:
             raise CommandError(
