@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .types import PlanState, PlanStep, Reply, RunContext, Tool, ToolFailed, ToolOutput
+from .types import Outcome, PlanState, PlanStep, Reply, RunContext, RunError, Tool, ToolFailed, ToolOutput
 
 PLAN_TOOL = "update_plan"
 THINK_TOOL = "think"
@@ -110,6 +110,42 @@ def echoes_note(text: str, notes: Sequence[str] = (FINAL_NOTE, TOOL_REMINDER, UP
     if not words:
         return False
     return any(len(words & set(re.findall(r"\w+", note.lower()))) / len(words) > 0.6 for note in notes)
+
+
+# ---- the plan across runs ----------------------------------------------------------------------------------
+
+
+def own_plan(context: RunContext, agent_key: str) -> None:
+    """The plan a planning agent works on: the conversation's open plan if it is this agent's, else a new
+    one (a finished plan is history, not a task)."""
+    plan = context.plan
+    if plan is None or plan.agent_key != agent_key or plan.status in ("done", "abandoned"):
+        context.plan = PlanState(agent_key=agent_key)
+    elif plan.status == "waiting":
+        plan.history.append(plan.as_record())
+        plan.status = "active"
+        plan.waiting_for = ""
+
+
+def close_plan(plan: PlanState, outcome: Outcome, tool_calls: int) -> None:
+    """The plan's state when the run ends (waiting for the customer, done, or abandoned), with the run's tool
+    calls added to its count."""
+    if isinstance(outcome, Reply):
+        if outcome.confirmation is not None:
+            plan.status, plan.waiting_for = "waiting", f"confirmation: {outcome.confirmation.question}"
+        elif plan.status == "active":
+            if all(s.done for s in plan.steps):
+                plan.status = "done"
+            else:
+                plan.status, plan.waiting_for = "waiting", outcome.text[:300]
+    elif isinstance(outcome, RunError) or outcome.kind == "human_handoff":
+        plan.status = "abandoned"
+    elif outcome.kind == "resolve":
+        plan.status = "done"
+    plan.tool_calls += tool_calls
+
+
+# ---- the planning tools ------------------------------------------------------------------------------------
 
 
 def update_plan(ctx: RunContext, args: dict[str, Any]) -> str:

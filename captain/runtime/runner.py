@@ -5,6 +5,16 @@ turns that response into a tiny typed "next step" (final output, run again, hand
 it. The loop is synchronous because it runs inside a Celery worker that handles one conversation at a time;
 there is nothing to overlap, and no event loop to pay for.
 
+The loop and the dispatch are here; the rest of a run is in its own modules:
+
+- `run_state`: the next-step types, the runner's settings for one run and the run's bookkeeping;
+- `model_calls`: one model call (system prompt, settings, the text tool protocol, usage);
+- `responses`: a model response turned into the next step (replies, calls, handoffs, refusals, the loop
+  guard, a planning agent's last call, the re-ask after a false transfer promise);
+- `tool_calls`: tool execution (validation, confirmation holds and their settling, artifacts);
+- `planning` and `text_protocol`: the planning mode and the text tool protocol;
+- `hooks`: the `RunHooks` callbacks and `RunSpans`, the only way the run reaches OpenTelemetry.
+
 What the loop guarantees (each rule has a test in tests/captain/runtime/test_runner.py):
 
 - a model call, a tool, a handoff or a limit can end a run only in an `Outcome`; nothing raises out of `run`
@@ -22,6 +32,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import TracerProvider
 
+from . import planning
 from . import semconv as sc
 from .hooks import RunHooks, RunSpans
 from .model import ModelClient, ModelError
@@ -37,17 +48,17 @@ from .run_state import (
     RunState,
 )
 from .tool_calls import settle_answered
-from .types import (
-    Agent,
-    ErrorKind,
-    Outcome,
-    PlanState,
-    Reply,
-    RunContext,
-    RunError,
-    RunEvent,
-    RunResult,
-)
+from .types import Agent, ErrorKind, Outcome, RunContext, RunError, RunEvent, RunResult
+
+__all__ = [
+    "NextStep",
+    "NextStepFinalOutput",
+    "NextStepHandoff",
+    "NextStepRunAgain",
+    "NextStepStop",
+    "RunHooks",
+    "Runner",
+]
 
 
 class Runner:
@@ -111,23 +122,7 @@ class Runner:
         """
         if start_key not in agents:
             raise ValueError(f"start agent {start_key!r} is not in the team {sorted(agents)}")
-        state = RunState(
-            settings=RunSettings(
-                model=self.model,
-                max_turns=self.max_turns,
-                deadline_seconds=self.deadline_seconds,
-                loop_limit=self.loop_limit,
-                escalation_tool=self.escalation_tool,
-                schema_with_tools=self.schema_with_tools,
-                artifact_threshold=self.artifact_threshold,
-            ),
-            hooks=self.hooks,
-            spans=RunSpans(self._tracer, record_content=self.record_content),
-            context=context,
-            agents=agents,
-            history=messages,
-            started=time.monotonic(),
-        )
+        state = self._new_run(agents, messages, context)
         agent = agents[start_key]
         state.route.append(agent.key)
         settle_answered(state, agent)
@@ -153,73 +148,66 @@ class Runner:
         RunSpans.annotate_run(result, state.turns)
         return result
 
+    def _new_run(
+        self, agents: dict[str, Agent], messages: list[dict[str, Any]], context: RunContext
+    ) -> RunState:
+        settings = RunSettings(
+            model=self.model,
+            max_turns=self.max_turns,
+            deadline_seconds=self.deadline_seconds,
+            loop_limit=self.loop_limit,
+            escalation_tool=self.escalation_tool,
+            schema_with_tools=self.schema_with_tools,
+            artifact_threshold=self.artifact_threshold,
+        )
+        return RunState(
+            settings=settings,
+            hooks=self.hooks,
+            spans=RunSpans(self._tracer, record_content=self.record_content),
+            context=context,
+            agents=agents,
+            history=messages,
+            started=time.monotonic(),
+        )
+
     def _run_agent(self, agent: Agent, state: RunState) -> NextStep:
         """One activation: ask `agent` until it answers, hands off, or the run stops."""
         with state.spans.agent(agent, state.context) as span:
             self.hooks.on_agent_start(state.context, agent)
             if agent.planning is not None:
-                self._own_plan(agent, state)
-            while True:
-                step: NextStep | None = state.check_limits(agent)
-                if step is not None:
-                    break
-                if agent.planning is not None and state.tool_calls >= agent.planning.max_tool_calls:
-                    step = force_final(state, agent)
-                    break
-                tools = state.tools_for(agent)
-                if state.withheld:
-                    tools = [t for t in tools if t["function"]["name"] not in state.withheld]
-                    state.withheld = set()
-                try:
-                    response = call_model(state, agent, tools)
-                except ModelError as exc:
-                    error: ErrorKind = "model_timeout" if exc.kind == "timeout" else "model_error"
-                    step = NextStepStop(RunError(error, str(exc)))
-                    break
-                step = process_model_response(state, agent, response)
-                if isinstance(step, NextStepFinalOutput) and promises_transfer(
-                    state, agent, step.output.text
-                ):
-                    step = reask_for_handoff(state, agent, step)
-                if not isinstance(step, NextStepRunAgain):
-                    break
+                planning.own_plan(state.context, agent.key)
+            step = self._run_turn(agent, state)
+            while isinstance(step, NextStepRunAgain):
+                step = self._run_turn(agent, state)
             if isinstance(step, NextStepStop) and isinstance(step.outcome, RunError):
                 state.spans.agent_failed(span, step.outcome.error)
             return step
 
-    # ---- confirmations, plans, artifacts, thoughts ---------------------------------------------------------
-
-    def _own_plan(self, agent: Agent, state: RunState) -> None:
-        """The plan a planning agent works on: the conversation's open plan if it is this agent's, else a new
-        one (a finished plan is history, not a task)."""
-        plan = state.context.plan
-        if plan is None or plan.agent_key != agent.key or plan.status in ("done", "abandoned"):
-            state.context.plan = PlanState(agent_key=agent.key)
-        elif plan.status == "waiting":
-            plan.history.append(plan.as_record())
-            plan.status = "active"
-            plan.waiting_for = ""
+    def _run_turn(self, agent: Agent, state: RunState) -> NextStep:
+        """One turn of `agent`: the limits, one model call, and its response as the next step."""
+        limited = state.check_limits(agent)
+        if limited is not None:
+            return limited
+        if agent.planning is not None and state.tool_calls >= agent.planning.max_tool_calls:
+            return force_final(state, agent)
+        tools = state.tools_for(agent)
+        if state.withheld:
+            tools = [t for t in tools if t["function"]["name"] not in state.withheld]
+            state.withheld = set()
+        try:
+            response = call_model(state, agent, tools)
+        except ModelError as exc:
+            error: ErrorKind = "model_timeout" if exc.kind == "timeout" else "model_error"
+            return NextStepStop(RunError(error, str(exc)))
+        step = process_model_response(state, agent, response)
+        if isinstance(step, NextStepFinalOutput) and promises_transfer(state, agent, step.output.text):
+            step = reask_for_handoff(state, agent, step)
+        return step
 
     def _close_plan(self, agent: Agent, outcome: Outcome, state: RunState) -> None:
-        """The plan's state when the run ends: waiting for the customer, done, or abandoned."""
         plan = state.context.plan
         if plan is None or not plan.steps:
             return
-        if isinstance(outcome, Reply):
-            if outcome.confirmation is not None:
-                plan.status, plan.waiting_for = "waiting", f"confirmation: {outcome.confirmation.question}"
-            elif plan.status == "active":
-                if all(s.done for s in plan.steps):
-                    plan.status = "done"
-                else:
-                    plan.status, plan.waiting_for = "waiting", outcome.text[:300]
-        elif isinstance(outcome, RunError) or outcome.kind == "human_handoff":
-            plan.status = "abandoned"
-        elif outcome.kind == "resolve":
-            plan.status = "done"
-        plan.tool_calls += state.tool_calls
+        planning.close_plan(plan, outcome, state.tool_calls)
         # Always recorded: the debug log shows the plan as the run left it.
-        state.emit(
-            agent,
-            RunEvent("plan", agent.key, detail="end of run", data={"plan": plan.as_record()}),
-        )
+        state.emit(agent, RunEvent("plan", agent.key, detail="end of run", data={"plan": plan.as_record()}))
