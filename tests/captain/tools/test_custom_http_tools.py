@@ -17,8 +17,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from captain.actions.models import CustomTool
+from captain.actions.services.custom_tool_calls import custom_tool_call
 from captain.actions.services.custom_tools import (
-    custom_tool_call,
     custom_tool_save,
     custom_tool_set_secret,
     custom_tool_test_call,

@@ -1,4 +1,4 @@
-"""An account's custom HTTP tools as runtime tools (captain/actions/services/custom_tools.py makes the calls).
+"""An account's custom HTTP tools as runtime tools (`custom_tool_calls.custom_tool_call` makes the calls).
 
 Each tool takes the account and the conversation from the run context, never from the model's arguments: the
 contact's identity header comes from the conversation's contact. A tool whose method changes something carries
@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from captain.actions.models import CustomTool
-from captain.actions.services.custom_tools import (
-    contact_identity,
-    custom_tool_call,
+from captain.actions.services.custom_tool_calls import contact_identity, custom_tool_call
+from captain.actions.services.custom_tool_templates import (
     custom_tool_confirmation,
     custom_tool_schema,
     custom_tool_url,
