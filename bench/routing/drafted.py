@@ -1,5 +1,5 @@
 """The `drafted` variant: every scenario's example phrases replaced by what the product's drafting
-(`captain.routing.services.example_drafts`: the same prompt, response format, parsing and cross-node dedup) writes with
+(`captain.routing.services.example_draft_prompt`: the same prompt, response format, parsing and cross-node dedup) writes with
 the benchmark's model from the scenario's title, description and instruction, as a builder who wrote none would
 get them. Drafts are written once per (assistant, scenario) and cached in a JSON file next to the figures, so a
 rerun measures routing on the same drafts."""
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from captain.conf import captain_setting
-from captain.routing.services.example_drafts import (
+from captain.routing.services.example_draft_prompt import (
     EXAMPLES_SCHEMA,
     TEMPERATURE,
     draft_request,

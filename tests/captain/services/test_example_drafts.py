@@ -13,10 +13,10 @@ from django.core.exceptions import ValidationError
 
 from captain.routing.models import RoutingExample, RoutingNode
 from captain.routing.services import example_drafts
+from captain.routing.services.example_draft_prompt import parse_examples
 from captain.routing.services.example_drafts import (
     draft_examples,
     drafted_examples_adopt,
-    parse_examples,
     routing_example_edit,
     scenario_texts_hash,
     store_drafts,
