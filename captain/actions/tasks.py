@@ -9,6 +9,6 @@ from celery import shared_task
 def sync_telegram_commands(assistant_id: int) -> int:
     """Set the Telegram command menu of the assistant's bots to its enabled shortcuts (queued when a shortcut
     is saved or deleted). Idempotent: the menu is replaced as a whole from the current rows."""
-    from captain.actions.services.shortcuts import telegram_commands_sync
+    from captain.actions.services.shortcuts import command_menu_sync
 
-    return telegram_commands_sync(assistant_id=assistant_id)
+    return command_menu_sync(assistant_id=assistant_id)

@@ -720,6 +720,3 @@ def command_menu_sync(*, assistant_id: int) -> int:
             logger.warning("Command menu of inbox %s not set: %s", inbox.pk, result.error)
     return synced
 
-
-# The name the task imports (captain.actions.tasks.sync_telegram_commands, a registered task name).
-telegram_commands_sync = command_menu_sync
