@@ -382,6 +382,22 @@ def _next_chunk(iterator: Iterator[ChatCompletionChunk]) -> ChatCompletionChunk 
         raise ModelError("unexpected", f"{type(exc).__name__}: {exc}") from exc
 
 
+@dataclass
+class _Stream:
+    """What a streamed answer delivered so far."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage(requests=1))
+    finish_reason: str | None = None
+    model: str = ""
+    response_id: str | None = None
+    first_token_ms: float | None = None
+    first_token: dict[str, float] = field(default_factory=dict)
+    content_chunks: int = 0
+    stopped_early: bool = False
+
+
 def _read_stream(
     chunks: openai.Stream[ChatCompletionChunk],
     *,
@@ -390,90 +406,93 @@ def _read_stream(
     on_text: Callable[[str], bool | None],
 ) -> ModelResponse:
     """Assemble a streamed answer, handing each text delta to `on_text` as it arrives."""
-    text: list[str] = []
-    calls: dict[int, _PartialCall] = {}
-    usage = Usage(requests=1)
-    finish_reason: str | None = None
-    model = ""
-    response_id: str | None = None
-    first_token_ms: float | None = None
-    first_token: dict[str, float] = {}
-    content_chunks = 0
-    stopped_early = False
+    stream = _Stream()
     iterator = iter(chunks)
     while (chunk := _next_chunk(iterator)) is not None:
-        try:
-            model = chunk.model or model
-            response_id = chunk.id or response_id
-            if chunk.usage is not None:
-                usage.input_tokens = chunk.usage.prompt_tokens or 0
-                usage.output_tokens = chunk.usage.completion_tokens or 0
-            choice = chunk.choices[0] if chunk.choices else None
-            delta = choice.delta if choice is not None else None
-            content = delta.content if delta is not None else None
-            tool_deltas = (delta.tool_calls if delta is not None else None) or []
-            if choice is not None and choice.finish_reason:
-                finish_reason = choice.finish_reason
-            if choice is not None and not first_token and choice.logprobs and choice.logprobs.content:
-                token = choice.logprobs.content[0]
-                first_token = {alt.token: alt.logprob for alt in (token.top_logprobs or [])}
-                first_token.setdefault(token.token, token.logprob)
-            for tool_delta in tool_deltas:
-                partial = calls.setdefault(tool_delta.index, _PartialCall())
-                partial.id = tool_delta.id or partial.id
-                if tool_delta.function is not None:
-                    partial.name += tool_delta.function.name or ""
-                    partial.arguments.append(tool_delta.function.arguments or "")
-        except Exception as exc:
-            # The SDK builds chunks without validation: odd shapes surface as attribute errors here.
-            raise ModelError("bad_response", f"malformed chunk: {type(exc).__name__}: {exc}") from exc
-        if first_token_ms is None and ((isinstance(content, str) and content) or tool_deltas):
-            first_token_ms = (time.monotonic() - started) * 1000
+        content, has_tool_deltas = _take_chunk(stream, chunk)
+        if stream.first_token_ms is None and ((isinstance(content, str) and content) or has_tool_deltas):
+            stream.first_token_ms = (time.monotonic() - started) * 1000
         if isinstance(content, str) and content:
-            text.append(content)
-            content_chunks += 1
-            # Outside the try: the caller's own failure is not the model's.
-            if on_text(content) is False and finish_reason is None:
-                stopped_early = True
+            stream.text.append(content)
+            stream.content_chunks += 1
+            # Outside `_take_chunk`'s try: the caller's own failure is not the model's.
+            if on_text(content) is False and stream.finish_reason is None:
+                stream.stopped_early = True
                 break
-    if stopped_early:
-        finish_reason = "stop"
-        if usage.input_tokens == 0 and usage.output_tokens == 0:
-            usage.output_tokens = content_chunks
-    elif finish_reason is None:
+    if stream.stopped_early:
+        stream.finish_reason = "stop"
+        if stream.usage.input_tokens == 0 and stream.usage.output_tokens == 0:
+            stream.usage.output_tokens = stream.content_chunks
+    elif stream.finish_reason is None:
         raise ModelError("bad_response", "the stream ended before the model finished its answer")
+    return _streamed_response(stream, requested_model)
+
+
+def _take_chunk(stream: _Stream, chunk: ChatCompletionChunk) -> tuple[str | None, bool]:
+    """Fold one chunk into `stream`; return its text delta and whether it carried tool-call deltas."""
+    try:
+        stream.model = chunk.model or stream.model
+        stream.response_id = chunk.id or stream.response_id
+        if chunk.usage is not None:
+            stream.usage.input_tokens = chunk.usage.prompt_tokens or 0
+            stream.usage.output_tokens = chunk.usage.completion_tokens or 0
+        choice = chunk.choices[0] if chunk.choices else None
+        delta = choice.delta if choice is not None else None
+        content = delta.content if delta is not None else None
+        tool_deltas = (delta.tool_calls if delta is not None else None) or []
+        if choice is not None and choice.finish_reason:
+            stream.finish_reason = choice.finish_reason
+        if choice is not None and not stream.first_token and choice.logprobs and choice.logprobs.content:
+            token = choice.logprobs.content[0]
+            stream.first_token = {alt.token: alt.logprob for alt in (token.top_logprobs or [])}
+            stream.first_token.setdefault(token.token, token.logprob)
+        for tool_delta in tool_deltas:
+            partial = stream.calls.setdefault(tool_delta.index, _PartialCall())
+            partial.id = tool_delta.id or partial.id
+            if tool_delta.function is not None:
+                partial.name += tool_delta.function.name or ""
+                partial.arguments.append(tool_delta.function.arguments or "")
+    except Exception as exc:
+        # The SDK builds chunks without validation: odd shapes surface as attribute errors here.
+        raise ModelError("bad_response", f"malformed chunk: {type(exc).__name__}: {exc}") from exc
+    return content, bool(tool_deltas)
+
+
+def _streamed_response(stream: _Stream, requested_model: str) -> ModelResponse:
+    """The finished stream as one response, its `raw` shaped like a Chat Completions body."""
     tool_calls = [
         ToolCall(id=partial.id or f"call_{index}", name=partial.name, arguments="".join(partial.arguments))
-        for index, partial in sorted(calls.items())
+        for index, partial in sorted(stream.calls.items())
     ]
-    content_text = "".join(text)
+    content_text = "".join(stream.text)
     message: dict[str, Any] = {"role": "assistant", "content": content_text or None}
     if tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in tool_calls
         ]
+    usage = stream.usage
     raw = {
-        "id": response_id,
+        "id": stream.response_id,
         "object": "chat.completion",
-        "model": model or requested_model,
+        "model": stream.model or requested_model,
         "streamed": True,
-        "stopped_early": stopped_early,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "stopped_early": stream.stopped_early,
+        "choices": [{"index": 0, "message": message, "finish_reason": stream.finish_reason}],
         "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens},
     }
     return ModelResponse(
         content=content_text if (content_text or not tool_calls) else None,
         tool_calls=tool_calls,
         usage=usage,
-        model=model or requested_model,
+        model=stream.model or requested_model,
         raw=raw,
-        finish_reason=finish_reason,
-        response_id=response_id,
-        first_token_logprobs=first_token,
-        first_token_ms=first_token_ms,
-        stopped_early=stopped_early,
-        usage_estimated=stopped_early and usage.input_tokens == 0,
+        finish_reason=stream.finish_reason,
+        response_id=stream.response_id,
+        first_token_logprobs=stream.first_token,
+        first_token_ms=stream.first_token_ms,
+        stopped_early=stream.stopped_early,
+        usage_estimated=stream.stopped_early and stream.usage.input_tokens == 0,
     )
 
 
