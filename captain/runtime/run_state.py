@@ -69,7 +69,7 @@ class RunSettings:
 
 @dataclass
 class RunState:
-    """Mutable bookkeeping of one `run` call."""
+    """Mutable bookkeeping of one `run` call, with the settings, hooks and spans every step of it uses."""
 
     settings: RunSettings
     hooks: RunHooks
