@@ -7,7 +7,7 @@ ask next, in the customer's language. They travel with the reply as `Reply.sugge
 message (`Message.quick_replies`) and each channel shows them as buttons; a tap comes back as an ordinary customer
 message carrying the question's full text.
 
-Guarantees (each has a test in tests/captain/services/test_suggestions.py):
+Guarantees (each has a test in tests/captain/answering/test_suggestions.py):
 - A reply is never lost or turned into a failure because of suggestions: any error of the call (timeout, HTTP
   error, unreadable answer) gives no suggestions, and the reply goes out without buttons.
 - The call is short: few output tokens, no retry, a timeout of at most `TIMEOUT_SECONDS` and of half the time left

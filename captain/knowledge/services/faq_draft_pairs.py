@@ -75,7 +75,7 @@ def evidence_of(texts: Iterable[str]) -> Evidence:
 
 
 # Cosine similarity of "question\nanswer" above which a draft repeats an entry. Measured with the bundled
-# encoder on EN/EN and EN/ZH pairs (tests/captain/services/test_faq_drafts_dedup.py prints them): paraphrases
+# encoder on EN/EN and EN/ZH pairs (tests/captain/knowledge/test_faq_drafts_dedup.py prints them): paraphrases
 # with the same answer scored 0.66-0.84, different questions on the same topic ("how long does shipping take"
 # / "how much does it cost", "return" / "exchange") 0.33-0.64. Questions alone do not separate (0.70 for the
 # shipping time/cost pair, 0.52 for a true paraphrase), hence the answer is part of the text. 0.72 keeps a

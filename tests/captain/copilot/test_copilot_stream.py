@@ -9,7 +9,7 @@ import pytest
 from captain.copilot.models import CopilotRun
 from captain.copilot.tasks import copilot_generate
 from helpdesk.models import Message
-from tests.captain.views.test_live_sse import data_of, fetch
+from tests.captain.answering.test_live_sse import data_of, fetch
 from tests.factories import MessageFactory
 from tests.support import fake_llm_server as fake
 

@@ -47,7 +47,7 @@ __all__ = [
     "rank",
 ]
 
-# Thresholds measured on tests/captain/retrieval/faq_fixtures.py (20 EN+ZH FAQ entries, each
+# Thresholds measured on tests/captain/knowledge/faq_fixtures.py (20 EN+ZH FAQ entries, each
 # queried with a deliberately word-disjoint paraphrase, documents = (question, question+answer)):
 # relevant median 0.55 (17/20 ranked first), 14/20 >= 0.35, the 6 unrelated queries max 0.295.
 ENCODER_THRESHOLD = 0.35

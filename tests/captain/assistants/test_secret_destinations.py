@@ -15,8 +15,8 @@ from captain.assistants.models import ModelEndpoint
 from captain.assistants.services.destinations import SECRET_DROPPED_MESSAGE
 from captain.crypto import secret_decrypt, secret_encrypt
 from helpdesk.models import Membership
-from tests.captain.api.test_custom_tools_api import api_for, tools_url
-from tests.captain.tools.test_custom_http_tools import ShopServer
+from tests.captain.actions.test_custom_http_tools import ShopServer
+from tests.captain.actions.test_custom_tools_api import api_for, tools_url
 from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from captain.answering.models import SpanRecord
 from captain.assistants.models import Scenario
 from captain.crypto import secret_decrypt
 from helpdesk.models import Membership
-from tests.captain.tools.test_custom_http_tools import ShopServer
+from tests.captain.actions.test_custom_http_tools import ShopServer
 from tests.factories import AssistantFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from captain.actions.models import CustomTool
 from captain.actions.services.custom_tools import custom_tool_save
 from captain.crypto import secret_decrypt
 from helpdesk.models import Membership
-from tests.captain.tools.test_custom_http_tools import ShopServer
+from tests.captain.actions.test_custom_http_tools import ShopServer
 from tests.factories import AccountFactory, AssistantFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
