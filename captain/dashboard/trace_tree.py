@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -206,6 +206,111 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+Facts = list[tuple[str, Any]]
+
+
+def _run_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = "AI run"
+    return [
+        ("outcome", a.get(sc.CAPTAIN_RUN_OUTCOME)),
+        ("route", a.get(sc.CAPTAIN_RUN_ROUTE)),
+        ("model calls", a.get(sc.CAPTAIN_RUN_TURNS)),
+        ("tokens in/out", _pair(a, sc.CAPTAIN_USAGE_INPUT_TOKENS, sc.CAPTAIN_USAGE_OUTPUT_TOKENS)),
+        ("credit used", a.get(sc.CAPTAIN_CREDIT_USED)),
+        ("error", a.get(sc.CAPTAIN_RUN_ERROR)),
+    ]
+
+
+def _agent_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"Agent {a.get(sc.GEN_AI_AGENT_NAME) or a.get(sc.GEN_AI_AGENT_ID) or ''}".strip()
+    facts: Facts = [("key", a.get(sc.GEN_AI_AGENT_ID)), ("error", a.get(sc.ERROR_TYPE))]
+    # A reply that promised a transfer without calling the tool, and what the re-ask did about it.
+    facts += [
+        ("transfer promised", (e.get("attributes") or {}).get(sc.CAPTAIN_TRANSFER_RESULT))
+        for e in span.events or []
+        if e.get("name") == sc.EVENT_TRANSFER_PROMISED
+    ]
+    return facts
+
+
+def _llm_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"LLM call #{a.get(sc.CAPTAIN_AGENT_TURN, '?')}"
+    node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
+    raw = a.get(sc.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        node.raw_output = _pretty(raw)
+        message = _output_message(raw)
+        node.output_text = _content_text(message.get("content"))
+        node.output_tool_calls = _tool_calls(message)
+    return [
+        ("agent", a.get(sc.GEN_AI_AGENT_ID)),
+        ("model", a.get(sc.GEN_AI_RESPONSE_MODEL) or a.get(sc.GEN_AI_REQUEST_MODEL)),
+        ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
+        ("finish", a.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)),
+        ("error", a.get(sc.CAPTAIN_LLM_ERROR)),
+    ]
+
+
+def _tool_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"Tool {a.get(sc.GEN_AI_TOOL_NAME, '')}".strip()
+    node.arguments = _pretty(a.get(sc.CAPTAIN_TOOL_ARGUMENTS, ""))
+    node.result = str(a.get(sc.CAPTAIN_TOOL_RESULT, ""))
+    return [
+        ("refused", a.get(sc.CAPTAIN_TOOL_REFUSED)),
+        ("error", a.get(sc.CAPTAIN_TOOL_ERROR) or a.get(sc.ERROR_TYPE)),
+        ("ends the run with", a.get(sc.CAPTAIN_TOOL_OUTCOME)),
+    ]
+
+
+def _handoff_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"Handoff {a.get(sc.CAPTAIN_HANDOFF_FROM, '?')} → {a.get(sc.CAPTAIN_HANDOFF_TO, '?')}"
+    return [("decision", a.get(sc.CAPTAIN_HANDOFF_STATUS)), ("reason", a.get(sc.CAPTAIN_HANDOFF_REASON))]
+
+
+def _router_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"Routing decision ({a.get(sc.CAPTAIN_ROUTER_STRATEGY, 'router')})"
+    # A router that calls a model records its prompt and raw output like an LLM call.
+    node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
+    if a.get(sc.GEN_AI_OUTPUT_MESSAGES) is not None:
+        node.raw_output = _pretty(a[sc.GEN_AI_OUTPUT_MESSAGES])
+    return [
+        ("candidates", a.get(sc.CAPTAIN_ROUTER_CANDIDATES)),
+        ("decision", a.get(sc.CAPTAIN_ROUTER_DECISION)),
+        ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
+    ]
+
+
+def _knowledge_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.title = f"Knowledge ({a.get(sc.CAPTAIN_KNOWLEDGE_ACTION, '?')})"
+    return [
+        ("searched for", a.get(sc.CAPTAIN_KNOWLEDGE_QUERY)),
+        ("best score", a.get(sc.CAPTAIN_KNOWLEDGE_BEST_SCORE)),
+        ("when nothing was found, the gate said", a.get(sc.CAPTAIN_KNOWLEDGE_VERDICT)),
+        ("sources (number, ref, score, cited)", _sources_line(a.get(sc.CAPTAIN_KNOWLEDGE_SOURCES))),
+        ("not in any source (grounding check)", a.get(sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED)),
+        ("retrieval ms", a.get(sc.CAPTAIN_KNOWLEDGE_LATENCY_MS)),
+    ]
+
+
+def _http_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
+    node.http = http_exchange(a)
+    node.title = f"HTTP {node.http.method} {node.http.url}".strip()
+    return [("status", node.http.status), ("attempts", node.http.attempts), ("error", node.http.error)]
+
+
+# Per kind of span: its title, the facts listed first, and what the node shows beyond them.
+_FACTS_BY_KIND: dict[str, Callable[[SpanNode, dict[str, Any], SpanRecord], Facts]] = {
+    "run": _run_facts,
+    "agent": _agent_facts,
+    "llm": _llm_facts,
+    "tool": _tool_facts,
+    "handoff": _handoff_facts,
+    "router": _router_facts,
+    "knowledge": _knowledge_facts,
+    "http": _http_facts,
+}
+
+
 def span_node(span: SpanRecord) -> SpanNode:
     a: dict[str, Any] = span.attributes or {}
     kind = KIND_BY_NAME.get(span.name, "other")
@@ -216,79 +321,8 @@ def span_node(span: SpanRecord) -> SpanNode:
         latency_ms=_latency_ms(span),
         error=span.status == "ERROR" or bool(a.get(sc.ERROR_TYPE)),
     )
-    facts: list[tuple[str, Any]] = []
-    if kind == "run":
-        node.title = "AI run"
-        facts = [
-            ("outcome", a.get(sc.CAPTAIN_RUN_OUTCOME)),
-            ("route", a.get(sc.CAPTAIN_RUN_ROUTE)),
-            ("model calls", a.get(sc.CAPTAIN_RUN_TURNS)),
-            ("tokens in/out", _pair(a, sc.CAPTAIN_USAGE_INPUT_TOKENS, sc.CAPTAIN_USAGE_OUTPUT_TOKENS)),
-            ("credit used", a.get(sc.CAPTAIN_CREDIT_USED)),
-            ("error", a.get(sc.CAPTAIN_RUN_ERROR)),
-        ]
-    elif kind == "agent":
-        node.title = f"Agent {a.get(sc.GEN_AI_AGENT_NAME) or a.get(sc.GEN_AI_AGENT_ID) or ''}".strip()
-        facts = [("key", a.get(sc.GEN_AI_AGENT_ID)), ("error", a.get(sc.ERROR_TYPE))]
-        # A reply that promised a transfer without calling the tool, and what the re-ask did about it.
-        facts += [
-            ("transfer promised", (e.get("attributes") or {}).get(sc.CAPTAIN_TRANSFER_RESULT))
-            for e in span.events or []
-            if e.get("name") == sc.EVENT_TRANSFER_PROMISED
-        ]
-    elif kind == "llm":
-        node.title = f"LLM call #{a.get(sc.CAPTAIN_AGENT_TURN, '?')}"
-        facts = [
-            ("agent", a.get(sc.GEN_AI_AGENT_ID)),
-            ("model", a.get(sc.GEN_AI_RESPONSE_MODEL) or a.get(sc.GEN_AI_REQUEST_MODEL)),
-            ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
-            ("finish", a.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)),
-            ("error", a.get(sc.CAPTAIN_LLM_ERROR)),
-        ]
-        node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
-        raw = a.get(sc.GEN_AI_OUTPUT_MESSAGES)
-        if raw is not None:
-            node.raw_output = _pretty(raw)
-            message = _output_message(raw)
-            node.output_text = _content_text(message.get("content"))
-            node.output_tool_calls = _tool_calls(message)
-    elif kind == "tool":
-        node.title = f"Tool {a.get(sc.GEN_AI_TOOL_NAME, '')}".strip()
-        facts = [
-            ("refused", a.get(sc.CAPTAIN_TOOL_REFUSED)),
-            ("error", a.get(sc.CAPTAIN_TOOL_ERROR) or a.get(sc.ERROR_TYPE)),
-            ("ends the run with", a.get(sc.CAPTAIN_TOOL_OUTCOME)),
-        ]
-        node.arguments = _pretty(a.get(sc.CAPTAIN_TOOL_ARGUMENTS, ""))
-        node.result = str(a.get(sc.CAPTAIN_TOOL_RESULT, ""))
-    elif kind == "handoff":
-        node.title = f"Handoff {a.get(sc.CAPTAIN_HANDOFF_FROM, '?')} → {a.get(sc.CAPTAIN_HANDOFF_TO, '?')}"
-        facts = [("decision", a.get(sc.CAPTAIN_HANDOFF_STATUS)), ("reason", a.get(sc.CAPTAIN_HANDOFF_REASON))]
-    elif kind == "router":
-        node.title = f"Routing decision ({a.get(sc.CAPTAIN_ROUTER_STRATEGY, 'router')})"
-        facts = [
-            ("candidates", a.get(sc.CAPTAIN_ROUTER_CANDIDATES)),
-            ("decision", a.get(sc.CAPTAIN_ROUTER_DECISION)),
-            ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
-        ]
-        # A router that calls a model records its prompt and raw output like an LLM call.
-        node.input_messages = _chat_messages(a.get(sc.GEN_AI_INPUT_MESSAGES))
-        if a.get(sc.GEN_AI_OUTPUT_MESSAGES) is not None:
-            node.raw_output = _pretty(a[sc.GEN_AI_OUTPUT_MESSAGES])
-    elif kind == "knowledge":
-        node.title = f"Knowledge ({a.get(sc.CAPTAIN_KNOWLEDGE_ACTION, '?')})"
-        facts = [
-            ("searched for", a.get(sc.CAPTAIN_KNOWLEDGE_QUERY)),
-            ("best score", a.get(sc.CAPTAIN_KNOWLEDGE_BEST_SCORE)),
-            ("when nothing was found, the gate said", a.get(sc.CAPTAIN_KNOWLEDGE_VERDICT)),
-            ("sources (number, ref, score, cited)", _sources_line(a.get(sc.CAPTAIN_KNOWLEDGE_SOURCES))),
-            ("not in any source (grounding check)", a.get(sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED)),
-            ("retrieval ms", a.get(sc.CAPTAIN_KNOWLEDGE_LATENCY_MS)),
-        ]
-    elif kind == "http":
-        node.http = http_exchange(a)
-        node.title = f"HTTP {node.http.method} {node.http.url}".strip()
-        facts = [("status", node.http.status), ("attempts", node.http.attempts), ("error", node.http.error)]
+    fill = _FACTS_BY_KIND.get(kind)
+    facts = fill(node, a, span) if fill else []
     node.events = [e for e in (node_event(raw) for raw in span.events or []) if e is not None]
     node.facts = [(label, _fmt(value)) for label, value in facts if value not in (None, "", [], "[]")]
     shown = {k for k in a if k in _CONSUMED}
