@@ -87,7 +87,7 @@ CUSTOM_TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,47}$"
 
 
 class CustomTool(models.Model):
-    """An account-level HTTP tool a scenario may call (captain/actions/services/custom_tools.py runs it through the
+    """An account-level HTTP tool a scenario may call (captain/actions/services/custom_tool_calls.py runs it through the
     outbound policy). Its secret is encrypted at rest and never shown again."""
 
     class Method(models.TextChoices):
