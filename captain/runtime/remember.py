@@ -26,7 +26,7 @@ class Declared:
     name: str
     description: str
     kind: str
-    """text, number, boolean or choice (captain.models.MemoryVariable.Kind)."""
+    """text, number, boolean or choice (captain.memory.models.MemoryVariable.Kind)."""
     choices: tuple[str, ...] = ()
     current: str = ""
 

@@ -42,7 +42,7 @@ SPAN_ROUTER: Final = "captain.router"
 SPAN_KNOWLEDGE: Final = "captain.knowledge"
 """The knowledge step of one answer: retrieval, the gate, the grounding check, citations."""
 SPAN_HTTP_TOOL: Final = "captain.http_tool"
-"""One HTTP request of a custom tool (captain/services/custom_tools.py), a child of its `captain.tool` span."""
+"""One HTTP request of a custom tool (captain/actions/services/custom_tool_calls.py), a child of its `captain.tool` span."""
 
 # ---- OpenTelemetry GenAI semantic conventions --------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The routing graph of one assistant: nodes (triage + scenarios), directed edges, global nodes, and per-node
 routing settings (mode, timing, history window, rules, router model, examples).
 
-Plain dataclasses, no Django. `captain.services.routing` builds a `Graph` from the database; the routing
+Plain dataclasses, no Django. `captain.routing.services.routing` builds a `Graph` from the database; the routing
 benchmark builds one from a JSON Lines dataset; tests build them by hand.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 TRIAGE = "assistant"
-"""Key of the triage node (the assistant itself); the same key as `captain.models.TRIAGE_KEY`."""
+"""Key of the triage node (the assistant itself); the same key as `captain.assistants.models.TRIAGE_KEY`."""
 HUMAN = "human"
 """Pseudo-node: the conversation is handed to people. Reachable from every node unless a graph says otherwise."""
 

@@ -11,7 +11,7 @@ from .view import RoutingView
 
 
 class Encoder(Protocol):
-    """Sentence encoder: texts -> L2-normalised rows (captain.retrieval.TextEncoder fits; tests use a fake)."""
+    """Sentence encoder: texts -> L2-normalised rows (captain.knowledge.services.retrieval.TextEncoder fits; tests use a fake)."""
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
