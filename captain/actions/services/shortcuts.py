@@ -719,4 +719,3 @@ def command_menu_sync(*, assistant_id: int) -> int:
         else:
             logger.warning("Command menu of inbox %s not set: %s", inbox.pk, result.error)
     return synced
-
