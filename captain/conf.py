@@ -76,6 +76,9 @@ DEFAULTS: dict[str, Any] = {
     # Knowledge (docs/knowledge.md). Relevance thresholds on the vector score, by kind: None uses the measured
     # defaults of captain.knowledge.services.knowledge_search.RetrievalThresholds ({"faq": .., "chunk": .., ...} to override).
     "KNOWLEDGE_THRESHOLDS": None,
+    # How the best fused candidates are reordered: None uses the measured defaults of
+    # captain.knowledge.services.rerank.RerankSettings ({"enabled": False} turns the rerank off).
+    "KNOWLEDGE_RERANK": None,
     # Assistants whose vectors a process keeps in memory (2 KiB per chunk each).
     "KNOWLEDGE_INDEX_CACHE_ASSISTANTS": 16,
     # The deterministic check of a reply's numbers, links and e-mails against the sources (on by default).

@@ -29,6 +29,7 @@ from django.db.models import Count, Max
 from captain.assistants.models import Assistant
 from captain.conf import captain_setting
 from captain.knowledge.models import FaqEntry, KnowledgeChunk
+from captain.knowledge.services.rerank import RerankSettings, TermStats, query_terms, rerank
 from captain.knowledge.services.retrieval import get_encoder
 from captain.knowledge.services.retrieval.index import VectorIndex, rank_of, reciprocal_rank_fusion
 from captain.knowledge.services.retrieval.passages import VECTOR_DIM, vectors_from_bytes
@@ -63,6 +64,8 @@ class _Loaded:
     faq_tokens: list[Counter[str]]
     """Keyword tokens of each FAQ passage (FAQ passages come first)."""
     index: VectorIndex
+    terms: TermStats
+    """Keyword document frequencies over all passages (the rerank's IDF)."""
 
 
 _cache: OrderedDict[tuple[int, int], _Loaded] = OrderedDict()
@@ -100,6 +103,7 @@ def _load(assistant_id: int, account_id: int, version: tuple[object, ...]) -> _L
     )
     chunk_ids: dict[int, int] = {}
     chunk_vectors: list[np.ndarray] = []
+    passage_tokens: list[list[str]] = [list(t) for t in faq_tokens]
     for chunk_id, title, heading, text, url, embedding in rows.iterator(chunk_size=2000):
         chunk_ids[chunk_id] = len(sources)
         views = vectors_from_bytes(bytes(embedding))
@@ -109,9 +113,10 @@ def _load(assistant_id: int, account_id: int, version: tuple[object, ...]) -> _L
             Source(kind="document", ref=f"chunk:{chunk_id}", title=label, text=text, url=url or "")
         )
         chunk_vectors.append(views)
+        passage_tokens.append(tokens(f"{label}\n{text}"))
     matrix = np.vstack([faq_vectors, *chunk_vectors]) if chunk_vectors else faq_vectors
     vectors = VectorIndex(matrix.astype(np.float32), np.asarray(owners, dtype=np.int64), len(sources))
-    return _Loaded(version, sources, chunk_ids, faq_tokens, vectors)
+    return _Loaded(version, sources, chunk_ids, faq_tokens, vectors, TermStats.of(passage_tokens))
 
 
 def _loaded(assistant_id: int, account_id: int) -> _Loaded:
@@ -198,6 +203,7 @@ class AssistantKnowledge:
         self.assistant_id = assistant_id
         self.account_id = account_id
         self.thresholds = thresholds or RetrievalThresholds.from_settings()
+        self.rerank = RerankSettings.from_settings()
 
     def retrieve(self, query: str, *, context: str = "", limit: int = 4) -> Retrieval:
         started = time.monotonic()
@@ -218,9 +224,12 @@ class AssistantKnowledge:
         keyword_rank = rank_of(by_keyword)
         # The vector side counts twice: across languages and paraphrases it is the one that knows.
         fused = reciprocal_rank_fusion([by_vector, by_vector, by_keyword])
+        order = [p for p, _ in sorted(fused.items(), key=lambda item: -item[1])]
+        terms = query_terms(query, context if len(tokens(query)) <= FOLLOW_UP_MAX_TOKENS else "")
+        order = rerank(order, loaded.sources, vector_scores.tolist(), query, terms, loaded.terms, self.rerank)
         kept: list[int] = []
         candidates: list[dict[str, object]] = []
-        for passage, _score in sorted(fused.items(), key=lambda item: -item[1]):
+        for passage in order:
             source = loaded.sources[passage]
             cosine = float(vector_scores[passage])
             threshold = self.thresholds.faq if source.kind == "faq" else self.thresholds.chunk
