@@ -54,6 +54,7 @@ from captain.assistants.services.scenarios import (
     scenario_update,
 )
 from captain.copilot import admin as copilot_admin
+from captain.evaluation import admin as evaluation_admin
 from captain.knowledge import admin as knowledge_admin
 from captain.knowledge.admin import FaqEntryInline
 from captain.knowledge.models import FaqEntry, KnowledgeDocument
@@ -88,6 +89,7 @@ DOMAIN_ADMINS = (
     answering_admin,
     assistants_admin,
     copilot_admin,
+    evaluation_admin,
     knowledge_admin,
     memory_admin,
     routing_admin,

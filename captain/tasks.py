@@ -9,6 +9,7 @@ from captain.actions import tasks as actions_tasks
 from captain.answering import tasks as answering_tasks
 from captain.auto_resolve import tasks as auto_resolve_tasks
 from captain.copilot import tasks as copilot_tasks
+from captain.evaluation import tasks as evaluation_tasks
 from captain.knowledge import tasks as knowledge_tasks
 from captain.playground import tasks as playground_tasks
 from captain.routing import tasks as routing_tasks
@@ -18,6 +19,7 @@ __all__ = [
     "answering_tasks",
     "auto_resolve_tasks",
     "copilot_tasks",
+    "evaluation_tasks",
     "knowledge_tasks",
     "playground_tasks",
     "routing_tasks",

@@ -27,6 +27,10 @@ from captain.assistants.models import ScenarioMode as ScenarioMode
 from captain.assistants.models import WhenUnknown as WhenUnknown
 from captain.assistants.models import validate_scenario_key as validate_scenario_key
 from captain.copilot.models import CopilotRun as CopilotRun
+from captain.evaluation.models import EvalAnswer as EvalAnswer
+from captain.evaluation.models import EvalQuestion as EvalQuestion
+from captain.evaluation.models import EvalRun as EvalRun
+from captain.evaluation.models import EvalSet as EvalSet
 from captain.knowledge.models import FaqEntry as FaqEntry
 from captain.knowledge.models import KnowledgeChunk as KnowledgeChunk
 from captain.knowledge.models import KnowledgeDocument as KnowledgeDocument

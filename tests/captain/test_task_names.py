@@ -9,6 +9,8 @@ REGISTERED = {
     "captain.tasks.auto_resolve_judge",
     "captain.tasks.copilot_generate",
     "captain.tasks.draft_routing_examples",
+    "captain.tasks.eval_questions_draft",
+    "captain.tasks.eval_run",
     "captain.tasks.faq_drafts_conversations_sweep",
     "captain.tasks.faq_drafts_from_conversation",
     "captain.tasks.faq_drafts_from_document",
