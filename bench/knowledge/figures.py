@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from captain.runtime.knowledge import Evidence
@@ -104,6 +104,19 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _hit_rates(rows: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, str]:
+    """Group -> "top-1 a/n, top-4 b/n": where the expected source was first and where it was among the sources."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    out = {}
+    for name, group in sorted(groups.items()):
+        first = sum(1 for r in group if r["found"] and r["found"][0] in r["expected"])
+        found = sum(1 for r in group if set(r["found"]) & set(r["expected"]))
+        out[name] = f"top-1 {first}/{len(group)}, top-4 {found}/{len(group)}"
+    return out
+
+
 def retrieval_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     answerable = [r for r in rows if r["kind"] in ANSWERABLE and r["expected"]]
     hit = [r for r in answerable if set(r["found"]) & set(r["expected"])]
@@ -117,6 +130,12 @@ def retrieval_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "answerable_expected_source_found": _pct(len(hit), len(answerable)),
         "answerable_expected_source_first": _pct(len(first), len(answerable)),
+        "top1_top4_by_kind": _hit_rates(answerable, lambda r: str(r["kind"])),
+        "top1_top4_by_language": _hit_rates(answerable, lambda r: str(r["lang"])),
+        "top1_top4_cross_language": _hit_rates(
+            [r for r in answerable if r.get("source_lang")],
+            lambda r: "cross" if r["lang"] != r["source_lang"] else "same",
+        ),
         "unanswerable_or_off_topic_with_sources": _pct(len(false_found), len(nothing_expected)),
         "gate_verdicts_when_nothing_found": {k: dict(v) for k, v in verdicts.items()},
         "retrieval_ms_p50": percentile([r["ms"] for r in rows], 50),

@@ -222,6 +222,7 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
     from captain.answering.services.team import _scope_texts
     from captain.assistants.models import Assistant
     from captain.knowledge.services.knowledge_search import AssistantKnowledge, _loaded
+    from captain.knowledge.services.rerank import is_cjk
     from captain.knowledge.services.retrieval import get_encoder
     from captain.runtime.knowledge import TopicGate
 
@@ -240,12 +241,17 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
         ranked = np.argsort(-scores)
         order = [index.sources[i].ref for i in ranked]
         expected_rank = next((n for n, ref in enumerate(order) if ref in expected), None)
+        # The language of the passage that holds the answer, from its text (CJK or not): a question in the other
+        # language is a cross-language search.
+        texts = {s.ref: f"{s.title}\n{s.text}" for s in index.sources if s.ref in expected}
+        source_lang = ("zh" if is_cjk(texts[min(texts)]) else "en") if texts else ""
         rows.append(
             {
                 "id": question.id,
                 "kind": question.kind,
                 "lang": question.lang,
                 "expected": sorted(expected_refs(loaded, question)),
+                "source_lang": source_lang,
                 "found": [s.ref for s in found.sources],
                 "scores": [round(s.score, 3) for s in found.sources],
                 "best": round(found.best_score, 3),
