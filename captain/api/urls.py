@@ -6,6 +6,7 @@ import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used b
 from captain.actions.api import custom_tools, shortcuts
 from captain.answering.api import credits, runs
 from captain.assistants.api import assistants, model_endpoints, scenarios
+from captain.evaluation.api import evaluation
 from captain.knowledge.api import faq, knowledge
 from captain.memory.api import memory
 from captain.routing.api import reroute, routing, routing_examples
@@ -14,6 +15,8 @@ app_name = "captain-api"
 
 ACCOUNT = "accounts/<id:account_id>/"
 ASSISTANT = f"{ACCOUNT}assistants/<id:assistant_id>/"
+EVAL_SET = f"{ACCOUNT}eval-sets/<id:set_id>/"
+EVAL_RUN = f"{ACCOUNT}eval-runs/<id:run_id>/"
 
 urlpatterns = [
     path(f"{ACCOUNT}assistants/", assistants.AssistantCollectionApi.as_view(), name="assistant-list"),
@@ -143,5 +146,38 @@ urlpatterns = [
         f"{ASSISTANT}shortcuts/<id:shortcut_id>/",
         shortcuts.ShortcutDetailApi.as_view(),
         name="shortcut-detail",
+    ),
+    path(f"{ASSISTANT}eval-sets/", evaluation.EvalSetCollectionApi.as_view(), name="eval-set-list"),
+    path(EVAL_SET, evaluation.EvalSetDetailApi.as_view(), name="eval-set-detail"),
+    path(f"{EVAL_SET}questions/", evaluation.EvalQuestionCollectionApi.as_view(), name="eval-question-list"),
+    path(
+        f"{EVAL_SET}questions/import/",
+        evaluation.EvalQuestionImportApi.as_view(),
+        name="eval-question-import",
+    ),
+    path(
+        f"{EVAL_SET}questions/draft/", evaluation.EvalQuestionDraftApi.as_view(), name="eval-question-draft"
+    ),
+    path(
+        f"{EVAL_SET}questions/<id:question_id>/",
+        evaluation.EvalQuestionDetailApi.as_view(),
+        name="eval-question-detail",
+    ),
+    path(
+        f"{EVAL_SET}questions/<id:question_id>/approve/",
+        evaluation.EvalQuestionApproveApi.as_view(),
+        name="eval-question-approve",
+    ),
+    path(f"{EVAL_SET}runs/", evaluation.EvalRunCollectionApi.as_view(), name="eval-run-list"),
+    path(EVAL_RUN, evaluation.EvalRunDetailApi.as_view(), name="eval-run-detail"),
+    path(
+        f"{EVAL_RUN}answers/<id:answer_id>/mark/",
+        evaluation.EvalAnswerMarkApi.as_view(),
+        name="eval-answer-mark",
+    ),
+    path(
+        f"{EVAL_RUN}compare/<id:other_run_id>/",
+        evaluation.EvalRunCompareApi.as_view(),
+        name="eval-run-compare",
     ),
 ]
