@@ -6,6 +6,8 @@ from django.urls import path
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from captain.answering.views import debug_log, live, usage
 from captain.copilot.views import copilot
+from captain.evaluation.views import runs as evaluation_runs
+from captain.evaluation.views import sets as evaluation_sets
 from captain.knowledge.views import faq_review, knowledge
 from captain.memory.views import memory
 from captain.playground.views import playground
@@ -32,6 +34,10 @@ urlpatterns = [
     path(f"{ACCOUNT}usage/", usage.usage_page, name="usage"),
     path(f"{ACCOUNT}faq/", faq_review.faq_review_page, name="faq-review"),
     path(f"{ACCOUNT}knowledge/", knowledge.knowledge_page, name="knowledge"),
+    path(f"{ACCOUNT}evaluation/", evaluation_sets.eval_sets_page, name="evaluation"),
+    path(f"{ACCOUNT}evaluation/sets/<id:set_id>/", evaluation_sets.eval_set_page, name="evaluation-set"),
+    path(f"{ACCOUNT}evaluation/runs/<id:run_id>/", evaluation_runs.eval_run_page, name="evaluation-run"),
+    path(f"{ACCOUNT}evaluation/compare/", evaluation_runs.eval_compare_page, name="evaluation-compare"),
     path(
         f"{ACCOUNT}routing-corrections/",
         routing_corrections.routing_corrections_page,

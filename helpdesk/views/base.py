@@ -41,6 +41,7 @@ ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
     ("captain-dashboard:faq-review", "FAQ review"),
     ("captain-dashboard:routing-corrections", "Routing corrections"),
     ("captain-dashboard:knowledge", "Knowledge"),
+    ("captain-dashboard:evaluation", "Test before launch"),
 )
 
 ACCOUNT = "app/accounts/<id:account_id>/"
