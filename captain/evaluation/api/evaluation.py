@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from captain.api.errors import service_errors_as_400
 from captain.assistants.selectors import access_assistant
 from captain.evaluation.api import serializers as s
-from captain.evaluation.models import EvalRun, EvalSet
+from captain.evaluation.models import EvalQuestion, EvalRun, EvalSet
 from captain.evaluation.selectors import (
     access_eval_answer,
     access_eval_question,
@@ -93,6 +93,12 @@ class EvalSetDetailApi(AccountAdminApi):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _added(added: list[EvalQuestion]) -> Response:
+    # An object, not a bare list: the collection's GET is paginated, and a list here would read as a page.
+    body = {"count": len(added), "questions": s.EvalQuestionOutputSerializer(added, many=True).data}
+    return Response(body, status=status.HTTP_201_CREATED)
+
+
 class EvalQuestionCollectionApi(AccountAdminApi):
     """`GET` a set's questions / `POST {questions: [{question, expected, previous}]}` to add them (approved)."""
 
@@ -108,9 +114,7 @@ class EvalQuestionCollectionApi(AccountAdminApi):
             serializer_class=s.EvalQuestionOutputSerializer,
         )
 
-    @extend_schema(
-        request=s.EvalQuestionsAddSerializer, responses={201: s.EvalQuestionOutputSerializer(many=True)}
-    )
+    @extend_schema(request=s.EvalQuestionsAddSerializer, responses={201: s.EvalQuestionsAddedSerializer})
     def post(self, request: Request, account_id: int, set_id: int) -> Response:
         eval_set = access_eval_set(account_id=self.account_id, set_id=set_id)
         data = s.EvalQuestionsAddSerializer(data=request.data)
@@ -121,13 +125,13 @@ class EvalQuestionCollectionApi(AccountAdminApi):
         ]
         with service_errors_as_400():
             added = eval_questions_add(eval_set=eval_set, questions=parsed, origin="typed")
-        return Response(s.EvalQuestionOutputSerializer(added, many=True).data, status=status.HTTP_201_CREATED)
+        return _added(added)
 
 
 class EvalQuestionImportApi(AccountAdminApi):
     """`POST {format: csv|jsonl, content}`: import a file's questions, all or none; a 400 names every bad line."""
 
-    @extend_schema(request=s.EvalImportSerializer, responses={201: s.EvalQuestionOutputSerializer(many=True)})
+    @extend_schema(request=s.EvalImportSerializer, responses={201: s.EvalQuestionsAddedSerializer})
     def post(self, request: Request, account_id: int, set_id: int) -> Response:
         eval_set = access_eval_set(account_id=self.account_id, set_id=set_id)
         data = s.EvalImportSerializer(data=request.data)
@@ -138,7 +142,7 @@ class EvalQuestionImportApi(AccountAdminApi):
                 file_name=f"import.{data.validated_data['format']}",
                 data=data.validated_data["content"].encode(),
             )
-        return Response(s.EvalQuestionOutputSerializer(added, many=True).data, status=status.HTTP_201_CREATED)
+        return _added(added)
 
 
 class EvalQuestionDraftApi(AccountAdminApi):

@@ -31,6 +31,14 @@ class EvalQuestionOutputSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class EvalQuestionsAddedSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many questions were added.")
+    questions = EvalQuestionOutputSerializer(many=True)
+
+    class Meta:
+        ref_name = "EvalQuestionsAdded"
+
+
 class EvalTurnSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=["user", "assistant"])
     content = serializers.CharField(allow_blank=True)

@@ -43,10 +43,10 @@ def test_a_set_its_questions_a_run_a_mark_and_a_comparison(admin, model, django_
         {"questions": [{"question": "What is the price of a bike?", "expected": "12 euros"}]},
         format="json",
     )
-    assert added.status_code == 201 and added.data[0]["origin"] == "typed"
+    assert added.status_code == 201 and added.data["questions"][0]["origin"] == "typed"
     content = json.dumps({"question": "And for kids?", "previous": [{"role": "user", "content": "Bikes?"}]})
     imported = api.post(f"{set_url}questions/import/", {"format": "jsonl", "content": content}, format="json")
-    assert imported.status_code == 201 and imported.data[0]["previous"][0]["content"] == "Bikes?"
+    assert imported.status_code == 201 and imported.data["questions"][0]["previous"][0]["content"] == "Bikes?"
     listed = api.get(f"{set_url}questions/")
     assert [q["question"] for q in listed.data["results"]] == [
         "What is the price of a bike?",
