@@ -121,6 +121,16 @@ def test_admin_uploads_runs_marks_and_compares(browser, live_server, redis_url, 
     expect(rows.nth(1).locator("td.left")).to_contain_text("A teammate will take it")
     expect(page.locator("#compare-summary")).to_contain_text("2 of 2 questions changed")
     browser.shot("compare")
+    # A phone: the rows stack and nothing of the page's own content runs off the side (the shared header's
+    # navigation is the frame's business).
+    page.set_viewport_size({"width": 390, "height": 844})
+    wide = page.evaluate(
+        "[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)"
+        ".slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"
+    )
+    browser.shot("compare-phone")
+    assert not wide, wide
+    browser.shot("compare-phone")
 
     assert not CreditLedgerEntry.objects.exists() and not Conversation.objects.exists()
     assert browser.console_errors == [] and browser.dialogs == []

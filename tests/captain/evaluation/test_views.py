@@ -91,3 +91,18 @@ def test_agents_may_not_open_it(client):
     agent = MembershipFactory(role=Membership.Role.AGENT)
     client.force_login(agent.user)
     assert client.get(page(agent.account_id)).status_code == 403
+
+
+def test_drafted_questions_are_approved_or_deleted_on_the_page(client, admin):
+    eval_set = eval_set_create(assistant=AssistantFactory(account=admin.account), name="Launch")
+    keep, drop = eval_questions_add(
+        eval_set=eval_set,
+        questions=[ParsedQuestion("Keep me?"), ParsedQuestion("Drop me?")],
+        origin="drafted",
+        approved=False,
+    )
+    url = page(admin.account_id, f"sets/{eval_set.id}/")
+    assert "awaiting approval" in client.get(url).content.decode()
+    client.post(url, {"action": "approve", "question": keep.id})
+    client.post(url, {"action": "delete", "question": drop.id})
+    assert list(EvalQuestion.objects.values_list("question", "approved")) == [("Keep me?", True)]
