@@ -120,25 +120,45 @@ class Evidence:
         return cls(frozenset(numbers), frozenset(emails), frozenset(urls), frozenset(currencies))
 
 
-def unsupported_facts(reply: str, evidence: Evidence) -> list[str]:
-    """The specifics of `reply` that the evidence does not contain, as written in the reply (empty: grounded)."""
-    missing: list[str] = []
+@dataclass(frozen=True)
+class Specific:
+    """One checkable specific of a reply, as written, and what it must match in the evidence."""
+
+    written: str
+    kind: str
+    """number | email | url | currency"""
+    values: frozenset[str]
+
+    def in_evidence(self, evidence: Evidence) -> bool:
+        if self.kind == "email":
+            return self.written.lower() in evidence.emails
+        if self.kind == "url":
+            stripped = _strip_url(self.written)
+            # A known link, or a shortened form of one (the site's home), is fine; any other path may not exist.
+            return any(stripped == known or known.startswith(stripped) for known in evidence.urls)
+        if self.kind == "number":
+            return self.values <= evidence.numbers
+        return self.values <= evidence.currencies
+
+
+def specifics(reply: str) -> list[Specific]:
+    """The checkable specifics of `reply` in order (list markers and citation markers are structure, not claims)."""
+    out: list[Specific] = []
     text = _CITATION_RE.sub(" ", _LIST_MARKER_RE.sub(" ", reply))
     for email in _EMAIL_RE.findall(text):
-        if email.lower() not in evidence.emails:
-            missing.append(email)
+        out.append(Specific(email, "email", frozenset({email.lower()})))
     text = _EMAIL_RE.sub(" ", text)
     for url in _URL_RE.findall(text):
-        stripped = _strip_url(url)
-        # A known link, or a shortened form of one (the site's home), is fine; any other path may not exist.
-        if not any(stripped == known or known.startswith(stripped) for known in evidence.urls):
-            missing.append(url.rstrip(".,;:!?"))
+        out.append(Specific(url.rstrip(".,;:!?"), "url", frozenset({_strip_url(url)})))
     text = _URL_RE.sub(" ", text)
     for token, values in _reply_numbers(text):
-        if not values <= evidence.numbers:
-            missing.append(token)
+        out.append(Specific(token, "number", frozenset(values)))
     for mark in _CURRENCY_RE.findall(text):
         code = _CURRENCIES[mark.lower().rstrip("s") if mark.isascii() else mark]
-        if code not in evidence.currencies:
-            missing.append(mark)
-    return list(dict.fromkeys(missing))
+        out.append(Specific(mark, "currency", frozenset({code})))
+    return out
+
+
+def unsupported_facts(reply: str, evidence: Evidence) -> list[str]:
+    """The specifics of `reply` that the evidence does not contain, as written in the reply (empty: grounded)."""
+    return list(dict.fromkeys(s.written for s in specifics(reply) if not s.in_evidence(evidence)))

@@ -1,0 +1,114 @@
+"""Evidence, not pages: the few source sentences that answer the question, found after retrieval.
+
+A passage of a help centre holds a dozen facts; a small model given four of them copies the wrong one or none. The
+sentences (table rows, list items) of the retrieved sources are scored against the question by the encoder and by
+the question's rare words (the item, place, season it names, which a sentence may only hold in its headings), and
+the best few go first in the prompt, short, with their headings. The best one, when it clearly answers, is also
+what the customer gets if the model's reply fails the check twice ("say it straight").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .sources import Source
+from .tokens import tokens
+from .units import Unit, units_of
+
+Encode = Callable[[list[str]], np.ndarray]
+
+WORD_WEIGHT = 0.5
+"""Weight of the share of the question's rare words a sentence holds, next to its cosine."""
+# Questions asking for a value: a sentence that states none cannot answer them.
+_ASKS_VALUE_RE = re.compile(
+    r"\b(how (much|many|long|late|early|far|old)|what time|when|price|cost|fee|charge|deposit|hours?|"
+    r"open|close|phone|number|e-?mail|address|link|website|url|rate|percent|minimum|maximum|limit)\b"
+    r"|多少|几|什么时候|何时|价格|费用|收费|押金|电话|邮箱|地址|网址|时间|营业|开门|关门|最多|最少",
+    re.IGNORECASE,
+)
+_DIGIT_RE = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class Scored:
+    unit: Unit
+    score: float
+    number: int
+    """The source's number in the prompt (1-based)."""
+
+
+def asks_for_value(question: str) -> bool:
+    return bool(_ASKS_VALUE_RE.search(question))
+
+
+def select_evidence(
+    sources: Sequence[Source], *, query: str, context: str, encode: Encode, limit: int = 6
+) -> list[Scored]:
+    """The `limit` source sentences that best answer `query` (after `context`, the customer's turn before a short
+    follow-up), best first."""
+    units = units_of([(s.title, s.text) for s in sources])
+    if not units or not query.strip():
+        return []
+    texts = [query] if not context else [query, f"{context}\n{query}"]
+    queries = encode(texts)
+    vectors = encode([u.full for u in units])
+    cosine = np.max(vectors @ queries.T, axis=1)
+    words = _word_scores(units, f"{context}\n{query}" if context else query)
+    wants_value = asks_for_value(query) or asks_for_value(context)
+    scored = []
+    for i, unit in enumerate(units):
+        score = float(cosine[i]) + WORD_WEIGHT * words[i]
+        if wants_value and not _DIGIT_RE.search(unit.text):
+            score -= 0.1
+        scored.append(Scored(unit, score, unit.origin + 1))
+    scored.sort(key=lambda s: -s.score)
+    return scored[:limit]
+
+
+def _word_scores(units: Sequence[Unit], query: str) -> list[float]:
+    unit_words = [frozenset(w for w in tokens(u.full) if not w.isdigit()) for u in units]
+    df: dict[str, int] = {}
+    for words in unit_words:
+        for word in words:
+            df[word] = df.get(word, 0) + 1
+    idf = {w: math.log(1 + len(units) / n) for w, n in df.items()}
+    wanted = {w for w in tokens(query) if w in idf}
+    total = sum(idf[w] for w in wanted)
+    if not total:
+        return [0.0] * len(units)
+    return [sum(idf[w] for w in wanted & words) / total for words in unit_words]
+
+
+def evidence_block(evidence: Sequence[Scored]) -> str:
+    """The prompt section that goes first: the sentences that answer, each with what it is about."""
+    if not evidence:
+        return ""
+    lines = [f"[{e.number}] {e.unit.full}" for e in evidence]
+    return "## Evidence (the source sentences that answer the question)\n" + "\n".join(lines)
+
+
+CLEAR_SCORE = 0.75
+CLEAR_MARGIN = 0.08
+
+
+def clear_answer(evidence: Sequence[Scored], *, language: str, question: str) -> Unit | None:
+    """The one sentence that clearly answers, in the customer's language, or None.
+
+    Clear: it scores well above the next sentence from a different place, and states a value when the question
+    asks for one. Another language's sentence is not translated here: the customer then gets a person."""
+    if not evidence:
+        return None
+    best = evidence[0]
+    if best.score < CLEAR_SCORE or best.unit.language != language:
+        return None
+    rivals = [e for e in evidence[1:] if e.unit.text != best.unit.text]
+    if rivals and best.score - rivals[0].score < CLEAR_MARGIN:
+        return None
+    if asks_for_value(question) and not _DIGIT_RE.search(best.unit.text):
+        return None
+    return best.unit

@@ -1,0 +1,101 @@
+"""Sources cut into the sentences a claim can rest on, each with what it is about.
+
+A price in a help centre is only true of something: the row of its table, the season of its heading, the city of
+its paragraph. The grounding check (`claims`) and the evidence selection (`evidence`) both work on these units: a
+sentence, a table row or a list item, together with the headings above it and, for a table row, its header row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .tokens import has_cjk
+
+_HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Sentence ends in English and Chinese. Not after a digit followed by a digit ("4.5"), which the look-behind on
+# whitespace already avoids for English; Chinese full stops need no space after them.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
+_LIST_MARK_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)、])\s+")
+MAX_UNIT_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence (or table row, or list item) of a source."""
+
+    text: str
+    context: str
+    """The source's title (an FAQ question, a document's headings), the headings above the sentence inside the
+    passage, and a table row's header row: what the sentence is about when it does not say so itself."""
+    origin: int
+    """Index of the source text it came from, in the order given to `units_of`."""
+
+    @property
+    def full(self) -> str:
+        return f"{self.context}: {self.text}" if self.context else self.text
+
+    @property
+    def language(self) -> str:
+        return "zh" if has_cjk(self.text) else "en"
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def table_row_text(header: Sequence[str], row: Sequence[str]) -> str:
+    """A table row in words: "Item: Locker; Deposit: ¥100" (the header names what each value is)."""
+    if len(header) != len(row):
+        return " | ".join(row)
+    return "; ".join(f"{h}: {v}" if h else v for h, v in zip(header, row, strict=True) if v)
+
+
+def split_sentences(text: str) -> list[str]:
+    out = []
+    for part in _SENTENCE_END_RE.split(text):
+        part = part.strip()
+        if part:
+            out.append(part[:MAX_UNIT_CHARS])
+    return out
+
+
+def _passage_units(title: str, text: str, origin: int) -> list[Unit]:
+    units: list[Unit] = []
+    headings: list[str] = []
+    header: list[str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            header = None
+            continue
+        heading = _HEADING_RE.match(line)
+        if heading:
+            level = len(heading.group(1))
+            headings = [*headings[: level - 1], heading.group(2)]
+            header = None
+            continue
+        context = " > ".join(p for p in [title, *headings] if p)
+        if line.startswith("|"):
+            if _TABLE_SEPARATOR_RE.match(line):
+                continue
+            cells = _cells(line)
+            if header is None:
+                header = cells
+                continue
+            units.append(Unit(table_row_text(header, cells), context, origin))
+            continue
+        header = None
+        line = _LIST_MARK_RE.sub("", line)
+        units.extend(Unit(s, context, origin) for s in split_sentences(line))
+    return units
+
+
+def units_of(sources: Sequence[tuple[str, str]]) -> list[Unit]:
+    """The units of (title, text) sources, in order."""
+    out: list[Unit] = []
+    for origin, (title, text) in enumerate(sources):
+        out.extend(_passage_units(title.strip(), text, origin))
+    return out

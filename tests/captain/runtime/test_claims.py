@@ -1,0 +1,117 @@
+"""The sentence-by-sentence grounding check, without a model: each value a reply states must come from a source
+sentence about what the customer asked, and the reply must be in the customer's language."""
+
+from __future__ import annotations
+
+from captain.runtime.knowledge.claims import is_claim, turn_check
+from captain.runtime.knowledge.units import units_of
+from captain.runtime.promises import said_transfer
+
+FEES = (
+    "Fees > Lockers and parking",
+    "## Lockers\n"
+    "| Item | Fee |\n|---|---|\n| Small locker | €4 per day |\n| Large locker | €8 per day |\n\n"
+    "## Parking\nParking at the Norrhaven terminal costs €12 per day.",
+)
+HOURS = (
+    "Opening hours",
+    "## Regular hours\nThe ticket office is open 8:00-20:00 every day.\n\n"
+    "## Winter\nFrom November to March the ticket office is open 9:00-17:00.",
+)
+
+
+def check(question: str, *, language: str = "en", conversation: tuple[str, ...] = ()):
+    return turn_check(
+        conversation=[question, *conversation],
+        instructions=[],
+        sources=[FEES, HOURS],
+        question=question,
+        language=language,
+        encode=None,
+        sentence_support=None,
+    )
+
+
+def test_units_keep_the_table_header_and_the_headings():
+    units = units_of([FEES])
+    assert units[0].text == "Item: Large locker; Fee: €8 per day" or units[1].text == (
+        "Item: Large locker; Fee: €8 per day"
+    )
+    large = next(u for u in units if "Large" in u.text)
+    assert large.context == "Fees > Lockers and parking > Lockers"
+    parking = next(u for u in units if "Parking" in u.text)
+    assert parking.context.endswith("> Parking")
+
+
+def test_the_right_value_for_the_item_asked_passes():
+    assert check("how much is a large locker per day?").findings("A large locker costs €8 per day.") == []
+
+
+def test_a_value_from_the_neighbouring_table_row_is_refused():
+    findings = check("how much is a large locker per day?").findings("A large locker costs €4 per day.")
+    assert [f.problem for f in findings] == ["wrong_context"]
+    assert findings[0].written == ("4",)
+    assert "Large locker" in findings[0].detail
+
+
+def test_the_regular_hours_given_for_a_winter_question_are_refused():
+    findings = check("when is the ticket office open in winter?").findings(
+        "The ticket office is open 8:00-20:00."
+    )
+    assert [f.problem for f in findings] == ["wrong_context"]
+    assert (
+        check("when is the ticket office open in winter?").findings(
+            "In winter the ticket office is open 9:00-17:00."
+        )
+        == []
+    )
+
+
+def test_a_number_in_no_source_is_refused_and_the_customers_own_number_is_not():
+    findings = check("what is the parking fee?").findings("Parking costs €15 per day.")
+    assert [(f.problem, f.written) for f in findings] == [("not_in_sources", ("15",))]
+    assert (
+        check("my booking is 88412, how much is parking?").findings(
+            "For booking 88412, parking at the Norrhaven terminal costs €12 per day."
+        )
+        == []
+    )
+
+
+def test_a_tool_result_is_a_source_and_an_invented_order_number_is_refused():
+    def tool_check():
+        return turn_check(
+            conversation=["where is my order?"],
+            instructions=[],
+            sources=[],
+            tool_results=[("order_lookup", '{"order": "A-5531", "status": "shipped", "eta": "2026-12-02"}')],
+            question="where is my order?",
+            language="en",
+            encode=None,
+            sentence_support=None,
+        )
+
+    assert tool_check().findings("Order A-5531 has shipped and arrives on 2026-12-02.") == []
+    findings = tool_check().findings("Order A-7720 has shipped.")
+    assert [(f.problem, f.written) for f in findings] == [("not_in_sources", ("7720",))]
+
+
+def test_a_reply_in_another_language_than_the_customers_is_refused():
+    findings = check("大储物柜一天多少钱？", language="zh").findings("A large locker costs €8 per day.")
+    assert [f.problem for f in findings] == ["language"]
+    assert check("大储物柜一天多少钱？", language="zh").findings("大储物柜每天8欧元（€8）。") == []
+
+
+def test_courtesy_and_questions_back_are_not_claims():
+    assert not is_claim("Would you like me to connect you with a colleague?")
+    assert not is_claim("Thanks for reaching out!")
+    assert not is_claim("如有其他问题，请随时联系我们。")
+    assert is_claim("The ferry to Sellport leaves from pier three.")
+
+
+def test_a_promised_transfer_is_told_from_an_offer():
+    assert said_transfer("I'll transfer you to our billing team now.")
+    assert said_transfer("我这就为您转接人工客服。")
+    assert not said_transfer("Would you like me to connect you with a member of our team?")
+    assert not said_transfer("需要为您转接人工客服吗？")
+    assert not said_transfer("Parking costs €12 per day.")
