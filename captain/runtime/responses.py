@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from typing import Any
 
 from . import planning, text_protocol
 from .hooks import assistant_message
 from .model import ModelError, ModelResponse, ToolCall
 from .model_calls import call_model
+from .promises import PROMISED_TRANSFER, said_transfer
 from .run_state import (
     NextStep,
     NextStepFinalOutput,
@@ -31,7 +31,17 @@ from .schemas import parse_arguments
 from .structured import parse_reply
 from .text_tools import recover_text_tool_calls
 from .tool_calls import execute_tool, repeat
-from .types import HANDOFF_PREFIX, Agent, ErrorKind, Handoff, Reply, RunError, RunEvent, Tool
+from .types import (
+    HANDOFF_PREFIX,
+    Agent,
+    ErrorKind,
+    Handoff,
+    HumanHandoff,
+    Reply,
+    RunError,
+    RunEvent,
+    Tool,
+)
 
 
 def process_model_response(state: RunState, agent: Agent, response: ModelResponse) -> NextStep:
@@ -291,42 +301,38 @@ def force_final(state: RunState, agent: Agent, *, why: str = "") -> NextStep:
 
 # ---- false transfer promises -------------------------------------------------------------------------------
 
-_PROMISE_EN = re.compile(
-    r"\b(i'?ll|i will|i am going to|i'm going to|let me|i'?m|i am|we'?ll|we will)\b[^.!?\n]{0,40}?"
-    r"\b(transfer|connect|hand(ing)?\s+(you\s+)?over|redirect|forward|route|pass)\w*",
-    re.IGNORECASE,
-)
-_PROMISE_ZH = re.compile(r"(为您|帮您|给您|帮你|为你|我来|我将|马上)[^。！？\n]{0,8}?(转接|转给|转到|转交)")
-
 
 def promises_transfer(state: RunState, agent: Agent, text: str) -> bool:
     """The reply announces a transfer (EN/ZH) although the agent called no transfer tool."""
-    return bool(_transfer_names(state, agent)) and bool(_PROMISE_EN.search(text) or _PROMISE_ZH.search(text))
+    return bool(_transfer_names(state, agent)) and said_transfer(text)
 
 
 def reask_for_handoff(state: RunState, agent: Agent, said: NextStepFinalOutput) -> NextStep:
     """The model said it would transfer the customer but called no tool (a false promise): ask once more
-    with only the handoff tools and a call required; if it still calls none, keep its reply and stay."""
+    with only the handoff tools and a call required; if it still calls none, the promise becomes a handoff to
+    people: a customer told "I'll transfer you now" must not be left waiting for nobody."""
     event = RunEvent("transfer_promised", agent.key, detail=said.output.text[:200])
+    kept = NextStepStop(HumanHandoff(reason=PROMISED_TRANSFER))
     if state.check_limits() is not None:
-        state.emit(agent, dataclasses.replace(event, data={"result": "stayed: no turn left"}))
-        return said
+        state.emit(agent, dataclasses.replace(event, data={"result": "to people: no turn left"}))
+        return kept
     if agent.tool_protocol == "text":
-        return said  # the re-ask needs a forced native tool call
+        state.emit(agent, dataclasses.replace(event, data={"result": "to people: text tool protocol"}))
+        return kept
     transfer_names = _transfer_names(state, agent)
     handoff_tools = [s for s in state.tools_for(agent) if s["function"]["name"] in transfer_names]
     try:
         response = call_model(state, agent, handoff_tools, tool_choice="required")
     except ModelError as exc:
-        state.emit(agent, dataclasses.replace(event, data={"result": f"stayed: {exc.kind}"}))
-        return said
+        state.emit(agent, dataclasses.replace(event, data={"result": f"to people: {exc.kind}"}))
+        return kept
     if not any(c.name in transfer_names for c in response.tool_calls):
-        state.emit(agent, dataclasses.replace(event, data={"result": "stayed: no handoff on re-ask"}))
-        return said
+        state.emit(agent, dataclasses.replace(event, data={"result": "to people: no handoff on re-ask"}))
+        return kept
     state.emit(agent, dataclasses.replace(event, data={"result": "handoff on re-ask"}))
     step = process_model_response(state, agent, response)
     escalated = isinstance(step, NextStepStop) and not isinstance(step.outcome, RunError)
-    return step if isinstance(step, NextStepHandoff) or escalated else said
+    return step if isinstance(step, NextStepHandoff) or escalated else kept
 
 
 def _transfer_names(state: RunState, agent: Agent) -> set[str]:

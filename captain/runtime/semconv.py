@@ -158,6 +158,8 @@ CAPTAIN_KNOWLEDGE_VERDICT: Final = "captain.knowledge.verdict"
 """The gate's verdict when nothing was found: smalltalk, in_scope or off_topic."""
 CAPTAIN_KNOWLEDGE_UNSUPPORTED: Final = "captain.knowledge.unsupported"
 """JSON list, per failed attempt, of the reply's specifics no source supports (the grounding check)."""
+CAPTAIN_KNOWLEDGE_EVIDENCE: Final = "captain.knowledge.evidence"
+"""JSON list of the source sentences put first in the prompt, with their scores (only when content is recorded)."""
 CAPTAIN_KNOWLEDGE_LATENCY_MS: Final = "captain.knowledge.retrieval_ms"
 
 EVENT_TRANSFER_PROMISED: Final = "captain.transfer_promised"

@@ -118,6 +118,14 @@ class TracingHooks(RunHooks, TeamHooks):
             attributes[sc.CAPTAIN_KNOWLEDGE_VERDICT] = step.verdict
         if self.record_content and step.query:
             attributes[sc.CAPTAIN_KNOWLEDGE_QUERY] = step.query
+        if self.record_content and step.evidence:
+            attributes[sc.CAPTAIN_KNOWLEDGE_EVIDENCE] = json.dumps(
+                [
+                    {"source": e.number, "text": e.unit.full, "score": round(e.score, 3)}
+                    for e in step.evidence
+                ],
+                ensure_ascii=False,
+            )
         with self._tracer.start_as_current_span(sc.SPAN_KNOWLEDGE, attributes=attributes):
             pass
 

@@ -260,6 +260,9 @@ class HumanHandoff:
 
     reason: str
     priority: str | None = None
+    customer_message: str = ""
+    """What the customer is told instead of the inbox's handoff message (the honest "I'm not sure, let me get a
+    colleague" when a reply was not sent because no source supports it); empty: the configured message."""
     kind: Literal["human_handoff"] = "human_handoff"
 
 

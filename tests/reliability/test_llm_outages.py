@@ -24,8 +24,11 @@ INTERNAL = ("error", "traceback", "exception", "http", "script", "refused", "mod
 
 # name -> (steps the model server answers with, in order; expected run outcome)
 MATRIX: dict[str, tuple[list[fake.Step], str]] = {
-    "429 Retry-After then ok": ([fake.error(429, retry_after=1), fake.text("Reply after 429.")], "reply"),
-    "500 then ok": ([fake.error(500), fake.text("Reply after 500.")], "reply"),
+    "429 Retry-After then ok": (
+        [fake.error(429, retry_after=1), fake.text("Reply after a rate limit.")],
+        "reply",
+    ),
+    "500 then ok": ([fake.error(500), fake.text("Reply after a server hiccup.")], "reply"),
     "503 twice": ([fake.error(503), fake.error(503)], "error"),
     "429 twice": ([fake.error(429, retry_after=1), fake.error(429, retry_after=1)], "error"),
     "timeout then ok": ([fake.delay(4, fake.text("late")), fake.text("Reply after a timeout.")], "reply"),

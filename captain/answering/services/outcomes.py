@@ -162,7 +162,9 @@ def _outcome_effect(
     if isinstance(outcome, HumanHandoff):
         # Agents read the reason in plain words; the router's details stay in the run's detail and spans.
         reason = plain_handoff_reason(outcome.reason)
-        reply_message = _escalate(conversation, assistant, reason, outcome.priority, agent_key)
+        reply_message = _escalate(
+            conversation, assistant, reason, outcome.priority, agent_key, outcome.customer_message
+        )
         return _Effect(outcome.kind, outcome.reason, reply_message)
     if isinstance(outcome, Resolve):
         reply_message = None
@@ -305,7 +307,12 @@ def handoff_team_id(assistant: Assistant | None, agent_key: str) -> int | None:
 
 
 def _escalate(
-    conversation: Conversation, assistant: Assistant | None, reason: str, priority: str | None, agent_key: str
+    conversation: Conversation,
+    assistant: Assistant | None,
+    reason: str,
+    priority: str | None,
+    agent_key: str,
+    customer_message: str = "",
 ) -> Message | None:
     conversation.ai_agent_key = ""
     conversation.save(update_fields=["ai_agent_key"])
@@ -313,6 +320,6 @@ def _escalate(
         conversation=conversation,
         reason=reason,
         priority=priority,
-        customer_message=handoff_message_for(conversation, assistant),
+        customer_message=customer_message or handoff_message_for(conversation, assistant),
         team_id=handoff_team_id(assistant, agent_key),
     )

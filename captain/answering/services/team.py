@@ -4,6 +4,7 @@ both call it, so the playground shows exactly what production does."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from captain.runtime import RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
 from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
-from captain.runtime.team import AgentAnswerer, Answerer, Team, TeamHooks, TeamRunner
+from captain.runtime.team import Answerer, Team, TeamHooks, TeamRunner
 from captain.runtime.tracing import TracingHooks
 
 logger = logging.getLogger(__name__)
@@ -164,18 +165,24 @@ def runner_for(
 
     encoder = get_encoder() if encoder_available() else None
     strategy = OursStrategy(encoder=encoder, routers=routers)
-    answer: Answerer = AgentAnswerer(runner=runner, agents=team.agents, context=context)
-    # An assistant with no knowledge yet answers as before: there is nothing to inject, check against or miss.
-    if encoder is not None and assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant):
-        answer = KnowledgeAnswerer(
-            runner=runner,
-            agents=team.agents,
-            context=context,
-            base=AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id),
-            settings=knowledge_settings_for(assistant, team),
-            gate=TopicGate(encode=encoder.encode, scope_texts=_scope_texts(assistant)),
-            on_step=[tracing.on_knowledge],
-        )
+    # Every reply is checked, knowledge or not: an assistant without knowledge has its tools' results and the
+    # conversation as sources, and an order number no tool returned is refused like an invented price.
+    settings = knowledge_settings_for(assistant, team)
+    knows = encoder is not None and assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant)
+    if not knows:
+        settings = dataclasses.replace(settings, mode="off")
+    answer: Answerer = KnowledgeAnswerer(
+        runner=runner,
+        agents=team.agents,
+        context=context,
+        base=AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id),
+        settings=settings,
+        gate=TopicGate(encode=encoder.encode, scope_texts=_scope_texts(assistant))
+        if knows and encoder
+        else None,
+        encode=encoder.encode if encoder is not None else None,
+        on_step=[tracing.on_knowledge],
+    )
     return TeamRunner(
         team=team,
         strategy=strategy,

@@ -76,7 +76,7 @@ def _customer_text(outcome: Outcome, assistant: Assistant) -> tuple[str, str]:
     if isinstance(outcome, Reply):
         return outcome.text, ""
     if isinstance(outcome, HumanHandoff):
-        return assistant.handoff_message, outcome.reason
+        return outcome.customer_message or assistant.handoff_message, outcome.reason
     if isinstance(outcome, Resolve):
         return assistant.resolution_message, outcome.reason
     if outcome.error == "model_unavailable":

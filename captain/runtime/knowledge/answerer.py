@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..promises import HONEST_HANDOFF, PROMISED_TRANSFER, said_transfer
 from ..runner import Runner
 from ..types import Agent, HumanHandoff, Reply, RunContext, RunEvent, RunResult, Usage, content_text
 from .citations import cited_numbers, strip_markers
+from .claims import Encode, Finding, correction_note, turn_check
+from .evidence import Scored, clear_answer, evidence_block, select_evidence
 from .gate import Gate, GateVerdict
-from .grounding import Evidence, unsupported_facts
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
 from .tokens import has_cjk
 
@@ -51,6 +53,10 @@ class KnowledgeSettings:
     """An approved FAQ entry this close to the message (cosine), in the customer's language and ahead of the next
     FAQ entry by `faq_answer_margin`, is the reply as written: no model call. None: always ask the model."""
     faq_answer_margin: float = 0.10
+    sentence_support: float | None = 0.3
+    """Least encoder cosine between a factual reply sentence without specifics and a source sentence."""
+    evidence_limit: int = 6
+    """How many source sentences go first in the prompt as the evidence (0: none)."""
 
 
 class SourceLedger:
@@ -82,11 +88,14 @@ class KnowledgeStep:
     verdict: str = ""
     gate_score: float = 0.0
     action: str = "answered"
-    """answered | faq_answer | unknown | unknown_handoff | off_topic | grounding_handoff | off"""
+    """answered | faq_answer | evidence_answer | unknown | unknown_handoff | off_topic | grounding_handoff |
+    promised_transfer | off"""
     sources: list[Source] = field(default_factory=list)
     cited: list[int] = field(default_factory=list)
     unsupported: list[list[str]] = field(default_factory=list)
-    """The specifics the grounding check did not find, per attempt that failed it."""
+    """Why the grounding check refused a reply, per attempt that failed it (plain words per finding)."""
+    evidence: list[Scored] = field(default_factory=list)
+    """The source sentences put first in the prompt, best first."""
     latency_ms: float = 0.0
 
     def records(self) -> list[dict[str, Any]]:
@@ -135,6 +144,8 @@ class KnowledgeAnswerer:
     base: KnowledgeBase
     settings: KnowledgeSettings
     gate: Gate | None = None
+    encode: Encode | None = None
+    """The sentence encoder (evidence selection, the check of sentences without specifics); None: without."""
     on_step: Sequence[Any] = ()
     """Callables taking the finished `KnowledgeStep` (the tracing hook, the playground's progress)."""
     steps: list[KnowledgeStep] = field(default_factory=list)
@@ -153,6 +164,8 @@ class KnowledgeAnswerer:
             result = self._with_citations(result, step)
         result.sources = step.records()
         step.latency_ms = (time.monotonic() - started) * 1000
+        if step.action == "off" and not step.unsupported:
+            return result  # no knowledge and nothing refused: nothing for the debug log to show
         result.events = [knowledge_event(step), *result.events]
         self.steps.append(step)
         for callback in self.on_step:
@@ -165,12 +178,12 @@ class KnowledgeAnswerer:
         self, node: str, messages: list[dict[str, Any]], ledger: SourceLedger, step: KnowledgeStep
     ) -> RunResult:
         settings = self.settings
+        step.query, step.context = _query(messages)
         if settings.mode == "off":
             step.action = "off"
-            return self._run(node, messages, self.agents)
+            return self._checked(node, messages, self.agents, ledger, step)
         if settings.mode == "tool":
             return self._checked(node, messages, self.agents, ledger, step)
-        step.query, step.context = _query(messages)
         retrieval = self.base.retrieve(step.query, context=step.context, limit=settings.limit)
         step.retrieval = retrieval
         ledger.add(retrieval.sources)
@@ -193,8 +206,19 @@ class KnowledgeAnswerer:
                 step.action = "unknown"
                 text = settings.unknown_message or UNKNOWN_MESSAGE[_language(step.query)]
                 return _fixed(node, Reply(text, billable=False))
-        block = sources_block(ledger.sources, company=settings.company)
-        return self._checked(node, messages, self._with_block(block), ledger, step)
+        if self.encode is not None and settings.evidence_limit:
+            step.evidence = select_evidence(
+                ledger.sources,
+                query=step.query,
+                context=step.context,
+                encode=self.encode,
+                limit=settings.evidence_limit,
+            )
+        block = sources_block(ledger.sources, company=settings.company, language=_language(step.query))
+        first = evidence_block(step.evidence)
+        return self._checked(
+            node, messages, self._with_block(f"{first}\n\n{block}" if first else block), ledger, step
+        )
 
     def _checked(
         self,
@@ -204,8 +228,8 @@ class KnowledgeAnswerer:
         ledger: SourceLedger,
         step: KnowledgeStep,
     ) -> RunResult:
-        """Run the agent; a reply with specifics no evidence supports is written again once, naming them, and
-        goes to people if it still has them."""
+        """Run the agent; a reply the check refuses is written again once with the findings named. Refused
+        again, the customer gets the one source sentence that clearly answers, or an honest handoff (free)."""
         result = self._run(node, messages, agents)
         if not self.settings.grounding_check or not isinstance(result.outcome, Reply):
             return result
@@ -213,28 +237,41 @@ class KnowledgeAnswerer:
             # A held call's question is built from the call's arguments, not written by the model; running the
             # agent again would only hold the call again.
             return result
-        missing = self._unsupported(result, messages, ledger)
-        if not missing:
-            return result
-        step.unsupported.append(missing)
-        note = (
-            "\n\n## Correction\nYour previous answer stated "
-            + ", ".join(repr(m) for m in missing)
-            + ", which no source says. Answer again using only facts written in the sources. If they do not "
-            "contain the answer, say you do not know and offer to connect a person."
-        )
+        findings = self._findings(result, messages, ledger, step)
+        if not findings:
+            return self._kept_promise(result, step)
+        step.unsupported.append([_summary(f) for f in findings])
+        note = correction_note(findings)
         retry = _merge(
             result, self._run(node, messages, {k: self._noted(a, note) for k, a in agents.items()})
         )
         if not isinstance(retry.outcome, Reply):
             return retry
-        missing = self._unsupported(retry, messages, ledger)
-        if not missing:
-            return retry
-        step.unsupported.append(missing)
+        findings = self._findings(retry, messages, ledger, step)
+        if not findings:
+            return self._kept_promise(retry, step)
+        step.unsupported.append([_summary(f) for f in findings])
+        language = _language(step.query)
+        straight = clear_answer(step.evidence, language=language, question=step.query)
+        if straight is not None:
+            step.action = "evidence_answer"
+            return dataclasses.replace(retry, outcome=Reply(straight.text))
         step.action = "grounding_handoff"
-        reason = f"The AI's reply stated {', '.join(missing)}, which no source supports (grounding check)."
-        return dataclasses.replace(retry, outcome=HumanHandoff(reason=reason))
+        stated = ", ".join(dict.fromkeys(_stated(f) for f in findings))
+        return dataclasses.replace(
+            retry,
+            outcome=HumanHandoff(
+                reason=f"The AI's reply stated {stated}, which no source supports (grounding check).",
+                customer_message=HONEST_HANDOFF[language],
+            ),
+        )
+
+    def _kept_promise(self, result: RunResult, step: KnowledgeStep) -> RunResult:
+        """A reply that says a transfer happens is the transfer: nobody else would make it."""
+        if isinstance(result.outcome, Reply) and said_transfer(result.outcome.text):
+            step.action = "promised_transfer"
+            return dataclasses.replace(result, outcome=HumanHandoff(reason=PROMISED_TRANSFER))
+        return result
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
@@ -267,16 +304,27 @@ class KnowledgeAnswerer:
     def _noted(agent: Agent, text: str) -> Agent:
         return dataclasses.replace(agent, instructions=agent.instructions + text)
 
-    def _unsupported(
-        self, result: RunResult, messages: list[dict[str, Any]], ledger: SourceLedger
-    ) -> list[str]:
+    def _findings(
+        self, result: RunResult, messages: list[dict[str, Any]], ledger: SourceLedger, step: KnowledgeStep
+    ) -> list[Finding]:
         assert isinstance(result.outcome, Reply)
-        # Text only: an image's base64 digits must not "support" a number in the reply.
-        texts: list[str] = [content_text(m.get("content")) for m in messages]
-        texts += [a.instructions for a in self.agents.values()]
-        texts += [f"{s.title}\n{s.text}\n{s.url}" for s in ledger.sources]
-        texts += [str(e.data.get("result", "")) for e in result.events if e.type == "tool_call"]
-        return unsupported_facts(result.outcome.text, Evidence.of(texts))
+        check = turn_check(
+            # Text only: an image's base64 digits must not "support" a number in the reply.
+            conversation=[content_text(m.get("content")) for m in messages],
+            instructions=[a.instructions for a in self.agents.values()],
+            sources=[(s.title, f"{s.text}\n{s.url}") for s in ledger.sources],
+            # Tool results are sources: an order number or a date the reply states must be in one of them.
+            tool_results=[
+                (e.name or "tool result", str(e.data.get("result", "")))
+                for e in result.events
+                if e.type == "tool_call"
+            ],
+            question=f"{step.context}\n{step.query}".strip(),
+            language=_language(step.query),
+            encode=self.encode,
+            sentence_support=self.settings.sentence_support,
+        )
+        return check.findings(result.outcome.text)
 
     def _with_citations(self, result: RunResult, step: KnowledgeStep) -> RunResult:
         assert isinstance(result.outcome, Reply)
@@ -289,6 +337,26 @@ class KnowledgeAnswerer:
             if links:
                 text += "\n\n" + "\n".join(links)
         return dataclasses.replace(result, outcome=dataclasses.replace(result.outcome, text=text))
+
+
+_PROBLEM_WORDS = {
+    "not_in_sources": "in no source",
+    "wrong_context": "a source's value for something else",
+    "unsupported": "a sentence no source supports",
+    "language": "not in the customer's language",
+}
+
+
+def _summary(finding: Finding) -> str:
+    """A finding for the debug log and spans: the problem and the values, without quoting the sources."""
+    words = _PROBLEM_WORDS[finding.problem]
+    return f"{', '.join(finding.written)} ({words})" if finding.written else words
+
+
+def _stated(finding: Finding) -> str:
+    if finding.written:
+        return ", ".join(finding.written)
+    return repr(finding.sentence[:80])
 
 
 def knowledge_event(step: KnowledgeStep) -> RunEvent:
@@ -305,5 +373,9 @@ def knowledge_event(step: KnowledgeStep) -> RunEvent:
             "best_score": round(retrieval.best_score, 3) if retrieval else None,
             "sources": step.records(),
             "unsupported": step.unsupported,
+            "evidence": [
+                {"source": e.number, "text": e.unit.full[:300], "score": round(e.score, 3)}
+                for e in step.evidence
+            ],
         },
     )

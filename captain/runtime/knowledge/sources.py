@@ -66,7 +66,10 @@ def source_text(number: int, source: Source) -> str:
     return f"{head}\n{source.text}"
 
 
-def sources_block(sources: Sequence[Source], *, company: str) -> str:
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def sources_block(sources: Sequence[Source], *, company: str, language: str = "") -> str:
     """The system-prompt section with the sources and the rule that facts come only from them.
 
     Short and blunt on purpose: a 0.5B model follows one clear rule and copies from text right above the question
@@ -86,7 +89,13 @@ def sources_block(sources: Sequence[Source], *, company: str) -> str:
         "## How to use the sources\n"
         f"- Facts about {who} (prices, times, numbers, limits, addresses, e-mails, links, rules) come ONLY from "
         "the sources above. Copy numbers exactly as written.\n"
-        "- Answer the customer's question directly in one to three sentences, in the customer's language.\n"
+        "- Answer the customer's question directly in one to three sentences, in the customer's language"
+        + (
+            f" ({LANGUAGE_NAMES[language]}, whatever the language of the sources)"
+            if language in LANGUAGE_NAMES
+            else ""
+        )
+        + ". Give the value for exactly what the customer asked (the item, place, season or case they name).\n"
         "- If the sources do not answer the question, say you do not know and offer to connect a person. "
         "Never guess."
     )

@@ -79,20 +79,39 @@ def test_an_invented_number_is_written_again_once_naming_it(shop, llm_settings):
     llm_settings.push(text("It costs €59 a month."), text("It costs €49.90 a month."))
     assert run_for_message(message_id=message.id) == "reply"
     assert replies(message) == ["It costs €49.90 a month."]
-    assert "## Correction\nYour previous answer stated '59'" in system_prompt(llm_settings.requests[1])
+    correction = system_prompt(llm_settings.requests[1])
+    assert "## Correction\nYour previous answer could not be sent:\n- '59': no source says this" in correction
     run = Run.objects.get()
     assert run.llm_calls == 2 and run.credit_used is True
 
 
-def test_a_reply_that_stays_ungrounded_goes_to_people_free(shop, llm_settings):
+def test_a_reply_that_stays_ungrounded_is_replaced_by_the_source_sentence_that_clearly_answers(
+    shop, llm_settings
+):
     message = ask(shop, "how much is the monthly plan?")
     llm_settings.push(text("It costs $59."), text("It costs $59, really."))
+    assert run_for_message(message_id=message.id) == "reply"
+    assert replies(message) == ["The Monthly plan costs €49.90 per month and includes 2 batteries."]
+    span = SpanRecord.objects.get(name=sc.SPAN_KNOWLEDGE)
+    assert span.attributes[sc.CAPTAIN_KNOWLEDGE_ACTION] == "evidence_answer"
+    assert json.loads(span.attributes[sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED]) == [
+        ["59, $ (in no source)"],
+        ["59, $ (in no source)"],
+    ]
+
+
+def test_a_reply_that_stays_ungrounded_goes_to_people_free_with_an_honest_message(shop, llm_settings):
+    # Asked in Chinese over English sources: no source sentence can be sent as it is, so people take it.
+    message = ask(shop, "月度套餐每个月多少钱？")
+    llm_settings.push(text("每月59美元。"), text("每月59美元，真的。"))
     assert run_for_message(message_id=message.id) == "human_handoff"
     run = Run.objects.get()
     assert "no source supports (grounding check)" in run.detail and "59" in run.detail
     assert run.credit_used is False
     assert CreditLedgerEntry.objects.count() == 0
-    assert "It costs $59" not in " ".join(replies(message))
+    assert replies(message) == ["这个问题我不太确定，不想给您错误的信息，我请同事来帮您。"]
+    conversation = Conversation.objects.get(pk=message.conversation_id)
+    assert conversation.status == Conversation.Status.OPEN
 
 
 def test_nothing_found_about_the_company_says_so_without_a_model_call_and_free(shop, llm_settings):

@@ -43,6 +43,7 @@ HISTORY = [
     {"role": "user", "content": "How long does a refund take?"},
 ]
 REPLY = "Refunds reach your card within 5 working days."
+REFUND_POLICY = "Refunds reach the customer's card within 5 working days."
 
 
 @pytest.fixture
@@ -288,7 +289,11 @@ def test_a_reply_with_suggestions_is_stored_charged_once_and_delivered_with_them
     llm_settings.set_responder(scripted)
     with CallbackReceiver() as receiver:
         link = AssistantInboxFactory(
-            assistant__suggestions_enabled=True, inbox__callback_url=receiver.url, inbox__secret="api-secret"
+            assistant__suggestions_enabled=True,
+            # The reply's "5 working days" must come from somewhere the grounding check accepts.
+            assistant__instructions=REFUND_POLICY,
+            inbox__callback_url=receiver.url,
+            inbox__secret="api-secret",
         )
         body = json.dumps(
             {
@@ -333,7 +338,7 @@ def test_suggestions_that_fail_still_deliver_the_reply_charged_once(redis_url, l
         return text(REPLY)
 
     llm_settings.set_responder(failing_suggestions)
-    link = AssistantInboxFactory(assistant__suggestions_enabled=True)
+    link = AssistantInboxFactory(assistant__suggestions_enabled=True, assistant__instructions=REFUND_POLICY)
     incoming = MessageFactory(
         conversation=ConversationFactory(contact_inbox__inbox=link.inbox),
         content="How long does a refund take?",

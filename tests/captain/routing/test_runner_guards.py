@@ -5,7 +5,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from captain.runtime import Agent, Handoff, ModelResponse, Reply, RunContext, Runner, ToolCall, Usage
+from captain.runtime import (
+    Agent,
+    Handoff,
+    HumanHandoff,
+    ModelResponse,
+    Reply,
+    RunContext,
+    Runner,
+    ToolCall,
+    Usage,
+)
+from captain.runtime.promises import PROMISED_TRANSFER
 
 
 class ScriptedModel:
@@ -65,11 +76,16 @@ def test_a_false_transfer_promise_is_re_asked_with_the_handoff_tools_required():
     )
 
 
-def test_a_false_promise_that_still_calls_nothing_stays():
+def test_a_false_promise_that_still_calls_nothing_becomes_a_handoff_to_people():
+    # The customer was told a transfer is happening: leaving them with the bot would break that promise.
     model = ScriptedModel(reply("我马上为您转接退款专员。"), reply("好的"))
     result = run(model)
-    assert result.route == ["assistant"] and result.outcome == Reply("我马上为您转接退款专员。")
-    assert any(e.type == "transfer_promised" and e.data["result"].startswith("stayed") for e in result.events)
+    assert result.route == ["assistant"] and isinstance(result.outcome, HumanHandoff)
+    assert result.outcome.reason == PROMISED_TRANSFER
+    assert any(
+        e.type == "transfer_promised" and e.data["result"] == "to people: no handoff on re-ask"
+        for e in result.events
+    )
 
 
 def test_an_ordinary_reply_is_not_re_asked():
