@@ -81,10 +81,11 @@ class EvalSetDetailApi(AccountAdminApi):
     @extend_schema(request=s.EvalSetInputSerializer, responses=s.EvalSetOutputSerializer)
     def patch(self, request: Request, account_id: int, set_id: int) -> Response:
         eval_set = self._set(set_id)
-        data = s.EvalSetInputSerializer(data=request.data)
+        data = s.EvalSetInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        with service_errors_as_400():
-            eval_set = eval_set_rename(eval_set=eval_set, name=data.validated_data["name"])
+        if "name" in data.validated_data:  # a PATCH of {} changes nothing and answers the set
+            with service_errors_as_400():
+                eval_set = eval_set_rename(eval_set=eval_set, name=data.validated_data["name"])
         return Response(s.EvalSetOutputSerializer(eval_set).data)
 
     @extend_schema(responses={204: None})

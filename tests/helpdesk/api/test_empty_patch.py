@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from captain.actions.models import CustomTool, Shortcut
 from captain.assistants.models import ModelEndpoint
+from captain.evaluation.models import EvalSet
 from captain.memory.models import MemoryVariable
 from captain.routing.models import RoutingExample
 from helpdesk.models import CannedResponse, CustomAttributeDefinition, Membership, Team
@@ -75,6 +76,7 @@ def ids(admin) -> dict[str, int]:
         "endpoint_id": ModelEndpoint.objects.create(
             account=account, name="ours", base_url=f"{LOOPBACK}/v1"
         ).pk,
+        "set_id": EvalSet.objects.create(account=account, assistant=assistant, name="Launch check").pk,
     }
 
 
