@@ -344,6 +344,7 @@ _PROBLEM_WORDS = {
     "wrong_context": "a source's value for something else",
     "unsupported": "a sentence no source supports",
     "language": "not in the customer's language",
+    "echo": "the customer's question repeated",
 }
 
 

@@ -31,7 +31,9 @@ from .tokens import has_cjk, tokens
 from .units import Unit, split_sentences, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
-Problem = Literal["not_in_sources", "wrong_context", "unsupported", "language"]
+Problem = Literal["not_in_sources", "wrong_context", "unsupported", "language", "echo"]
+_PUNCTUATION_RE = re.compile(r"[\W_]+", re.UNICODE)
+_NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 
 # Sentences that state nothing about the company: courtesy, offers of a person, "I do not know". EN and ZH.
 _NOT_A_CLAIM_RE = re.compile(
@@ -41,6 +43,14 @@ _NOT_A_CLAIM_RE = re.compile(
     r"|如有|还有什么|很高兴|感谢|谢谢|抱歉|不好意思|您好|你好|人工|同事|不确定|不清楚|没有找到|欢迎",
     re.IGNORECASE,
 )
+# Words of a question that say what is asked, not what it is about: never "the thing no source mentions".
+# fmt: off
+_GENERIC_WORDS = frozenset((
+    "much", "many", "cost", "price", "does", "need", "want", "please", "tell", "know", "about", "also", "would",
+    "could", "should", "like", "long", "time", "next", "just", "still", "really", "thank", "hello", "there",
+    "their", "them", "they", "then", "than", "will", "every", "each", "your", "yours", "ours", "here", "some",
+))
+# fmt: on
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
 
@@ -77,11 +87,28 @@ class ClaimCheck:
     _unit_evidence: list[Evidence] = field(default_factory=list, init=False)
     _unit_words: list[frozenset[str]] = field(default_factory=list, init=False)
     _idf: dict[str, float] = field(default_factory=dict, init=False)
+    question_cosine: float = 0.4
+    """Least encoder cosine between the question and the paragraph of a source sentence sharing none of its rare
+    words for a value from it to count as about what was asked."""
+    other_words_cosine: float = 0.25
+    """The same when the question shares no word with the sources or is in another language than the sentence."""
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
+    _cosines: dict[int, float] = field(default_factory=dict, init=False)
+    _vocabulary: frozenset[str] = field(default=frozenset(), init=False)
+    _has_latin: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self._unit_evidence = [Evidence.of([u.full]) for u in self.units]
-        self._unit_words = [frozenset(w for w in tokens(u.full) if not w.isdigit()) for u in self.units]
+        # What a sentence is about: its words, its headings, and the rest of its paragraph.
+        block_text: dict[int, list[str]] = {}
+        for unit in self.units:
+            block_text.setdefault(unit.block, []).append(unit.text)
+        self._unit_words = [
+            frozenset(w for w in tokens(f"{u.context}\n" + "\n".join(block_text[u.block])) if not w.isdigit())
+            for u in self.units
+        ]
+        self._vocabulary = frozenset().union(*self._unit_words) if self._unit_words else frozenset()
+        self._has_latin = any(not has_cjk(w) for w in self._vocabulary)
         count = len(self.units)
         df: dict[str, int] = {}
         for words in self._unit_words:
@@ -93,6 +120,12 @@ class ClaimCheck:
 
     def findings(self, reply: str) -> list[Finding]:
         out: list[Finding] = []
+        said = _PUNCTUATION_RE.sub("", reply).lower()
+        if said and said in _PUNCTUATION_RE.sub("", self.question).lower():
+            # A small model sometimes hands the question back as its answer.
+            return [
+                Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")
+            ]
         language = _language_finding(reply, self.language)
         if language is not None:
             out.append(language)
@@ -120,6 +153,16 @@ class ClaimCheck:
             ]
         out: list[Finding] = []
         anchored = [s for s in found if s.kind != "currency" and not s.in_evidence(self.free)]
+        absent = self._absent(sentence) if anchored else []
+        if absent:
+            return [
+                Finding(
+                    "not_in_sources",
+                    sentence,
+                    f"no source says anything about {', '.join(repr(w) for w in absent)}",
+                    tuple(absent),
+                )
+            ]
         if anchored:
             scores = self._about(sentence)
             for specific in anchored:
@@ -133,9 +176,12 @@ class ClaimCheck:
         return out
 
     def _about(self, sentence: str) -> list[float]:
-        """How much each source sentence is about what was asked: the share of the rare words of the question
-        and of this reply sentence it holds; the encoder's cosine when they share no word with the sources."""
-        wanted = {w for w in tokens(f"{self.question}\n{sentence}") if w in self._idf}
+        """How much each source sentence is about what was asked: the share of the question's rare words it
+        holds (the reply's own words only when the question has none: a copied sentence always holds its own);
+        the encoder's cosine when neither shares a word with the sources."""
+        wanted = {w for w in tokens(self.question) if w in self._idf}
+        if not wanted:
+            wanted = {w for w in tokens(sentence) if w in self._idf}
         total = sum(self._idf[w] for w in wanted)
         if total > 0:
             return [sum(self._idf[w] for w in wanted & words) / total for words in self._unit_words]
@@ -154,10 +200,22 @@ class ClaimCheck:
             for i, e in enumerate(self._unit_evidence)
             if i not in holding and _states(e, specific.kind) and scores[i] - best_holding >= margin
         ]
+        home_index = max(holding, key=scores.__getitem__)
+        home = self.units[home_index]
+        if rivals and self.encode is not None:
+            # Words can mislead (a shared "how long"); the encoder must agree the rival is closer to the question.
+            home_cosine = self._question_cosine(home_index)
+            rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:
-            return None
+            if self._about_the_question(home_index):
+                return None
+            return Finding(
+                "wrong_context",
+                sentence,
+                f"{specific.written!r} comes from {home.text!r}, which is not about what the customer asked",
+                (specific.written,),
+            )
         rival = self.units[max(rivals, key=scores.__getitem__)]
-        home = self.units[max(holding, key=scores.__getitem__)]
         return Finding(
             "wrong_context",
             sentence,
@@ -165,6 +223,55 @@ class ClaimCheck:
             f"say about what was asked: {rival.full!r}",
             (specific.written,),
         )
+
+    def _about_the_question(self, index: int) -> bool:
+        """Whether the best source sentence holding a value is about what was asked at all: it holds one of the
+        question's rare words, or the encoder finds its paragraph close to the question (another language,
+        other words). Without an encoder and without shared words there is nothing to tell by."""
+        asked = set(tokens(self.question)) - _GENERIC_WORDS
+        if not asked:
+            return True
+        rare = {w for w in asked if w in self._idf}
+        if rare & self._unit_words[index]:
+            return True
+        # A word every source shares counts too: when all of them are about airport pick-up, "airport" says
+        # nothing about which one answers, but a sentence holding it is on topic.
+        common = asked & (self._vocabulary - self._idf.keys())
+        if common & self._unit_words[index]:
+            return True
+        known = bool(asked & self._vocabulary)
+        if self.encode is None:
+            return not known
+        across = self.units[index].language != ("zh" if has_cjk(self.question) else "en")
+        threshold = self.other_words_cosine if across or not known else self.question_cosine
+        return self._question_cosine(index) >= threshold
+
+    def _question_cosine(self, index: int) -> float:
+        """The encoder's cosine between the question and a unit's paragraph with its headings (cached)."""
+        if index not in self._cosines:
+            assert self.encode is not None
+            unit = self.units[index]
+            paragraph = " ".join(u.text for u in self.units if u.block == unit.block)
+            vectors = self.encode([self.question, f"{unit.context}: {paragraph}"])
+            self._cosines[index] = float(vectors[0] @ vectors[1])
+        return self._cosines[index]
+
+    def _absent(self, sentence: str) -> list[str]:
+        """What the customer asked about, repeated by the reply, that no source mentions at all ("the Wuzhen day
+        trip costs ..." when no source knows a Wuzhen trip): a value stated about it cannot be from the sources."""
+        said = set(tokens(sentence))
+        absent = [
+            w
+            for w in dict.fromkeys(tokens(self.question))
+            if w in said and w not in self._vocabulary and not w.isdigit() and w not in _GENERIC_WORDS
+        ]
+        # A Latin word counts when the reply writes it as a name (capitalised after the sentence's first word):
+        # "the Wuzhen Day Trip", not "for booking 88412".
+        names = {m.lower() for m in _NAME_RE.findall(sentence)}
+        latin = [w for w in absent if not has_cjk(w) and w in names and len(w) >= 3 and self._has_latin]
+        # Chinese has no capitals to mark a name, and a reply repeats the question's character pairs freely
+        # ("明天有事想请假"): only Latin names are checked this way.
+        return latin
 
     def _words_known(self, sentence: str) -> bool:
         return any(w in self._idf for w in tokens(f"{self.question}\n{sentence}"))

@@ -32,6 +32,9 @@ class Unit:
     passage, and a table row's header row: what the sentence is about when it does not say so itself."""
     origin: int
     """Index of the source text it came from, in the order given to `units_of`."""
+    block: int = 0
+    """The paragraph it belongs to, numbered across all sources (each table row is a block of its own): a
+    sentence of a paragraph is about what the whole paragraph is about."""
 
     @property
     def full(self) -> str:
@@ -62,20 +65,24 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def _passage_units(title: str, text: str, origin: int) -> list[Unit]:
+def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]:
+    """The units of one source; blocks are numbered from `block` + 1."""
     units: list[Unit] = []
     headings: list[str] = []
     header: list[str] | None = None
+    block += 1
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             header = None
+            block += 1
             continue
         heading = _HEADING_RE.match(line)
         if heading:
             level = len(heading.group(1))
             headings = [*headings[: level - 1], heading.group(2)]
             header = None
+            block += 1
             continue
         context = " > ".join(p for p in [title, *headings] if p)
         if line.startswith("|"):
@@ -85,11 +92,13 @@ def _passage_units(title: str, text: str, origin: int) -> list[Unit]:
             if header is None:
                 header = cells
                 continue
-            units.append(Unit(table_row_text(header, cells), context, origin))
+            block += 1
+            units.append(Unit(table_row_text(header, cells), context, origin, block))
+            block += 1
             continue
         header = None
         line = _LIST_MARK_RE.sub("", line)
-        units.extend(Unit(s, context, origin) for s in split_sentences(line))
+        units.extend(Unit(s, context, origin, block) for s in split_sentences(line))
     return units
 
 
@@ -97,5 +106,5 @@ def units_of(sources: Sequence[tuple[str, str]]) -> list[Unit]:
     """The units of (title, text) sources, in order."""
     out: list[Unit] = []
     for origin, (title, text) in enumerate(sources):
-        out.extend(_passage_units(title.strip(), text, origin))
+        out.extend(_passage_units(title.strip(), text, origin, out[-1].block if out else 0))
     return out

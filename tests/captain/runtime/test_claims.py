@@ -20,14 +20,14 @@ HOURS = (
 )
 
 
-def check(question: str, *, language: str = "en", conversation: tuple[str, ...] = ()):
+def check(question: str, *, language: str = "en", conversation: tuple[str, ...] = (), encode=None):
     return turn_check(
         conversation=[question, *conversation],
         instructions=[],
         sources=[FEES, HOURS],
         question=question,
         language=language,
-        encode=None,
+        encode=encode,
         sentence_support=None,
     )
 
@@ -115,3 +115,23 @@ def test_a_promised_transfer_is_told_from_an_offer():
     assert not said_transfer("Would you like me to connect you with a member of our team?")
     assert not said_transfer("需要为您转接人工客服吗？")
     assert not said_transfer("Parking costs €12 per day.")
+
+
+def test_a_reply_that_hands_the_question_back_is_refused():
+    findings = check("储物柜要押金吗？多少钱", language="zh").findings("储物柜要押金吗？多少钱？")
+    assert [f.problem for f in findings] == ["echo"]
+
+
+def test_a_value_for_a_named_thing_no_source_mentions_is_refused():
+    findings = check("how much is the wuzhen day trip?").findings("The Wuzhen Day Trip costs €12 per day.")
+    assert [(f.problem, f.written) for f in findings] == [("not_in_sources", ("wuzhen", "trip"))]
+
+
+def test_a_value_from_a_sentence_about_nothing_asked_is_refused():
+    from captain.knowledge.services.retrieval import get_encoder
+
+    # No word of the question is in the sources: the bundled encoder judges the parking sentence not about it.
+    findings = check("how much is the sunset cruise?", encode=get_encoder().encode).findings(
+        "It costs €12 per day."
+    )
+    assert [f.problem for f in findings] == ["wrong_context"]
