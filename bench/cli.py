@@ -70,9 +70,10 @@ class BenchModel:
             return self.opts["base_url"] or "http://127.0.0.1:9/v1", self.opts["model"] or "none"
         from captain.local_llm import start_local_llm
 
-        self.handle = start_local_llm(
-            port=0, n_parallel=1, **({"n_threads": self.opts["threads"]} if self.opts["threads"] else {})
-        )
+        extra: dict[str, Any] = {"n_threads": self.opts["threads"]} if self.opts.get("threads") else {}
+        if self.opts.get("local_model"):
+            extra["model"] = self.opts["local_model"]
+        self.handle = start_local_llm(port=0, n_parallel=1, **extra)
         return self.handle.base_url, self.opts["model"] or self.handle.model
 
     def __exit__(self, *exc: object) -> None:

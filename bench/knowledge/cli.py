@@ -1,9 +1,12 @@
-"""Knowledge benchmark: replay a help centre's customer questions through the real run path on one model and
-print, per strategy side by side (tool, inject, inject+check): correct answers (all required facts present),
-correct on document-only questions, invented facts on unanswerable questions, handoffs, citation precision, latency
-and prompt tokens. The main set and the held-out set (written before tuning, never tuned on) are reported apart.
+"""Knowledge benchmark: replay help centres' customer questions through the real run path and print, per set
+and model side by side, the figures a team decides on: wrong replies (a wrong or invented value) of all
+questions, correct answers on answerable questions (document-only, English and Chinese apart), "I don't know"
+or a person on unanswerable questions, latency p50/p95 and prompt tokens; and, per strategy (tool, inject,
+inject+check), the older detail table. `main` is the tuning set; every other set was written before tuning and is
+held out (marked `*`).
 
-    python -m bench.knowledge                     # both sets, all strategies, bundled 0.5B model
+    python -m bench.knowledge                     # all sets, the product's strategy, bundled 0.5B and 1.5B
+    python -m bench.knowledge --models 0.5b       # the bundled 0.5B model only
     python -m bench.knowledge --retrieval         # retrieval and gate only, no model (seconds)
     python -m bench.knowledge --scale 10000       # retrieval latency and memory at 10,000 chunks
 
@@ -37,10 +40,13 @@ from bench.knowledge.harness import (
 )
 from bench.knowledge.harness import load_help_centre as load_into_db
 from bench.knowledge.scale import scale_figures
+from bench.knowledge.trust import side_by_side, trust_figures
 from captain.runtime.knowledge import Evidence
 
 DATA = Path(__file__).resolve().parent / "data"
 TUNING_SET = "main"
+PRODUCT_STRATEGY = "inject+check"
+"""What the product does: sources in the prompt, the gate, the grounding check."""
 """The only set thresholds and prompts were tuned on; every other set was written before tuning and is held out."""
 
 HELP = "Benchmark answering from knowledge (tool, inject, inject+check) on a help centre, main and held-out."
@@ -48,8 +54,17 @@ HELP = "Benchmark answering from knowledge (tool, inject, inject+check) on a hel
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.knowledge", description=HELP)
-    parser.add_argument("--sets", default="main,heldout", help="Comma-separated set directories under data/.")
-    parser.add_argument("--strategies", default=",".join(STRATEGIES), help=f"Of: {', '.join(STRATEGIES)}.")
+    parser.add_argument(
+        "--sets", default="main,heldout,ebike,harbour", help="Comma-separated set directories under data/."
+    )
+    parser.add_argument(
+        "--strategies", default=PRODUCT_STRATEGY, help=f"Of: {', '.join(STRATEGIES)} (the last is compared)."
+    )
+    parser.add_argument(
+        "--models",
+        default="0.5b,1.5b",
+        help="Bundled models to run one after the other (0.5b, 1.5b); ignored with --base-url.",
+    )
     parser.add_argument(
         "--base-url", default="", help="OpenAI-compatible endpoint; empty: the bundled model."
     )
@@ -83,10 +98,33 @@ def handle(opts: dict[str, Any]) -> None:
     unknown = sorted(set(strategies) - set(STRATEGIES))
     if unknown:
         raise BenchError(f"unknown strategies: {', '.join(unknown)}")
-    report: dict[str, Any] = {"sets": {}}
+    report: dict[str, Any] = {"runs": {}}
+    columns: dict[str, dict[str, Any]] = {}
+    models = [m for m in opts["models"].split(",") if m] if not opts["base_url"] else [opts["model"]]
+    for local_model in models:
+        run_opts = {**opts, "local_model": "" if opts["base_url"] else local_model}
+        run = _one_model(centres, strategies, run_opts)
+        report["runs"][run["model"]] = run
+        for name, figures in run["sets"].items():
+            if "trust" in figures:
+                held = "" if name == TUNING_SET else "*"
+                columns[f"{name}{held} / {local_model}"] = figures["trust"]
+    if columns:
+        write("\n== side by side (* = held out, written before tuning; main = tuning set)")
+        write(side_by_side(columns))
+        for name, figures in columns.items():
+            write(f"{name}: wrong replies {', '.join(figures['wrong_ids']) or 'none'}")
+    if opts["json_path"]:
+        Path(opts["json_path"]).write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
+        write(f"wrote {opts['json_path']}")
+
+
+def _one_model(centres: list[HelpCentre], strategies: list[str], opts: dict[str, Any]) -> dict[str, Any]:
+    run: dict[str, Any] = {"sets": {}}
     needs_model = not opts["retrieval"]
     with BenchModel(opts, needs_model) as (base_url, model):
-        report["model"] = model
+        run["model"] = model
+        write(f"\n#### model {model}")
         from tests.support.servers import start_redis
 
         redis = start_redis()
@@ -98,12 +136,10 @@ def handle(opts: dict[str, Any]) -> None:
                 ),
             ):
                 for centre in centres:
-                    report["sets"][centre.name] = _one_set(centre, strategies, opts)
+                    run["sets"][centre.name] = _one_set(centre, strategies, opts)
         finally:
             redis.stop()
-    if opts["json_path"]:
-        Path(opts["json_path"]).write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
-        write(f"wrote {opts['json_path']}")
+    return run
 
 
 def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +166,7 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
     if opts["retrieval"]:
         return out
     results: dict[str, dict[str, Any]] = {}
+    last_answers: list[Any] = []
     answers_out: dict[str, list[dict[str, Any]]] = {}
     for strategy in strategies:
         config = set_strategy(loaded, strategy)
@@ -148,6 +185,7 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
                         f"{answer.seconds:5.1f}s {answer.reply[:90]!r}"
                     )
         results[strategy] = strategy_figures(answers, corpus)
+        last_answers = answers
         results[strategy]["seconds"] = round(time.monotonic() - started)
         answers_out[strategy] = [
             {
@@ -157,6 +195,7 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
                 "seconds": round(a.seconds, 2),
                 "sources": a.sources,
                 "credit": a.credit_used,
+                "detail": a.detail,
             }
             for a in answers
         ]
@@ -164,4 +203,5 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
     write(format_table(results))
     out["strategies"] = results
     out["answers"] = answers_out
+    out["trust"] = trust_figures(last_answers, corpus)
     return out

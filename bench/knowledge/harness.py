@@ -44,6 +44,8 @@ class Answer:
     credit_used: bool
     sources: list[dict[str, Any]] = field(default_factory=list)
     expected_refs: set[str] = field(default_factory=set)
+    detail: str = ""
+    """The run's handoff reason (the grounding check's findings when it refused the reply)."""
 
 
 @dataclass
@@ -214,6 +216,7 @@ def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> An
         credit_used=bool(run and run.credit_used),
         sources=list(run.sources) if run else [],
         expected_refs=expected_refs(loaded, question),
+        detail=run.detail if run else "",
     )
 
 
