@@ -168,14 +168,16 @@ def test_each_mode_answers_every_turn_and_is_scored(bench):
     account_id = bench_account()
 
     history = play(ORDER, mode="history", account_id=account_id, serial=1)
-    assert [t.outcome for t in history.turns] == ["reply"] * len(ORDER.turns)
+    # The model's guess on the last turn names an order number no message it saw holds: the grounding check
+    # refuses it twice and the customer gets a person instead of a stale number.
+    assert [t.outcome for t in history.turns] == ["reply"] * (len(ORDER.turns) - 1) + ["human_handoff"]
     assert not any("remember" in json.dumps(r.get("response_format")) for r in server.requests)
     # The fact has left the 4-message window by the final question: the model guessed from what it heard first.
     window = [m["content"] for m in model.final_requests[-1]["messages"][1:]]
     assert HISTORY_MESSAGES == 4 and len(window) == 3 and not ORDER_NUMBER.findall(" ".join(window))
-    assert history.final_reply == "Your order number is A-1111."
+    assert "A-1111" not in history.final_reply and "colleague" in history.final_reply
     verdict = score(history.final_reply, ORDER)
-    assert (verdict.right, verdict.stale) == (False, True)
+    assert (verdict.right, verdict.stale) == (False, False)
 
     model.first_heard = None
     memory = play(ORDER, mode="memory", account_id=account_id, serial=1)
@@ -187,7 +189,7 @@ def test_each_mode_answers_every_turn_and_is_scored(bench):
     assert (verdict.right, verdict.stale) == (True, False)
 
     figures = {"history": mode_figures([history]), "memory": mode_figures([memory])}
-    assert figures["history"]["right"] == "0/1 (0%)" and figures["history"]["stale_answers"] == 1
+    assert figures["history"]["right"] == "0/1 (0%)" and figures["history"]["stale_answers"] == 0
     assert figures["memory"]["right"] == "1/1 (100%)" and figures["memory"]["stale_answers"] == 0
     assert figures["memory"]["reasoning_kept"] == f"{len(ORDER.turns)}/{len(ORDER.turns)} (100%)"
     assert figures["memory"]["handoffs"] == 0

@@ -315,9 +315,13 @@ class KnowledgeAnswerer:
             sources=[(s.title, f"{s.text}\n{s.url}") for s in ledger.sources],
             # Tool results are sources: an order number or a date the reply states must be in one of them.
             tool_results=[
-                (e.name or "tool result", str(e.data.get("result", "")))
-                for e in result.events
-                if e.type == "tool_call"
+                *(
+                    (e.name or "tool result", str(e.data.get("result", "")))
+                    for e in result.events
+                    if e.type == "tool_call"
+                ),
+                # A long result the model saw only the start of is still what the tool returned.
+                *((a.tool, a.content) for a in self.context.artifacts),
             ],
             question=f"{step.context}\n{step.query}".strip(),
             language=_language(step.query),

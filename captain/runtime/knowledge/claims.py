@@ -90,7 +90,7 @@ class ClaimCheck:
     question_cosine: float = 0.4
     """Least encoder cosine between the question and the paragraph of a source sentence sharing none of its rare
     words for a value from it to count as about what was asked."""
-    other_words_cosine: float = 0.25
+    other_words_cosine: float = 0.2
     """The same when the question shares no word with the sources or is in another language than the sentence."""
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
     _cosines: dict[int, float] = field(default_factory=dict, init=False)
@@ -152,7 +152,11 @@ class ClaimCheck:
                 )
             ]
         out: list[Finding] = []
-        anchored = [s for s in found if s.kind != "currency" and not s.in_evidence(self.free)]
+        # A value some source states is checked against the sources even when the conversation or the
+        # instructions also hold it (a "4" in the system rules must not excuse the neighbouring row's €4).
+        anchored = [
+            s for s in found if s.kind != "currency" and any(s.in_evidence(e) for e in self._unit_evidence)
+        ]
         absent = self._absent(sentence) if anchored else []
         if absent:
             return [
@@ -202,8 +206,9 @@ class ClaimCheck:
         ]
         home_index = max(holding, key=scores.__getitem__)
         home = self.units[home_index]
-        if rivals and self.encode is not None:
+        if rivals and self.encode is not None and not home.row:
             # Words can mislead (a shared "how long"); the encoder must agree the rival is closer to the question.
+            # Not between table rows: the encoder hardly tells "large locker" from "small locker", the words do.
             home_cosine = self._question_cosine(home_index)
             rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:

@@ -22,6 +22,7 @@ from .units import Unit, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
 
+MAX_EVIDENCE_CHARS = 400
 WORD_WEIGHT = 0.5
 """Weight of the share of the question's rare words a sentence holds, next to its cosine."""
 # Questions asking for a value: a sentence that states none cannot answer them.
@@ -88,7 +89,8 @@ def evidence_block(evidence: Sequence[Scored]) -> str:
     """The prompt section that goes first: the sentences that answer, each with what it is about."""
     if not evidence:
         return ""
-    lines = [f"[{e.number}] {e.unit.full}" for e in evidence]
+    # A unit is a sentence or a table row; a long JSON line from a tool is cut for the prompt, not for the check.
+    lines = [f"[{e.number}] {e.unit.full[:MAX_EVIDENCE_CHARS]}" for e in evidence]
     return "## Evidence (the source sentences that answer the question)\n" + "\n".join(lines)
 
 

@@ -19,7 +19,6 @@ _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?
 # whitespace already avoids for English; Chinese full stops need no space after them.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
 _LIST_MARK_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)、])\s+")
-MAX_UNIT_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,8 @@ class Unit:
     block: int = 0
     """The paragraph it belongs to, numbered across all sources (each table row is a block of its own): a
     sentence of a paragraph is about what the whole paragraph is about."""
+    row: bool = False
+    """A table row: what it is about is in the row itself (its item), next to its neighbours' values."""
 
     @property
     def full(self) -> str:
@@ -61,7 +62,7 @@ def split_sentences(text: str) -> list[str]:
     for part in _SENTENCE_END_RE.split(text):
         part = part.strip()
         if part:
-            out.append(part[:MAX_UNIT_CHARS])
+            out.append(part)
     return out
 
 
@@ -93,7 +94,7 @@ def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]
                 header = cells
                 continue
             block += 1
-            units.append(Unit(table_row_text(header, cells), context, origin, block))
+            units.append(Unit(table_row_text(header, cells), context, origin, block, row=True))
             block += 1
             continue
         header = None
