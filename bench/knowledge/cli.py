@@ -101,10 +101,18 @@ def handle(opts: dict[str, Any]) -> None:
     report: dict[str, Any] = {"runs": {}}
     columns: dict[str, dict[str, Any]] = {}
     models = [m for m in opts["models"].split(",") if m] if not opts["base_url"] else [opts["model"]]
-    for local_model in models:
-        run_opts = {**opts, "local_model": "" if opts["base_url"] else local_model}
-        run = _one_model(centres, strategies, run_opts)
-        report["runs"][run["model"]] = run
+    from tests.support.servers import start_redis
+
+    # One Redis for every model: Django's and Celery's clients keep their connections for the process.
+    redis = start_redis()
+    try:
+        for local_model in models:
+            run_opts = {**opts, "local_model": "" if opts["base_url"] else local_model}
+            run = _one_model(centres, strategies, run_opts, redis.url)
+            report["runs"][run["model"]] = run
+    finally:
+        redis.stop()
+    for local_model, run in zip(models, report["runs"].values(), strict=False):
         for name, figures in run["sets"].items():
             if "trust" in figures:
                 held = "" if name == TUNING_SET else "*"
@@ -119,26 +127,23 @@ def handle(opts: dict[str, Any]) -> None:
         write(f"wrote {opts['json_path']}")
 
 
-def _one_model(centres: list[HelpCentre], strategies: list[str], opts: dict[str, Any]) -> dict[str, Any]:
+def _one_model(
+    centres: list[HelpCentre], strategies: list[str], opts: dict[str, Any], redis_url: str
+) -> dict[str, Any]:
     run: dict[str, Any] = {"sets": {}}
     needs_model = not opts["retrieval"]
+    from captain.knowledge.services.knowledge_search import knowledge_cache_clear
+
+    knowledge_cache_clear()  # a fresh database reuses ids: nothing loaded for the previous model may answer
     with BenchModel(opts, needs_model) as (base_url, model):
         run["model"] = model
         write(f"\n#### model {model}")
-        from tests.support.servers import start_redis
-
-        redis = start_redis()
-        try:
-            with (
-                isolated_database(),
-                product_settings(
-                    base_url=base_url, model=model, redis_url=redis.url, timeout=opts["timeout"]
-                ),
-            ):
-                for centre in centres:
-                    run["sets"][centre.name] = _one_set(centre, strategies, opts)
-        finally:
-            redis.stop()
+        with (
+            isolated_database(),
+            product_settings(base_url=base_url, model=model, redis_url=redis_url, timeout=opts["timeout"]),
+        ):
+            for centre in centres:
+                run["sets"][centre.name] = _one_set(centre, strategies, opts)
     return run
 
 
