@@ -231,8 +231,10 @@ class KnowledgeAnswerer:
         """Run the agent; a reply the check refuses is written again once with the findings named. Refused
         again, the customer gets the one source sentence that clearly answers, or an honest handoff (free)."""
         result = self._run(node, messages, agents)
-        if not self.settings.grounding_check or not isinstance(result.outcome, Reply):
+        if not isinstance(result.outcome, Reply):
             return result
+        if not self.settings.grounding_check:
+            return self._kept_promise(result, step)
         if result.outcome.confirmation is not None:
             # A held call's question is built from the call's arguments, not written by the model; running the
             # agent again would only hold the call again.

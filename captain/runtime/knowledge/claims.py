@@ -121,7 +121,9 @@ class ClaimCheck:
     def findings(self, reply: str) -> list[Finding]:
         out: list[Finding] = []
         said = _PUNCTUATION_RE.sub("", reply).lower()
-        if said and said in _PUNCTUATION_RE.sub("", self.question).lower():
+        asked = _PUNCTUATION_RE.sub("", self.question).lower()
+        # Long enough to be the question, not a "Hello!" to "hello there".
+        if len(said) >= max(6, len(asked) // 2) and said in asked:
             # A small model sometimes hands the question back as its answer.
             return [
                 Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")

@@ -135,3 +135,7 @@ def test_a_value_from_a_sentence_about_nothing_asked_is_refused():
         "It costs €12 per day."
     )
     assert [f.problem for f in findings] == ["wrong_context"]
+
+
+def test_a_greeting_back_is_not_an_echo():
+    assert check("hello there").findings("Hello!") == []
