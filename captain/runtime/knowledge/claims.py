@@ -122,8 +122,10 @@ class ClaimCheck:
         out: list[Finding] = []
         said = _PUNCTUATION_RE.sub("", reply).lower()
         asked = _PUNCTUATION_RE.sub("", self.question).lower()
-        # Long enough to be the question, not a "Hello!" to "hello there".
-        if len(said) >= max(6, len(asked) // 2) and said in asked:
+        # A question handed back as the answer, long enough to be the question (not a "Hello!" to
+        # "hello there"), with its question mark (ASCII or full-width).
+        handed_back = "?" in reply or "？" in reply
+        if handed_back and len(said) >= max(6, len(asked) // 2) and said in asked:
             # A small model sometimes hands the question back as its answer.
             return [
                 Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")
