@@ -18,7 +18,6 @@ No model call: it runs on every reply and costs a few milliseconds. Calibrated o
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from .grounding import Evidence, Specific, specifics
-from .tokens import has_cjk, tokens
+from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -109,14 +108,7 @@ class ClaimCheck:
         ]
         self._vocabulary = frozenset().union(*self._unit_words) if self._unit_words else frozenset()
         self._has_latin = any(not has_cjk(w) for w in self._vocabulary)
-        count = len(self.units)
-        df: dict[str, int] = {}
-        for words in self._unit_words:
-            for word in words:
-                df[word] = df.get(word, 0) + 1
-        self._idf = {
-            w: math.log(1 + count / n) for w, n in df.items() if n <= max(1, COMMON_WORD_SHARE * count)
-        }
+        self._idf = idf_weights(self._unit_words, max_share=COMMON_WORD_SHARE)
 
     def findings(self, reply: str) -> list[Finding]:
         out: list[Finding] = []

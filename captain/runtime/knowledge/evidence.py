@@ -9,7 +9,6 @@ what the customer gets if the model's reply fails the check twice ("say it strai
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .sources import Source
-from .tokens import tokens
+from .tokens import idf_weights, tokens
 from .units import Unit, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -73,11 +72,7 @@ def select_evidence(
 
 def _word_scores(units: Sequence[Unit], query: str) -> list[float]:
     unit_words = [frozenset(w for w in tokens(u.full) if not w.isdigit()) for u in units]
-    df: dict[str, int] = {}
-    for words in unit_words:
-        for word in words:
-            df[word] = df.get(word, 0) + 1
-    idf = {w: math.log(1 + len(units) / n) for w, n in df.items()}
+    idf = idf_weights(unit_words)
     wanted = {w for w in tokens(query) if w in idf}
     total = sum(idf[w] for w in wanted)
     if not total:

@@ -4,7 +4,9 @@ retrieval and the citation overlap, so both see the same words."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 # CJK Unified Ideographs (+ ext. A), Hiragana, Katakana, Hangul syllables.
@@ -36,3 +38,15 @@ def tokens(text: str) -> list[str]:
 
 def has_cjk(text: str) -> bool:
     return bool(_CJK_RE.search(text))
+
+
+def idf_weights(word_sets: Iterable[frozenset[str]], *, max_share: float | None = None) -> dict[str, float]:
+    """log(1 + N / df) of each word over the given sets (sentences, passages). With `max_share`, words found in
+    more than that share of the sets are left out: they say nothing about which one is meant."""
+    sets = list(word_sets)
+    df: dict[str, int] = {}
+    for words in sets:
+        for word in words:
+            df[word] = df.get(word, 0) + 1
+    most = max(1.0, max_share * len(sets)) if max_share is not None else float(len(sets))
+    return {w: math.log(1 + len(sets) / n) for w, n in df.items() if n <= most}
