@@ -11,8 +11,10 @@ class CaptainConfig(AppConfig):
         # (captain.queue), never by importing a task module.
         from captain import (  # noqa: F401  (registers system checks; configures tracing)
             checks,
+            lanes,
             tasks,
             telemetry,
         )
 
         telemetry.configure_tracing()
+        lanes.connect_signals()

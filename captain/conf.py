@@ -57,6 +57,13 @@ DEFAULTS: dict[str, Any] = {
     "SWEEP_UNPUBLISHED_AFTER_SECONDS": 10,
     # Quiet time after a customer's latest message before the AI answers, so a burst gets one reply; and the
     # longest a burst may defer the answer (a customer who never pauses is still answered).
+    # Customers first (captain.lanes, captain.model_gate): background AI work on its own queue, and a gate per model
+    # endpoint that holds background calls back while a customer call waits. Slots: calls an endpoint serves at
+    # once (the bundled model: its server's two slots, config/settings.py); customer slots: kept free of
+    # background calls. False: one queue, no gate.
+    "LANES": True,
+    "MODEL_GATE_SLOTS": 64,
+    "MODEL_GATE_CUSTOMER_SLOTS": 1,
     "DEBOUNCE_SECONDS": 1.5,
     "DEBOUNCE_MAX_SECONDS": 6.0,
     # Runs of one account at the same time (0: no cap). Over the cap the task waits in the queue (retried).

@@ -288,7 +288,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 # saturated CPU only waits again: 180 s per attempt and no retry (an explicit CAPTAIN_LLM_* still wins).
 BUNDLED_MODEL = env_bool("CAPTAIN_BUNDLED_MODEL", False)
 CAPTAIN_MODEL_BUDGET = {
-    **({"LLM_TIMEOUT_SECONDS": 180.0, "LLM_MAX_RETRIES": 0} if BUNDLED_MODEL else {}),
+    # Its server answers two calls at once (captain.local_llm): the model gate admits two, one kept for customers.
+    **({"LLM_TIMEOUT_SECONDS": 180.0, "LLM_MAX_RETRIES": 0, "MODEL_GATE_SLOTS": 2} if BUNDLED_MODEL else {}),
     **env_settings(
         {
             "LLM_TIMEOUT_SECONDS": ("CAPTAIN_LLM_TIMEOUT", float),
@@ -325,7 +326,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
-CELERY_TASK_ROUTES = {"captain.*": {"queue": "captain"}}
+# Each captain task to its lane's queue (captain.lanes): customer replies on `captain`, background AI work on
+# `captain_background`; everything else on `helpdesk`.
+CELERY_TASK_ROUTES = ("captain.lanes.route_task",)
 # Task modules outside the apps' `tasks.py` (autodiscovered): the conversation timers (see helpdesk/timers.py).
 CELERY_IMPORTS = ("helpdesk.timers",)
 CELERY_BEAT_SCHEDULE = {
@@ -430,6 +433,10 @@ CAPTAIN = {
             # docs/reliability.md: a burst of customer messages within this window gets one reply.
             "DEBOUNCE_SECONDS": ("CAPTAIN_DEBOUNCE_SECONDS", float),
             "DEBOUNCE_MAX_SECONDS": ("CAPTAIN_DEBOUNCE_MAX_SECONDS", float),
+            # docs/deploy.md: customer and background lanes, and the model gate's slots per endpoint.
+            "LANES": ("CAPTAIN_LANES", env_flag),
+            "MODEL_GATE_SLOTS": ("CAPTAIN_MODEL_GATE_SLOTS", int),
+            "MODEL_GATE_CUSTOMER_SLOTS": ("CAPTAIN_MODEL_GATE_CUSTOMER_SLOTS", int),
             "MAX_CONCURRENT_RUNS_PER_ACCOUNT": ("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", int),
             "ACCOUNT_BUSY_RETRY_SECONDS": ("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", int),
             "BROKER_DOWN_BACKOFF_SECONDS": ("CAPTAIN_BROKER_DOWN_BACKOFF_SECONDS", float),

@@ -331,6 +331,39 @@ def web_server_argv(
     return [*argv, "--access-logfile", "-"] if access_log else argv
 
 
+def worker_argvs(celery: list[str]) -> dict[str, list[str]]:
+    """The two Celery workers of the lanes, by program name (their logs are var/<name>.log)."""
+    threads = ["--pool", "threads", "-l", "INFO"]
+    return {
+        "worker": [
+            *celery,
+            "worker",
+            "-n",
+            "customer@%h",
+            "-Q",
+            "helpdesk,captain",
+            *threads,
+            "--concurrency",
+            "8",
+        ],
+        # `nice` execs the worker: the PID the supervisor stops is the worker's own.
+        "background": [
+            "nice",
+            "-n",
+            "10",
+            *celery,
+            "worker",
+            "-n",
+            "background@%h",
+            "-Q",
+            "captain_background",
+            *threads,
+            "--concurrency",
+            "2",
+        ],
+    }
+
+
 def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     sup.say("set up (system packages and virtualenv)")
     env = os.environ
@@ -404,29 +437,23 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
         # The demo's credentials are public: never on a deployment that turned DEBUG off.
         sup.say("demo seed skipped (DJANGO_DEBUG is off)")
 
+    # Two lanes (captain.lanes, docs/deploy.md): the customer worker serves replies and deliveries, the background
+    # worker the team's background AI work (drafts, judgements, copilot, document processing) with two threads
+    # and a lower CPU priority, so twelve documents being processed do not slow a customer's reply down; the
+    # model gate (captain.model_gate) keeps the model's slots for customers across both.
     # The threads pool: AI runs wait on the model, and threads answered 3.2x more replies per second than prefork
     # in bench/webhook_throughput.py (docs/reliability.md). Celery does not enforce time limits in this pool; the
     # run deadline and the per-call model timeout bound a run instead.
     celery = [str(bindir / "celery"), "-A", "config"]
-    sup.start(
-        Program(
-            "worker",
-            [
-                *celery,
-                "worker",
-                "-Q",
-                "helpdesk,captain",
-                "--pool",
-                "threads",
-                "--concurrency",
-                "8",
-                "-l",
-                "INFO",
-            ],
-            var / "worker.log",
-            ready=lambda program: " ready." in program.new_output(),
+    for name, argv in worker_argvs(celery).items():
+        sup.start(
+            Program(
+                name,
+                argv,
+                var / f"{name}.log",
+                ready=lambda program: " ready." in program.new_output(),
+            )
         )
-    )
     sup.start(
         Program(
             "beat",

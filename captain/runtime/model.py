@@ -14,6 +14,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
@@ -122,6 +123,8 @@ class ModelResponse:
     """Streamed calls: the caller stopped reading before the model finished (it had what it needed)."""
     usage_estimated: bool = False
     """The usage is an estimate (a stream stopped early never receives the endpoint's count)."""
+    gate_wait_ms: float = 0.0
+    """How long the call waited for a slot of the endpoint's gate before it was sent."""
 
 
 class ModelClient(Protocol):
@@ -211,18 +214,30 @@ def make_openai_client(
     return client
 
 
+class ModelGate(Protocol):
+    """Admission to an endpoint's model: a call holds a slot for as long as it talks to the model (customers
+    first: captain.model_gate). `slot()` waits for one and yields the milliseconds it waited."""
+
+    def slot(self) -> AbstractContextManager[float]: ...
+
+
 class OpenAIChatModel:
     """`ModelClient` over the Chat Completions API of any OpenAI-compatible endpoint.
 
     An endpoint that refuses the optional router options (`response_format`, `logprobs`) with a 400 gets the
-    call again without them, once, and this client remembers: its later calls go plain."""
+    call again without them, once, and this client remembers: its later calls go plain.
+
+    `gate`: every call (a streamed one until its last chunk is read) holds a slot of it; None: no admission."""
 
     provider_name = "openai"
     """Value of `gen_ai.provider.name` on LLM spans."""
 
-    def __init__(self, client: openai.OpenAI, *, provider_name: str = "openai") -> None:
+    def __init__(
+        self, client: openai.OpenAI, *, provider_name: str = "openai", gate: ModelGate | None = None
+    ) -> None:
         self.client = client
         self.provider_name = provider_name
+        self.gate = gate
         self.plain_only = False
         """True once the endpoint refused `response_format` or `logprobs`: neither is sent any more."""
         self.stream_usage = True
@@ -242,6 +257,21 @@ class OpenAIChatModel:
         messages: list[dict[str, Any]],
         tools: Sequence[dict[str, Any]] = (),
         settings: ModelSettings = DEFAULT_SETTINGS,
+    ) -> ModelResponse:
+        with self._slot() as waited_ms:
+            response = self._complete(model, messages, tools, settings)
+        response.gate_wait_ms = waited_ms
+        return response
+
+    def _slot(self) -> AbstractContextManager[float]:
+        return self.gate.slot() if self.gate is not None else nullcontext(0.0)
+
+    def _complete(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        settings: ModelSettings,
     ) -> ModelResponse:
         body = self._body(model, messages, tools, settings)
         started = time.monotonic()
@@ -284,6 +314,19 @@ class OpenAIChatModel:
         generating (a small model going on to invent the tool's result costs seconds per turn on a CPU). The
         usage chunk never comes then: the usage is estimated (prompt characters / 4, one token per chunk)
         and `usage_estimated` says so."""
+        with self._slot() as waited_ms:
+            response = self._stream(model, messages, tools, settings, on_text)
+        response.gate_wait_ms = waited_ms
+        return response
+
+    def _stream(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        settings: ModelSettings,
+        on_text: Callable[[str], bool | None],
+    ) -> ModelResponse:
         started = time.monotonic()
         body = self._stream_body(model, messages, tools, settings)
         try:

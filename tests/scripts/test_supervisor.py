@@ -186,3 +186,22 @@ def test_children_are_stopped_when_the_supervisor_itself_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_scripts_run_starts_one_worker_per_lane():
+    """The customer worker serves replies and deliveries, the background worker the rest of the AI's work, at a
+    lower CPU priority; together they consume every queue a task is published to (captain.lanes)."""
+    from captain import lanes
+
+    argvs = supervisor.worker_argvs(["celery", "-A", "config"])
+    assert set(argvs) == {"worker", "background"}
+
+    def queues(argv: list[str]) -> str:
+        return argv[argv.index("-Q") + 1]
+
+    assert queues(argvs["worker"]) == lanes.worker_queues(lanes.CUSTOMER)
+    assert queues(argvs["background"]) == lanes.worker_queues(lanes.BACKGROUND)
+    assert argvs["background"][:3] == ["nice", "-n", "10"]
+    # Two workers on one host need their own node names (Celery warns of and mixes up duplicates).
+    names = {argv[argv.index("-n", 3) + 1] for argv in argvs.values()}
+    assert len(names) == 2

@@ -118,7 +118,7 @@ def start_celery_worker(
     log_path: Path,
     concurrency: int = 1,
     pool: str = "prefork",
-    queues: str = "helpdesk,captain",
+    queues: str = "helpdesk,captain,captain_background",
 ) -> CeleryWorker:
     full_env = {**os.environ, **env}
     log = log_path.open("w")

@@ -264,7 +264,9 @@ def suggestions_model_client(endpoint: Endpoint, *, timeout: float) -> ModelClie
     client = model_client_for(endpoint)
     if isinstance(client, OpenAIChatModel):
         return OpenAIChatModel(
-            client.client.with_options(timeout=timeout, max_retries=0), provider_name=client.provider_name
+            client.client.with_options(timeout=timeout, max_retries=0),
+            provider_name=client.provider_name,
+            gate=client.gate,
         )
     return client
 

@@ -23,6 +23,7 @@ from captain.assistants.models import Assistant, ModelEndpoint
 from captain.assistants.services.destinations import secret_stays, url_origin
 from captain.conf import captain_setting
 from captain.crypto import SecretUnreadable, secret_decrypt, secret_encrypt
+from captain.model_gate import gate_for
 from captain.routing.models import RoutingConfig, RoutingNode
 from captain.runtime import ModelClient, OpenAIChatModel, make_openai_client
 from helpdesk.models import Account
@@ -273,7 +274,11 @@ def model_client_for(endpoint: Endpoint) -> ModelClient:
     pool, timeout, retries) is the cached one; the thin wrapper is new per call, so what it learns about an
     endpoint that refuses the router's optional fields (it then asks plainly) lasts for one decision or run,
     never for the whole process."""
-    return OpenAIChatModel(_sdk_client(endpoint))
+    # The server's endpoints are shared by every account and lane: their calls pass the customers-first gate.
+    # An account's own endpoint serves that account alone and its capacity is unknown here: no gate (its
+    # background work still runs on the background workers).
+    gate = None if endpoint.is_own else gate_for(f"{endpoint.name}|{endpoint.base_url}")
+    return OpenAIChatModel(_sdk_client(endpoint), gate=gate)
 
 
 # ---- an account's own endpoints (writes) -----------------------------------------------------------------------

@@ -1,0 +1,183 @@
+"""Customers first at the model: a priority semaphore per model endpoint, shared by every process through Redis.
+
+Every model call holds a slot of its endpoint's gate while it talks to the model (`OpenAIChatModel(gate=...)`).
+The rules, decided atomically in one Lua script so that web processes, customer workers and background workers
+on any host agree:
+
+- An endpoint has `MODEL_GATE_SLOTS` slots (the bundled model: its two server slots; a hosted API: many).
+- A call in the customer lane (`captain.lanes`) takes any free slot. When none is free it registers as waiting.
+- A background call takes a slot only when no customer call is waiting for the endpoint *and* fewer than
+  `slots - MODEL_GATE_CUSTOMER_SLOTS` slots are held (at least one), so a customer finds a free slot at once,
+  or at worst waits for the calls already running.
+
+Crash safety: a slot is a lease (the call's worst-case duration), a waiting customer a short lease it renews while
+it polls; a killed process's entries lapse by themselves. Availability over priority: when Redis does not
+answer, a call goes ahead ungated (logged); a customer call that waited `max_wait` goes ahead ungated too, while
+a background call gives up with a `ModelError("timeout")` (its task fails or retries as on any model timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from functools import lru_cache
+
+import redis
+from django.conf import settings
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from captain import lanes
+from captain.conf import captain_setting
+from captain.runtime import ModelError
+
+logger = logging.getLogger(__name__)
+
+_ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local token, lane = ARGV[1], ARGV[2]
+local slots, background_slots = tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease_ms, wait_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
+local held = redis.call('ZCARD', KEYS[1])
+if lane == 'customer' then
+  if held < slots then
+    redis.call('ZADD', KEYS[1], now + lease_ms, token)
+    redis.call('PEXPIRE', KEYS[1], lease_ms)
+    redis.call('ZREM', KEYS[2], token)
+    return 1
+  end
+  redis.call('ZADD', KEYS[2], now + wait_ms, token)
+  redis.call('PEXPIRE', KEYS[2], wait_ms)
+  return 0
+end
+if redis.call('ZCARD', KEYS[2]) > 0 or held >= background_slots then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + lease_ms, token)
+redis.call('PEXPIRE', KEYS[1], lease_ms)
+return 1
+"""
+
+CUSTOMER_POLL_SECONDS = 0.02
+BACKGROUND_POLL_SECONDS = 0.1
+WAITING_LEASE_MS = 2000
+"""A waiting customer renews its entry every poll; a dead one stops holding background calls back after this."""
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    slots: int
+    customer_slots: int
+    lease_seconds: float
+    max_wait_seconds: float
+
+    @property
+    def background_slots(self) -> int:
+        return max(1, self.slots - self.customer_slots)
+
+
+class RedisModelGate:
+    """The gate of one endpoint (see the module's docstring); implements `captain.runtime.ModelGate`."""
+
+    def __init__(self, endpoint_key: str, config: GateSettings, client: redis.Redis) -> None:
+        digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
+        self.keys = [f"captain:gate:{digest}:held", f"captain:gate:{digest}:waiting"]
+        self.config = config
+        self.client = client
+        self._acquire_script = client.register_script(_ACQUIRE)
+
+    @contextmanager
+    def slot(self) -> Iterator[float]:
+        lane = lanes.current()
+        token = uuid.uuid4().hex
+        started = time.monotonic()
+        holding = self._acquire(token, lane, started)
+        try:
+            yield (time.monotonic() - started) * 1000
+        finally:
+            if holding:
+                self._release(token)
+
+    def _acquire(self, token: str, lane: lanes.Lane, started: float) -> bool:
+        """True once a slot is held; False when the call goes ahead without one (Redis down, customer waited
+        too long). Raises ModelError for a background call that waited too long."""
+        c = self.config
+        poll = CUSTOMER_POLL_SECONDS if lane == lanes.CUSTOMER else BACKGROUND_POLL_SECONDS
+        args: list[str | int] = [
+            token,
+            lane,
+            c.slots,
+            c.background_slots,
+            int(c.lease_seconds * 1000),
+            WAITING_LEASE_MS,
+        ]
+        while True:
+            try:
+                if self._acquire_script(keys=self.keys, args=args):
+                    return True
+            except redis.RedisError as exc:
+                logger.warning("model gate unavailable, calling the model ungated: %s", exc)
+                return False
+            if time.monotonic() - started >= c.max_wait_seconds:
+                if lane == lanes.CUSTOMER:
+                    logger.warning(
+                        "a customer call waited %.0f s for the model gate; going ahead", c.max_wait_seconds
+                    )
+                    self._forget_waiting(token)
+                    return False
+                raise ModelError(
+                    "timeout", f"waited {c.max_wait_seconds:.0f} s for the model: customers first"
+                )
+            time.sleep(poll)
+
+    def _release(self, token: str) -> None:
+        try:
+            self.client.zrem(self.keys[0], token)
+        except redis.RedisError as exc:
+            # The lease lapses by itself.
+            logger.warning("model gate release failed (the slot lapses with its lease): %s", exc)
+
+    def _forget_waiting(self, token: str) -> None:
+        with suppress(redis.RedisError):
+            self.client.zrem(self.keys[1], token)
+
+
+def gate_redis(url: str) -> redis.Redis:
+    """A client for the gate: short timeouts and no retries (the client's default retries with backoff would add
+    seconds to every model call during a Redis outage): the gate must never be what holds a reply up."""
+    return redis.Redis.from_url(
+        url, socket_connect_timeout=0.5, socket_timeout=2, retry=Retry(NoBackoff(), 0)
+    )
+
+
+@lru_cache(maxsize=1)
+def _redis(url: str) -> redis.Redis:
+    # One connection pool per process.
+    return gate_redis(url)
+
+
+def gate_settings() -> GateSettings:
+    timeout = float(captain_setting("LLM_TIMEOUT_SECONDS"))
+    attempts = int(captain_setting("LLM_MAX_RETRIES")) + 1
+    return GateSettings(
+        slots=max(1, int(captain_setting("MODEL_GATE_SLOTS"))),
+        customer_slots=max(0, int(captain_setting("MODEL_GATE_CUSTOMER_SLOTS"))),
+        # A slot outlives the call's worst case (every attempt timing out) a little: a live call never loses it.
+        lease_seconds=timeout * attempts + 10.0,
+        max_wait_seconds=timeout,
+    )
+
+
+def gate_for(endpoint_key: str) -> RedisModelGate | None:
+    """The gate of the endpoint `endpoint_key` names (its URL and name), or None with lanes turned off."""
+    if not lanes.enabled():
+        return None
+    return RedisModelGate(endpoint_key, gate_settings(), _redis(settings.REDIS_URL))
