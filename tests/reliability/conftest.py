@@ -82,7 +82,12 @@ class Workers:
     started: list[CeleryWorker] = field(default_factory=list)
 
     def start(
-        self, *, concurrency: int = 1, pool: str = "prefork", queues: str = "helpdesk,captain,captain_background", **env: str
+        self,
+        *,
+        concurrency: int = 1,
+        pool: str = "prefork",
+        queues: str = "helpdesk,captain,captain_background",
+        **env: str,
     ):
         worker = start_celery_worker(
             env={**self.base_env, **env},
