@@ -14,6 +14,7 @@ urlpatterns = [
     path("webhooks/telegram/<str:webhook_token>/", telegram_webhook, name="webhook-telegram"),
     path("webhooks/whatsapp/<str:webhook_token>/", whatsapp_webhook, name="webhook-whatsapp"),
     path("webhooks/slack/<str:webhook_token>/", slack_webhook, name="webhook-slack"),
+    path("widget/", include("helpdesk.api.widget")),
     path("api/v1/", include("helpdesk.api.urls")),
     path("api/v1/captain/", include("captain.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

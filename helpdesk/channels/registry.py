@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import api_channel, slack, telegram, whatsapp
 from .protocol import Channel
+from .widget import WidgetChannel
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox
@@ -25,6 +26,7 @@ _CHANNELS: dict[str, Channel] = {
         telegram.TelegramChannel(),
         whatsapp.WhatsAppChannel(),
         slack.SlackChannel(),
+        WidgetChannel(),
     )
 }
 

@@ -21,6 +21,7 @@ class Inbox(models.Model):
         TELEGRAM = "telegram", "Telegram"
         WHATSAPP = "whatsapp", "WhatsApp Cloud"
         SLACK = "slack", "Slack"
+        WIDGET = "widget", "Website chat widget"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="inboxes")
     name = models.CharField(max_length=200)

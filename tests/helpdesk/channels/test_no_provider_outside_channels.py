@@ -21,10 +21,11 @@ CHANNELS = ROOT / "helpdesk" / "channels"
 SHARED = frozenset(
     {"__init__", "base", "media", "protocol", "provider_config", "provider_http", "rating", "registry"}
 )
+# A provider is a module, or a package when it has several (helpdesk/channels/widget/).
 PROVIDER_MODULES = frozenset(
     f"helpdesk.channels.{path.stem}" for path in CHANNELS.glob("*.py") if path.stem not in SHARED
-)
-PROVIDER_MEMBERS = frozenset({"TELEGRAM", "WHATSAPP", "SLACK"})
+) | frozenset(f"helpdesk.channels.{path.parent.name}" for path in CHANNELS.glob("*/__init__.py"))
+PROVIDER_MEMBERS = frozenset({"TELEGRAM", "WHATSAPP", "SLACK", "WIDGET"})
 
 # Imports outside this change's files, still to move (each fails the test once it is gone, so the list shrinks):
 # the admin's API inbox setup hint names the signature headers; the demo chat command signs like a customer's
@@ -35,6 +36,9 @@ KNOWN_IMPORTS = frozenset(
         ("captain.management.commands.captain_demo_chat", "helpdesk.channels.api_channel"),
     }
 )
+# A channel's own public entry point outside helpdesk/channels/, because it writes through helpdesk's services
+# (which the channels may not import): the widget's visitor API issues visitor tokens and checks `setUser`.
+ENTRY_POINTS = frozenset({("helpdesk.api.widget", "helpdesk.channels.widget")})
 
 
 def _provider_imports() -> set[tuple[str, str]]:
@@ -42,7 +46,8 @@ def _provider_imports() -> set[tuple[str, str]]:
     return {
         (importer, provider)
         for provider in PROVIDER_MODULES
-        for importer in graph.find_modules_that_directly_import(provider)
+        for module in graph.find_descendants(provider) | {provider}
+        for importer in graph.find_modules_that_directly_import(module)
         if not importer.startswith("helpdesk.channels.")
     }
 
@@ -57,12 +62,13 @@ def test_the_provider_modules_are_found():
 def test_every_provider_module_serves_one_channel():
     from helpdesk.channels.registry import all_channels
 
-    assert sorted(type(channel).__module__ for channel in all_channels()) == sorted(PROVIDER_MODULES)
+    served = sorted(".".join(type(c).__module__.split(".")[:3]) for c in all_channels())
+    assert served == sorted(PROVIDER_MODULES)
 
 
 def test_no_module_outside_the_channels_imports_a_provider_module():
     found = _provider_imports()
-    assert sorted(found - KNOWN_IMPORTS) == []
+    assert sorted(found - KNOWN_IMPORTS - ENTRY_POINTS) == []
     assert sorted(KNOWN_IMPORTS - found) == [], "moved: drop it from KNOWN_IMPORTS"
 
 

@@ -1,0 +1,251 @@
+"""The website widget's public visitor API, mounted at `/widget/<website_token>/`.
+
+Called by the widget script (helpdesk/static/helpdesk/widget/widget.js) from the customer's own pages, so:
+- CORS is limited to the inbox's allowed origins: a request from any other page (or naming none) is refused with
+  403 before anything else, and only an allowed origin gets `Access-Control-Allow-Origin` back;
+- no cookies: the visitor is named by the opaque visitor token (header `X-Visitor-Token`, or the query string of
+  the event stream, which EventSource cannot give headers), never by a session; no CSRF token is needed for the
+  same reason;
+- every write counts against the inbox's rate limit (helpdesk.services.rate_limits, 429 with Retry-After).
+Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
+
+    POST session/      -> {"visitor_token"}     a new visitor, or the same one when a valid token is sent
+    GET  messages/     -> {"messages": [...]}   the visitor's thread, `?after=<id>` for what is new
+    POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline)
+    POST identify/     {"identifier", "identifier_hash", "name", "email"} -> {"visitor_token"}  setUser
+    GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+
+from helpdesk.channels import widget
+from helpdesk.channels.base import WebhookRejected, fit_for_storage
+from helpdesk.channels.protocol import webhook_json
+from helpdesk.channels.registry import channel_for
+from helpdesk.models import Inbox
+from helpdesk.realtime.hub import get_hub
+from helpdesk.realtime.publish import account_channel
+from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
+from helpdesk.selectors import inbox_for_webhook
+from helpdesk.selectors.visitors import customer_conversation_ids, customer_messages
+from helpdesk.services.messages import message_ingest
+from helpdesk.services.rate_limits import webhook_rate_limit_check
+from helpdesk.services.visitors import visitor_identify
+
+from .webhooks import read_body, webhook_request
+
+CHANNEL = Inbox.ChannelType.WIDGET
+ALLOWED_HEADERS = f"Content-Type, {widget.VISITOR_HEADER}"
+READY_SECONDS = 2.0
+
+
+def _error(status: int, code: str, detail: str) -> JsonResponse:
+    return JsonResponse({"error": code, "detail": detail}, status=status)
+
+
+def _with_cors(response: HttpResponse, origin: str) -> HttpResponse:
+    response["Access-Control-Allow-Origin"] = origin
+    response["Vary"] = "Origin"
+    return response
+
+
+def _inbox(website_token: str) -> Inbox | None:
+    return inbox_for_webhook(webhook_token=website_token, channel_type=CHANNEL)
+
+
+def _visitor_api(handler: Callable[[HttpRequest, Inbox], HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a visitor operation: the inbox, the preflight, the origin check and CORS headers, and every
+    WebhookRejected turned into its JSON refusal. The origin is checked before anything is read or counted."""
+
+    @csrf_exempt  # no cookies are read: the visitor token authenticates
+    def view(request: HttpRequest, website_token: str) -> HttpResponse:
+        inbox = _inbox(website_token)
+        if inbox is None:
+            return _error(404, "not_found", "Unknown widget.")
+        try:
+            origin = widget.checked_origin(inbox, request.headers)
+        except WebhookRejected as exc:
+            return _error(exc.status, exc.code, exc.message)
+        if request.method == "OPTIONS":
+            response = HttpResponse(status=204)
+            response["Access-Control-Allow-Methods"] = "GET, POST"
+            response["Access-Control-Allow-Headers"] = ALLOWED_HEADERS
+            response["Access-Control-Max-Age"] = "600"
+            return _with_cors(response, origin)
+        try:
+            answer = handler(request, inbox)
+        except WebhookRejected as exc:
+            answer = _error(exc.status, exc.code, exc.message)
+        return _with_cors(answer, origin)
+
+    return view
+
+
+def _method(request: HttpRequest, *allowed: str) -> None:
+    if request.method not in allowed:
+        raise WebhookRejected(405, "method_not_allowed", f"Use {' or '.join(allowed)}.")
+
+
+def _count(inbox: Inbox) -> HttpResponse | None:
+    decision = webhook_rate_limit_check(inbox=inbox)
+    if decision.allowed:
+        return None
+    response = _error(429, "rate_limited", f"More than {decision.limit} requests per minute.")
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
+def _json_object(request: HttpRequest) -> dict[str, Any]:
+    body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    payload = webhook_json(body) if body else {}
+    if not isinstance(payload, dict):
+        raise WebhookRejected(400, "invalid_payload", "Body must be a JSON object.")
+    return payload
+
+
+def _source_id(request: HttpRequest, inbox: Inbox) -> str:
+    return widget.visitor_source_id(inbox, request.headers.get(widget.VISITOR_HEADER, ""))
+
+
+def session(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    _method(request, "POST")
+    if (limited := _count(inbox)) is not None:
+        return limited
+    token = request.headers.get(widget.VISITOR_HEADER, "")
+    try:
+        source_id = widget.visitor_source_id(inbox, token)
+    except WebhookRejected:
+        source_id = widget.new_anonymous_source_id()  # none yet, or not ours: a new visitor
+    return JsonResponse(
+        {"visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=source_id), "name": inbox.name}
+    )
+
+
+def messages(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    _method(request, "GET", "POST")
+    if request.method == "GET":
+        source_id = _source_id(request, inbox)
+        try:
+            after = max(int(request.GET.get("after", "0")), 0)
+        except ValueError:
+            raise WebhookRejected(400, "invalid_after", "after must be a message id.") from None
+        rows = customer_messages(inbox_id=inbox.pk, source_id=source_id, after_id=after)
+        return JsonResponse({"messages": [asdict(row) for row in rows]})
+    channel = channel_for(inbox)
+    body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    channel.verify(inbox, webhook_request(request, body))
+    if (limited := _count(inbox)) is not None:
+        return limited
+    received = channel.parse(inbox, webhook_request(request, body))
+    (inbound,) = [fit_for_storage(m) for m in received.messages]
+    result = message_ingest(inbox=inbox, inbound=inbound)
+    return JsonResponse(
+        {
+            "status": "accepted" if result.created else "duplicate",
+            "message_id": result.message.id,
+            "conversation_id": result.message.conversation_id,
+        },
+        status=201 if result.created else 200,
+    )
+
+
+def identify(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    """`setUser`: only a valid identifier hash names the visitor as the customer's user (403 otherwise,
+    nothing changed)."""
+    _method(request, "POST")
+    source_id = _source_id(request, inbox)
+    if (limited := _count(inbox)) is not None:
+        return limited
+    payload = _json_object(request)
+    fields = {key: payload.get(key, "") for key in ("identifier", "identifier_hash", "name", "email")}
+    if not all(isinstance(value, str) for value in fields.values()):
+        raise WebhookRejected(
+            400, "invalid_payload", "identifier, identifier_hash, name and email are strings."
+        )
+    widget.verify_identifier(inbox, fields["identifier"], fields["identifier_hash"])
+    identified = visitor_identify(
+        inbox=inbox,
+        source_id=source_id,
+        identified_id=widget.identified_source_id(fields["identifier"]),
+        name=fields["name"][:200],
+        email=fields["email"] if len(fields["email"]) <= 254 and "@" in fields["email"] else "",
+    )
+    return JsonResponse({"visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=identified)})
+
+
+def _events_access(website_token: str, headers: Any, token: str) -> tuple[Inbox, str, str, list[int]]:
+    inbox = _inbox(website_token)
+    if inbox is None:
+        raise WebhookRejected(404, "not_found", "Unknown widget.")
+    origin = widget.checked_origin(inbox, headers)
+    source_id = widget.visitor_source_id(inbox, token)
+    return inbox, origin, source_id, customer_conversation_ids(inbox_id=inbox.pk, source_id=source_id)
+
+
+async def events(request: HttpRequest, website_token: str) -> HttpResponse:
+    """The visitor's live stream: one frame per reply stored in one of their conversations (ids only; the page
+    reads the message through `messages/`). The conversation list is re-read while the stream is open, so a
+    conversation started after it opened is followed too."""
+    try:
+        inbox, origin, source_id, conversation_ids = await sync_to_async(_events_access)(
+            website_token, request.headers, request.GET.get("visitor_token", "")
+        )
+    except WebhookRejected as exc:
+        return _error(exc.status, exc.code, exc.message)
+    if not can_stream(request):
+        return _with_cors(no_stream(), origin)
+    followed = set(conversation_ids)
+    hub = get_hub()
+    listener = hub.listen(account_channel(inbox.account_id))
+    if not await hub.wait_ready(READY_SECONDS):
+        listener.close()
+        return _with_cors(unavailable(), origin)
+
+    def accept(event: dict[str, Any]) -> bool:
+        return event.get("type") == "resync" or (
+            event.get("type") == "message"
+            and not event.get("private")
+            and event.get("inbox_id") == inbox.pk
+            and event.get("conversation_id") in followed
+        )
+
+    reread = sync_to_async(customer_conversation_ids, thread_sensitive=False)
+
+    async def still_allowed() -> bool:
+        followed.update(await reread(inbox_id=inbox.pk, source_id=source_id))
+        return True
+
+    frames = _visitor_frames(sse_stream(listener, accept=accept, allowed=still_allowed))
+    return _with_cors(sse_response(frames, listener), origin)
+
+
+async def _visitor_frames(frames: Any) -> Any:
+    """The dashboard's frames cut down to what a visitor may see: the type and the message id."""
+    async for frame in frames:
+        if frame.startswith(b"data: "):
+            event = json.loads(frame[6:])
+            frame = (
+                f"data: {json.dumps({'type': event.get('type'), 'message_id': event.get('message_id')})}\n\n"
+            )
+            yield frame.encode()
+        else:
+            yield frame
+
+
+urlpatterns = [
+    path("<str:website_token>/session/", _visitor_api(session), name="widget-session"),
+    path("<str:website_token>/messages/", _visitor_api(messages), name="widget-messages"),
+    path("<str:website_token>/identify/", _visitor_api(identify), name="widget-identify"),
+    path("<str:website_token>/events/", events, name="widget-events"),
+]

@@ -1,0 +1,28 @@
+"""The website chat widget channel: the `Channel` (channel.py) and the visitor's identity (identity.py)."""
+
+from .channel import MAX_TEXT_LENGTH, WidgetChannel
+from .identity import (
+    VISITOR_HEADER,
+    allowed_origins,
+    checked_origin,
+    identified_source_id,
+    identifier_hash,
+    new_anonymous_source_id,
+    verify_identifier,
+    visitor_source_id,
+    visitor_token,
+)
+
+__all__ = [
+    "MAX_TEXT_LENGTH",
+    "VISITOR_HEADER",
+    "WidgetChannel",
+    "allowed_origins",
+    "checked_origin",
+    "identified_source_id",
+    "identifier_hash",
+    "new_anonymous_source_id",
+    "verify_identifier",
+    "visitor_source_id",
+    "visitor_token",
+]
