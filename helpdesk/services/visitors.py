@@ -11,7 +11,7 @@ Name and e-mail given with the identity are stored on the contact when they are 
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
@@ -45,8 +45,12 @@ def visitor_identify(
         moved.update(contact_inbox=known, contact=known.contact)
     if known is None:
         # Identified before their first message: the row exists from now on, so name and e-mail are kept.
-        contact = Contact.objects.create(account_id=inbox.account_id, name=name, email=email)
-        ContactInbox.objects.create(contact=contact, inbox=inbox, source_id=identified_id)
+        try:
+            with transaction.atomic():
+                contact = Contact.objects.create(account_id=inbox.account_id, name=name, email=email)
+                ContactInbox.objects.create(contact=contact, inbox=inbox, source_id=identified_id)
+        except IntegrityError:
+            pass  # the same person identified in another tab at the same moment: the unique row decided
         return identified_id
     _update_contact(known, name=name, email=email)
     return identified_id
