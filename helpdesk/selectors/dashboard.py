@@ -160,6 +160,21 @@ def conversation_page(
     counts = folder_counts(account_id=account_id, user=user, filters=filters)
     total = counts[folder.key]
     page = max(1, min(page, max(1, -(-total // PAGE_SIZE))))
+    rows = list(
+        _folder_rows(account_id=account_id, user=user, folder=folder, filters=filters)
+        .select_related("contact", "inbox", "assignee")
+        .prefetch_related("labels")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    )
+    previews = _previews(rows)
+    for conversation in rows:
+        conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]  # for the template only, not a field
+    return ConversationPage(folder=folder, counts=counts, conversations=rows, page=page, total=total)
+
+
+def _folder_rows(
+    *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters
+) -> QuerySet[Conversation]:
+    """The folder's conversations with its filters, in the order the list shows them."""
     conversations = filters.apply(Conversation.objects.filter(account_id=account_id)).filter(
         folder.condition(user)
     )
@@ -170,15 +185,41 @@ def conversation_page(
         order = [F("snoozed_until").asc(nulls_last=True), "id"]
     else:
         order = ["-last_activity_at", "-id"]
-    rows = list(
-        conversations.select_related("contact", "inbox", "assignee")
-        .prefetch_related("labels")
-        .order_by(*order)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    return conversations.order_by(*order)
+
+
+QUEUE_WINDOW = 200
+"""How far down a list "the next conversation" is looked for: the agent works from the top of the list."""
+
+
+def folder_of(conversation: Conversation) -> Folder:
+    """The list a conversation opened without one (a link from a notification, a bookmark) belongs to: its
+    back link and its "next conversation" come from there."""
+    key = {
+        Conversation.Status.PENDING: "ai",
+        Conversation.Status.SNOOZED: "snoozed",
+        Conversation.Status.RESOLVED: "resolved",
+    }.get(Conversation.Status(conversation.status), "needs-people")
+    return FOLDERS[key]
+
+
+def queue_neighbours(
+    *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters, conversation_id: int
+) -> tuple[int | None, int | None]:
+    """(previous, next) conversation ids around `conversation_id` in the list, in one query over the first
+    QUEUE_WINDOW ids. A conversation not (or no longer) in the list has no previous, and the top of the list
+    as its next: the queue continues from the top."""
+    ids = list(
+        _folder_rows(account_id=account_id, user=user, folder=folder, filters=filters).values_list(
+            "id", flat=True
+        )[:QUEUE_WINDOW]
     )
-    previews = _previews(rows)
-    for conversation in rows:
-        conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]  # for the template only, not a field
-    return ConversationPage(folder=folder, counts=counts, conversations=rows, page=page, total=total)
+    if conversation_id not in ids:
+        return None, ids[0] if ids else None
+    at = ids.index(conversation_id)
+    previous = ids[at - 1] if at > 0 else None
+    following = ids[at + 1] if at + 1 < len(ids) else None
+    return previous, following
 
 
 def _previews(conversations: list[Conversation]) -> dict[int, str]:

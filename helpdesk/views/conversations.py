@@ -22,12 +22,11 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from helpdesk.conf import ai_responder
-from helpdesk.models import Conversation, Membership, Message
+from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import (
     account_labels,
     account_member,
@@ -48,6 +47,8 @@ from helpdesk.services.messages import message_create_agent_reply, message_creat
 
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
+from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
+from .workspace import QUEUE_ACTIONS, list_context, next_conversation_url, workspace
 
 MAX_MESSAGE_CHARS = 10_000
 POLL_INTERVAL_MS = 3000
@@ -95,47 +96,11 @@ def conversation_list(request: AuthenticatedHttpRequest, membership: Membership,
         current=page,
         filters=filters,
         filter_qs=urlencode(filters.as_query()),
+        list_qs=urlencode({"list": selected.key, **filters.as_query()}),
         priorities=Conversation.Priority.choices,
         **dashboard.filter_options(account_id=membership.account_id),
     )
     return render(request, "dashboard/conversation_list.html", context)
-
-
-def with_cited_sources(messages: list[Message]) -> list[Message]:
-    """AI replies get `cited_sources`: the knowledge they used, as the AI responder recorded it (the helpdesk
-    knows nothing of knowledge; a responder without `reply_sources` shows none)."""
-    responder = ai_responder()
-    lookup = getattr(responder, "reply_sources", None)
-    ids = [m.pk for m in messages if m.sender_type == Message.SenderType.ASSISTANT]
-    found = lookup(message_ids=ids) if lookup and ids else {}
-    for message in messages:
-        message.cited_sources = found.get(message.pk, [])  # type: ignore[attr-defined]  # for the template only, not a field
-    return messages
-
-
-def debug_log_url(account_id: int, conversation_id: int) -> str | None:
-    """The AI debug log of this conversation, when the AI app (captain) is installed; helpdesk only knows the
-    URL name, never the app."""
-    try:
-        return reverse("captain-dashboard:conversation-runs", args=[account_id, conversation_id])
-    except NoReverseMatch:
-        return None
-
-
-def reroute_form(conversation: Conversation) -> dict[str, object] | None:
-    """The AI responder's "This should have gone to ..." form (where to post, the nodes, the message it routed
-    last) for a conversation the AI handles or people took from it; None without one."""
-    if conversation.status not in (Conversation.Status.PENDING, Conversation.Status.OPEN):
-        return None
-    build = getattr(ai_responder(), "reroute_form", None)
-    return build(conversation=conversation) if build else None
-
-
-def copilot_panel(conversation: Conversation, membership: Membership) -> dict[str, object] | None:
-    """The AI responder's copilot for this conversation (its template and the URLs it posts to); None without
-    one. The composer includes `copilot.template` next to the reply box."""
-    build = getattr(ai_responder(), "copilot_panel", None)
-    return build(conversation=conversation, membership=membership) if build else None
 
 
 def side_context(membership: Membership, conversation: Conversation) -> dict[str, Any]:
@@ -157,16 +122,27 @@ def side_context(membership: Membership, conversation: Conversation) -> dict[str
 
 @require_GET
 @account_view()
-def conversation_detail(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+def conversation_detail(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     before = request.GET.get("before", "")
     thread = thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
     with_cited_sources(thread.messages)
     last_id = thread.messages[-1].pk if thread.messages else 0
+    around = workspace(
+        account_id=membership.account_id,
+        user=request.user,
+        context=list_context(request, conversation),
+        conversation_id=conversation.pk,
+    )
     context = frame_context(
         request,
         membership,
-        folder_nav=folder_nav(),
+        folder_nav=folder_nav(counts=around.page.counts, active=around.context.folder.key),
+        filter_qs=urlencode(around.context.filters.as_query()),
+        workspace=around,
+        list_qs=around.context.query,
         thread=thread,
         paged_back=bool(before),
         last_id=last_id,
@@ -266,18 +242,33 @@ def snooze_until(choice: str, *, now: datetime, zone: ZoneInfo, custom: str = ""
     return None
 
 
-def _back(membership: Membership, conversation: Conversation) -> HttpResponse:
-    return redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
+def _back(request: HttpRequest, membership: Membership, conversation: Conversation) -> HttpResponse:
+    """Back to the conversation, in the list it was opened from (the form's URL carries the list)."""
+    url = reverse("dashboard:conversation-detail", args=[membership.account_id, conversation.pk])
+    return redirect(f"{url}?{request.GET.urlencode()}" if request.GET else url)
 
 
 def _done(
-    request: HttpRequest, membership: Membership, conversation: Conversation, text: str, *, ok: bool = True
+    request: HttpRequest,
+    membership: Membership,
+    conversation: Conversation,
+    text: str,
+    *,
+    ok: bool = True,
+    following: str | None = None,
 ) -> HttpResponse:
     """The answer to a side-panel action: for htmx, the side panel re-rendered with the status line and the
-    result out of band (no reload); without JavaScript, a flash message and the redirect back to the page."""
+    result out of band (no reload); without JavaScript, a flash message and the redirect back to the page.
+    With `following` (the conversation is done, another one waits in the list) both go on to that one, the
+    result shown there as a flash message."""
+    if following:
+        flash.success(request, f"#{conversation.pk}: {text}")
+        if request.headers.get("HX-Request"):
+            return HttpResponse(headers={"HX-Redirect": following})
+        return redirect(following)
     if not request.headers.get("HX-Request"):
         (flash.success if ok else flash.error)(request, text)
-        return _back(membership, conversation)
+        return _back(request, membership, conversation)
     fresh = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation.pk)
     context = {
         **side_context(membership, fresh),
@@ -285,6 +276,7 @@ def _done(
         "membership": membership,
         "result": text,
         "result_ok": ok,
+        "list_qs": list_context(request, fresh).query,
         "oob": True,
     }
     return HttpResponse(
@@ -301,7 +293,7 @@ def conversation_reply(
     form = ReplyForm(request.POST)
     if not form.is_valid():
         flash.error(request, "Write a message first (at most 10,000 characters).")
-        return _back(membership, conversation)
+        return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
     if form.cleaned_data["kind"] == "note":
         message_create_note(conversation=conversation, content=content, user=request.user)
@@ -309,7 +301,7 @@ def conversation_reply(
     else:
         message_create_agent_reply(conversation=conversation, user=request.user, content=content)
         flash.success(request, "Reply queued for delivery.")
-    return _back(membership, conversation)
+    return _back(request, membership, conversation)
 
 
 @require_POST
@@ -323,12 +315,28 @@ def conversation_status(
     if action not in STATUS_ACTIONS:
         raise Http404("No such action.")
     status, done = STATUS_ACTIONS[action]
+    following = _queue_next(request, membership, conversation, action)
     with transaction.atomic():
         conversation_set_status(conversation=conversation, status=status, actor=request.user)
         if action == "take_over":
             # Taking over means "I answer this one": it lands in the person's own list.
             conversation_assign(conversation=conversation, assignee=request.user)
-    return _done(request, membership, conversation, done)
+    return _done(request, membership, conversation, done, following=following)
+
+
+def _queue_next(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation: Conversation, action: str
+) -> str | None:
+    """The next conversation of the list the page was opened from, for an action that finishes this one; read
+    before the action, while this conversation still has its place in the list."""
+    if action not in QUEUE_ACTIONS:
+        return None
+    return next_conversation_url(
+        account_id=membership.account_id,
+        user=request.user,
+        context=list_context(request, conversation),
+        conversation_id=conversation.pk,
+    )
 
 
 def conversation_snooze(
@@ -342,6 +350,7 @@ def conversation_snooze(
     )
     if until is None:
         return _done(request, membership, conversation, "Choose a wake-up time in the future.", ok=False)
+    following = _queue_next(request, membership, conversation, "snooze")
     with transaction.atomic():
         conversation_set_status(
             conversation=conversation,
@@ -350,7 +359,9 @@ def conversation_snooze(
             snoozed_until=until,
         )
     wake = timezone.localtime(until, zone).strftime("%a %d %b, %H:%M")
-    return _done(request, membership, conversation, f"Snoozed until {wake} ({zone.key}).")
+    return _done(
+        request, membership, conversation, f"Snoozed until {wake} ({zone.key}).", following=following
+    )
 
 
 @require_POST

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.django_db
 # stored files (one prefetch for every message).
 # +2 for the contact panel (the contact's channel ids, their past conversations with their last words), +3 for
 # the page frame's notifications bell (unread notifications and their count) and availability.
-MAX_CONVERSATION_QUERIES = 19
+# +3 for the workspace's list beside the conversation (folder counts, the list's first page, its previews).
+MAX_CONVERSATION_QUERIES = 22
 # +1 since the AI replies' cited knowledge sources are shown under them (one query for all of them), +1 for the
 # new messages' stored files.
 MAX_POLL_QUERIES = 9

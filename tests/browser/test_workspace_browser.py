@@ -1,0 +1,119 @@
+"""The agents' workspace in a real browser (Debian's chromium through Playwright) at a phone's, a tablet's and a
+laptop's width: no horizontal scroll anywhere, the reply box in view when a conversation opens, the list beside
+the conversation on a wide screen and one pane with a back link on a narrow one. Screenshots of every width go
+to test-output/screenshots/ for a reviewer."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from helpdesk.models import Conversation, Membership
+from tests.factories import (
+    AccountFactory,
+    ContactInboxFactory,
+    ConversationFactory,
+    InboxFactory,
+    MembershipFactory,
+    MessageFactory,
+    UserFactory,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "pass-word-123"
+LONG_WORD = "Refund" * 40  # one 240-character word: it must break, not widen the page
+WIDTHS = {"phone": (375, 740), "tablet": (768, 1024), "laptop": (1366, 768)}
+
+
+@pytest.fixture
+def queue(redis_url):
+    """Five conversations handed to people, oldest waiting first; the oldest has a long thread."""
+    account = AccountFactory(name="Acme")
+    inbox = InboxFactory(account=account, name="Website chat with a rather long inbox name")
+    agent = UserFactory(username="bob", first_name="Bob")
+    MembershipFactory(account=account, user=agent, role=Membership.Role.AGENT)
+    now = timezone.now()
+    conversations = []
+    for n in range(5):
+        link = ContactInboxFactory(inbox=inbox, contact__name=f"Customer {n}", source_id=f"visitor-{n}")
+        conversation = ConversationFactory(
+            contact_inbox=link,
+            status=Conversation.Status.OPEN,
+            escalation_reason="The customer asked for a person",
+            waiting_since=now - dt.timedelta(minutes=60 - n),
+        )
+        MessageFactory(conversation=conversation, content=f"Where is my order {n}? {LONG_WORD}")
+        conversations.append(conversation)
+    for n in range(30):
+        MessageFactory(conversation=conversations[0], content=f"Message {n}: still waiting for the parcel.")
+    return {"account": account, "conversations": conversations}
+
+
+def sign_in(page, live_server) -> None:
+    page.goto(f"{live_server.url}/auth/login/?next=/app/")
+    page.fill("#id_username", "bob")
+    page.fill("#id_password", PASSWORD)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url("**/lists/**")
+
+
+def horizontal_overflow(page) -> int:
+    """How many pixels the page is wider than the window (0 when nothing scrolls sideways)."""
+    return page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+
+
+def composer_in_view(page) -> bool:
+    box = page.evaluate(
+        "(() => { const r = document.getElementById('composer').getBoundingClientRect();"
+        " return [r.top, r.bottom, window.innerHeight]; })()"
+    )
+    top, bottom, height = box
+    return top >= 0 and bottom <= height
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_workspace_fits_the_screen_with_the_composer_in_view(browser, live_server, queue, device):
+    page = browser.page
+    width, height = WIDTHS[device]
+    page.set_viewport_size({"width": width, "height": height})
+    sign_in(page, live_server)
+    account_id = queue["account"].id
+    oldest = queue["conversations"][0]
+
+    page.goto(f"{live_server.url}/app/accounts/{account_id}/lists/needs-people/")
+    expect(page.locator("tr[data-conversation]")).to_have_count(5)
+    assert horizontal_overflow(page) <= 0
+    browser.shot(f"{device}-list")
+
+    page.locator(f'tr[data-conversation="{oldest.id}"] td.customer a').click()
+    expect(page.locator("#composer")).to_be_visible()
+    page.wait_for_timeout(200)  # the page scrolls to the latest messages once loaded
+    assert horizontal_overflow(page) <= 0
+    assert composer_in_view(page)
+    expect(page.locator(".msg.customer").last).to_be_in_viewport()
+    browser.shot(f"{device}-conversation")
+
+    pane = page.locator(".queue-pane")
+    if width < 900:
+        # One pane: no list beside the conversation; the back link returns to the same list.
+        expect(pane).to_be_hidden()
+        page.click("a.to-actions")
+        expect(page.locator("#side-panel button[data-action='resolve']")).to_be_in_viewport()
+        assert horizontal_overflow(page) <= 0
+        browser.shot(f"{device}-actions")
+        page.click("#side-panel .close-actions a")
+        page.click("a.back-to-list")
+        page.wait_for_url("**/lists/needs-people/")
+        expect(page.locator("tr[data-conversation]")).to_have_count(5)
+    else:
+        expect(pane).to_be_visible()
+        expect(pane.locator(".queue-item.current")).to_contain_text("Customer 0")
+        pane.locator(f'[data-queue-item="{queue["conversations"][1].id}"] a').click()
+        expect(page.locator(".page-head h1")).to_contain_text("Customer 1")
+        assert composer_in_view(page)
+        assert horizontal_overflow(page) <= 0
+    assert browser.console_errors == []
