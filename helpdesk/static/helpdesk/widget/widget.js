@@ -1,0 +1,209 @@
+/*
+ * The website chat widget: one script tag on the customer's page, no dependencies, no inline script or style
+ * (styles are set through element.style, which a strict Content-Security-Policy allows).
+ *
+ *   <script src="https://helpdesk.example/static/helpdesk/widget/widget.js" data-website-token="..." async></script>
+ *
+ * The visitor token is kept in localStorage, so a returning visitor continues their conversation. Replies arrive
+ * through the visitor event stream (server-sent events); the thread is read from the visitor API. The page may
+ * call window.HelpdeskWidget.setUser(identifier, {name, email, identifier_hash}), open() and close().
+ */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  if (!script || window.HelpdeskWidget) return;
+  var websiteToken = script.getAttribute("data-website-token") || "";
+  var base = (script.getAttribute("data-base-url") || new URL(script.src).origin) + "/widget/" + encodeURIComponent(websiteToken);
+  var storageKey = "helpdesk-widget:" + websiteToken;
+  var lang = (script.getAttribute("data-locale") || navigator.language || "en").toLowerCase().indexOf("zh") === 0 ? "zh" : "en";
+  var TEXT = {
+    en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
+          placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
+          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from " },
+    zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
+          placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
+          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：" }
+  }[lang];
+
+  var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
+  try { state.token = window.localStorage.getItem(storageKey); } catch (e) { state.token = null; }
+
+  function css(el, styles) { for (var k in styles) el.style[k] = styles[k]; return el; }
+  function make(tag, attrs, styles) {
+    var el = document.createElement(tag);
+    for (var k in attrs || {}) el.setAttribute(k, attrs[k]);
+    return css(el, styles || {});
+  }
+
+  var root = make("div", { "data-helpdesk-widget": "", lang: lang },
+    { position: "fixed", right: "16px", bottom: "16px", zIndex: "2147483000", fontFamily: "system-ui, sans-serif", fontSize: "15px" });
+  var bubble = make("button", { type: "button", "aria-label": TEXT.open, "aria-expanded": "false", "data-widget-bubble": "" },
+    { width: "56px", height: "56px", borderRadius: "28px", border: "0", background: "#1f6feb", color: "#fff", fontSize: "24px", cursor: "pointer" });
+  // A drawn speech bubble, not an emoji: not every visitor's system has an emoji font.
+  var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("width", "26");
+  svg.setAttribute("height", "26");
+  svg.setAttribute("aria-hidden", "true");
+  var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", "M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z");
+  path.setAttribute("fill", "currentColor");
+  svg.append(path);
+  bubble.append(svg);
+  var panel = make("div", { role: "dialog", "aria-label": TEXT.title, "data-widget-panel": "", hidden: "" },
+    { position: "fixed", right: "8px", bottom: "80px", width: "min(360px, calc(100vw - 16px))", height: "min(520px, calc(100vh - 96px))",
+      background: "#fff", color: "#1b1f24", border: "1px solid #d0d7de", borderRadius: "12px", boxShadow: "0 8px 24px rgba(0,0,0,.2)",
+      flexDirection: "column", overflow: "hidden" });
+  var header = make("div", {}, { display: "flex", alignItems: "center", justifyContent: "space-between", padding: "10px 12px", background: "#1f6feb", color: "#fff" });
+  var title = make("h2", { "data-widget-title": "" }, { margin: "0", fontSize: "16px" });
+  title.textContent = TEXT.title;
+  var closer = make("button", { type: "button", "aria-label": TEXT.close }, { background: "transparent", border: "0", color: "#fff", fontSize: "20px", cursor: "pointer" });
+  closer.textContent = "×";
+  var log = make("div", { role: "log", "aria-live": "polite", "aria-label": TEXT.title, "data-widget-log": "", tabindex: "0" },
+    { flex: "1", overflowY: "auto", padding: "12px", display: "flex", flexDirection: "column", gap: "8px" });
+  var status = make("p", { role: "status", "data-widget-status": "" }, { margin: "0", padding: "0 12px", color: "#9a3412", fontSize: "13px" });
+  var form = make("form", { "data-widget-form": "" }, { display: "flex", gap: "8px", padding: "10px 12px", borderTop: "1px solid #d0d7de" });
+  var inputId = "helpdesk-widget-input-" + Math.random().toString(36).slice(2);
+  var label = make("label", { for: inputId }, { position: "absolute", width: "1px", height: "1px", overflow: "hidden", clip: "rect(0 0 0 0)" });
+  label.textContent = TEXT.label;
+  var input = make("input", { id: inputId, type: "text", autocomplete: "off", maxlength: "5000", placeholder: TEXT.placeholder, "data-widget-input": "" },
+    { flex: "1", minWidth: "0", padding: "8px", border: "1px solid #8c959f", borderRadius: "6px", fontSize: "15px" });
+  var sendButton = make("button", { type: "submit", "data-widget-send": "" },
+    { padding: "8px 12px", border: "0", borderRadius: "6px", background: "#1f6feb", color: "#fff", cursor: "pointer" });
+  sendButton.textContent = TEXT.send;
+  header.append(title, closer);
+  form.append(label, input, sendButton);
+  panel.append(header, log, status, form);
+  root.append(panel, bubble);
+
+  function request(method, path, body) {
+    var headers = { "Content-Type": "application/json" };
+    if (state.token) headers["X-Visitor-Token"] = state.token;
+    return fetch(base + path, { method: method, headers: headers, credentials: "omit", mode: "cors",
+      body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (response) {
+        return response.json().catch(function () { return {}; }).then(function (data) {
+          if (!response.ok) { var error = new Error(data.detail || response.status); error.code = data.error || String(response.status); throw error; }
+          return data;
+        });
+      });
+  }
+
+  function keepToken(token) {
+    state.token = token;
+    try { window.localStorage.setItem(storageKey, token); } catch (e) { /* private mode: this page view only */ }
+  }
+
+  function showMessage(m) {
+    if (state.seen[m.id]) return;
+    state.seen[m.id] = true;
+    state.lastId = Math.max(state.lastId, m.id);
+    state.conversations[m.conversation_id] = true;
+    var item = make("div", { "data-widget-message": m.incoming ? "visitor" : "reply" },
+      { alignSelf: m.incoming ? "flex-end" : "flex-start", maxWidth: "85%", padding: "8px 10px", borderRadius: "10px",
+        background: m.incoming ? "#ddf4ff" : "#f6f8fa", whiteSpace: "pre-wrap", overflowWrap: "anywhere" });
+    var who = make("div", { "data-widget-sender": "" }, { fontSize: "12px", color: "#57606a", marginBottom: "2px" });
+    who.textContent = m.incoming ? TEXT.you : m.sender_name;
+    var text = make("div", { "data-widget-text": "" });
+    text.textContent = m.text;
+    item.append(who, text);
+    (m.suggestions || []).forEach(function (suggestion) {
+      var chip = make("button", { type: "button", "data-widget-suggestion": "" },
+        { margin: "6px 6px 0 0", padding: "4px 8px", border: "1px solid #1f6feb", borderRadius: "12px", background: "#fff", color: "#1f6feb", cursor: "pointer" });
+      chip.textContent = suggestion;
+      chip.addEventListener("click", function () { send(suggestion); });
+      item.append(chip);
+    });
+    log.append(item);
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function refresh() {
+    if (!state.token) return Promise.resolve();
+    return request("GET", "/messages/?after=" + state.lastId).then(function (data) { data.messages.forEach(showMessage); });
+  }
+
+  function listen() {
+    if (state.stream) state.stream.close();
+    if (!state.token || typeof EventSource === "undefined") return;
+    state.stream = new EventSource(base + "/events/?visitor_token=" + encodeURIComponent(state.token));
+    state.stream.addEventListener("open", function () { refresh().catch(function () {}); });
+    state.stream.addEventListener("message", function () { refresh().catch(function () {}); });
+  }
+
+  function start() {
+    if (!state.ready) {
+      state.ready = request("POST", "/session/").then(function (data) {
+        keepToken(data.visitor_token);
+        if (data.name) title.textContent = data.name;
+        root.setAttribute("data-widget-state", "ready");
+        return refresh().then(listen);
+      }).catch(function (error) {
+        state.ready = null;
+        root.setAttribute("data-widget-state", "unavailable");
+        status.textContent = TEXT.unavailable;
+        throw error;
+      });
+    }
+    return state.ready;
+  }
+
+  function send(text) {
+    text = text.trim();
+    if (!text) return;
+    status.textContent = "";
+    var id = Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+    start().then(function () {
+      return request("POST", "/messages/", { id: id, text: text }).then(function (data) {
+        // A new conversation: the open stream follows the visitor's conversations as they were when it opened.
+        var isNew = !state.conversations[data.conversation_id];
+        return refresh().then(function () { if (isNew) listen(); });
+      });
+    }).catch(function () { status.textContent = TEXT.failed; });
+  }
+
+  function open() {
+    panel.hidden = false;
+    css(panel, { display: "flex" });
+    bubble.setAttribute("aria-expanded", "true");
+    input.focus();
+    return start().catch(function () {});
+  }
+  function close() {
+    panel.hidden = true;
+    css(panel, { display: "none" });
+    bubble.setAttribute("aria-expanded", "false");
+    bubble.focus();
+  }
+
+  bubble.addEventListener("click", function () { if (panel.hidden) open(); else close(); });
+  closer.addEventListener("click", close);
+  panel.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var text = input.value;
+    input.value = "";
+    send(text);
+  });
+  css(panel, { display: "none" });
+
+  window.HelpdeskWidget = {
+    open: open,
+    close: close,
+    /* Resolves once the helpdesk checked the identifier's HMAC; rejects with error.code "identifier_hash_invalid"
+       (and the visitor stays anonymous) when it does not match. */
+    setUser: function (identifier, user) {
+      user = user || {};
+      return start().then(function () {
+        return request("POST", "/identify/", { identifier: String(identifier), identifier_hash: user.identifier_hash || "",
+          name: user.name || "", email: user.email || "" });
+      }).then(function (data) {
+        keepToken(data.visitor_token);
+        state.lastId = 0; // the identified thread may hold older messages (another device's)
+        return refresh().then(listen).then(function () { return { ok: true }; });
+      });
+    }
+  };
+  (document.body ? Promise.resolve() : new Promise(function (r) { document.addEventListener("DOMContentLoaded", r); }))
+    .then(function () { document.body.append(root); });
+})();

@@ -1,0 +1,190 @@
+"""The website chat widget on a third-party page, in chromium, with every part real: the page is served from its
+own loopback origin with a strict Content-Security-Policy (scripts and connections only from the helpdesk, no
+inline script or style); the helpdesk is the real web server (gunicorn + uvicorn, ASGI) with a real
+redis-server; a real Celery worker answers through the normal AI pipeline with the scripted model server.
+
+The visitor opens the widget, writes, and gets the AI's reply live (no reload), reloads and continues the same
+conversation; a forged `identifier_hash` is refused and a valid one identifies them; the same page on an origin
+the inbox does not allow gets no chat at all."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from helpdesk.channels.widget import identifier_hash
+from helpdesk.models import ContactInbox, Inbox, Message
+from tests.browser.conftest import Browser
+from tests.factories import AssistantInboxFactory, InboxFactory
+from tests.support import fake_llm_server as fake
+from tests.support.database import database_url_for_subprocess
+from tests.support.servers import start_celery_worker, start_test_web_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SECRET = "widget-browser-secret"
+REPLY = "Thanks for writing, we are on it."
+
+
+def scripted_model(request: dict) -> fake.Step:
+    return fake.text(REPLY)
+
+
+class ThirdPartySite:
+    """A shop's page with the widget's one script tag, served with its own strict CSP."""
+
+    def __init__(self, helpdesk: str, website_token: str) -> None:
+        page = (
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Shop</title></head>"
+            "<body><h1>A shop</h1>"
+            f"<script src='{helpdesk}/static/helpdesk/widget/widget.js' data-website-token='{website_token}' async>"
+            "</script></body></html>"
+        ).encode()
+        csp = (
+            f"default-src 'none'; script-src {helpdesk}; connect-src {helpdesk}; style-src 'none'; "
+            "img-src 'none'; base-uri 'none'; form-action 'none'"
+        )
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Security-Policy", csp)
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stack(redis_url, tmp_path: Path) -> Iterator[dict]:
+    with fake.FakeLLMServer(responder=scripted_model) as model:
+        worker = start_celery_worker(
+            env={
+                "DATABASE_URL": database_url_for_subprocess(),
+                "REDIS_URL": redis_url,
+                "OPENAI_BASE_URL": model.base_url,
+                "OPENAI_API_KEY": "test",
+                "CAPTAIN_LLM_TIMEOUT": "5",
+                "CAPTAIN_LLM_MAX_RETRIES": "0",
+                "CAPTAIN_DEBOUNCE_SECONDS": "0",
+            },
+            log_path=tmp_path / "worker.log",
+        )
+        server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
+        inbox = InboxFactory(channel_type=Inbox.ChannelType.WIDGET, secret=SECRET, callback_url="")
+        AssistantInboxFactory(inbox=inbox, assistant__account=inbox.account)
+        shop, elsewhere = (
+            ThirdPartySite(server.url, inbox.webhook_token),
+            ThirdPartySite(server.url, inbox.webhook_token),
+        )
+        inbox.provider_config = {"allowed_origins": [shop.origin]}
+        inbox.save(update_fields=["provider_config"])
+        try:
+            yield {"server": server, "worker": worker, "inbox": inbox, "shop": shop, "elsewhere": elsewhere}
+        finally:
+            shop.stop()
+            elsewhere.stop()
+            server.stop()
+            worker.stop()
+
+
+def open_widget(page) -> None:
+    page.get_by_role("button", name="Open chat").click()
+    expect(page.locator("[data-helpdesk-widget]")).to_have_attribute("data-widget-state", "ready")
+    expect(page.get_by_label("Your message")).to_be_focused()
+
+
+def say(page, text: str) -> None:
+    page.get_by_label("Your message").fill(text)
+    page.get_by_label("Your message").press("Enter")
+
+
+def test_a_visitor_talks_to_the_ai_team_on_a_third_party_page_with_a_strict_csp(browser: Browser, stack):
+    page, shop, inbox = browser.page, stack["shop"], stack["inbox"]
+    page.goto(shop.origin + "/")
+    open_widget(page)
+    page.evaluate("window.__notReloaded = true")
+
+    say(page, "Where is my parcel?")
+
+    replies = page.locator("[data-widget-message=reply]")
+    expect(page.locator("[data-widget-message=visitor]")).to_have_text(["YouWhere is my parcel?"])
+    expect(replies.first.locator("[data-widget-text]")).to_have_text(REPLY, timeout=60_000)
+    assert replies.first.locator("[data-widget-sender]").inner_text().strip() != ""
+    assert page.evaluate("window.__notReloaded === true")  # it came live, the page was never reloaded
+    browser.shot("ai-reply-live")
+    assert Message.objects.filter(inbox=inbox, message_type=Message.Type.OUTGOING, content=REPLY).count() == 1
+
+    page.reload()
+    open_widget(page)
+    expect(page.locator("[data-widget-text]")).to_have_text(["Where is my parcel?", REPLY])
+    say(page, "And can I change the address?")
+    expect(replies).to_have_count(2, timeout=60_000)
+    assert ContactInbox.objects.filter(inbox=inbox).count() == 1
+    assert Message.objects.filter(inbox=inbox).values("conversation").distinct().count() == 1
+    browser.shot("continued-after-reload")
+
+    forged = page.evaluate(
+        "window.HelpdeskWidget.setUser('cust-42', {name: 'Mallory', identifier_hash: '0'.repeat(64)})"
+        ".then(() => 'accepted', (error) => error.code)"
+    )
+    assert forged == "identifier_hash_invalid"
+    (anonymous,) = ContactInbox.objects.filter(inbox=inbox).values_list("source_id", flat=True)
+    assert anonymous.startswith("visitor:")
+
+    proof = identifier_hash(SECRET, "cust-42")
+    accepted = page.evaluate(
+        f"window.HelpdeskWidget.setUser('cust-42', {{name: 'Ann', identifier_hash: '{proof}'}}).then(r => r.ok)"
+    )
+    assert accepted is True
+    row = ContactInbox.objects.get(inbox=inbox)
+    assert (row.source_id, row.contact.name) == ("user:cust-42", "Ann")
+    expect(page.locator("[data-widget-text]")).to_have_count(4)
+    # The one error the browser logs is the forged setUser's 403: no CSP violation, no other failure.
+    assert browser.console_errors == [
+        "Failed to load resource: the server responded with a status of 403 (Forbidden)"
+    ]
+
+
+def test_the_widget_is_refused_on_a_page_of_another_origin(browser: Browser, stack):
+    page, elsewhere, inbox, server = browser.page, stack["elsewhere"], stack["inbox"], stack["server"]
+    page.set_viewport_size({"width": 375, "height": 700})
+    page.goto(elsewhere.origin + "/")
+
+    page.get_by_role("button", name="Open chat").click()
+
+    expect(page.locator("[data-helpdesk-widget]")).to_have_attribute("data-widget-state", "unavailable")
+    expect(page.locator("[data-widget-status]")).to_have_text("The chat is not available on this page.")
+    box = page.locator("[data-widget-panel]").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375  # fits a phone
+    browser.shot("refused-origin-phone")
+    assert ContactInbox.objects.filter(inbox=inbox).count() == 0
+    # What the browser hid from the page (no CORS header), asked directly: a clear 403, not a 500.
+    answer = httpx.post(
+        f"{server.url}/widget/{inbox.webhook_token}/session/",
+        headers={"Origin": elsewhere.origin},
+        timeout=10,
+    )
+    assert (answer.status_code, answer.json()["error"]) == (403, "origin_not_allowed")
+    assert "access-control-allow-origin" not in answer.headers
