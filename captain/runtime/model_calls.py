@@ -23,8 +23,10 @@ def call_model(
 ) -> ModelResponse:
     """Ask `agent` once, offering `tools`; a failed call is recorded and its `ModelError` raised."""
     state.turns += 1
+    context = _turn_context(state, agent)
     messages = [
-        {"role": "system", "content": _system_prompt(state, agent, tools)},
+        {"role": "system", "content": _system_prompt(agent, tools)},
+        *([{"role": "system", "content": context}] if context else []),
         *state.history,
         *state.items,
     ]
@@ -85,14 +87,21 @@ def call_model(
     return response
 
 
-def _system_prompt(state: RunState, agent: Agent, tools: list[dict[str, Any]]) -> str:
+def _system_prompt(agent: Agent, tools: list[dict[str, Any]]) -> str:
+    """The part of the prompt that is the same on every turn; the chat template appends the tool schemas."""
     system = agent.instructions
-    if agent.planning is not None:
-        left = max(0, agent.planning.max_tool_calls - state.tool_calls)
-        system = f"{system}\n\n{planning.planning_prompt(state.context.plan, calls_left=left)}"
     if agent.tool_protocol == "text" and tools:
         system = f"{system}\n\n{text_protocol.protocol_prompt(tools)}"
     return system
+
+
+def _turn_context(state: RunState, agent: Agent) -> str:
+    """What changes from turn to turn, after the fixed part: the agent's turn context and the plan so far."""
+    parts = [agent.context.strip()] if agent.context.strip() else []
+    if agent.planning is not None:
+        left = max(0, agent.planning.max_tool_calls - state.tool_calls)
+        parts.append(planning.planning_prompt(state.context.plan, calls_left=left))
+    return "\n\n".join(parts)
 
 
 def _reply_format(state: RunState, agent: Agent, tools: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -209,7 +209,8 @@ class Agent:
     name: str
     """Human-readable name for logs and the dashboard."""
     instructions: str
-    """Fully rendered system prompt."""
+    """Fully rendered system prompt: what stays the same from turn to turn (safety rules, persona, the builder's
+    instructions, the reply format)."""
     model: str
     """Model name passed to the Chat Completions API."""
     temperature: float = 0.0
@@ -226,6 +227,10 @@ class Agent:
     tool_protocol: Literal["native", "text"] = "native"
     """`text` for a model that cannot return native tool calls: tools are described in the prompt and the
     model writes Thought/action tags (captain.runtime.text_protocol)."""
+    context: str = ""
+    """What changes from turn to turn (the time, the customer, memory, this turn's sources), sent as a second
+    system message after the instructions and the tool schemas: a server's prompt cache then keeps the fixed
+    part, the longest, from one turn and one conversation to the next, and reads only what changed."""
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)

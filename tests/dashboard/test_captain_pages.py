@@ -198,7 +198,7 @@ def test_playground_round_trip_charges_nothing_and_creates_no_conversation(admin
     play({"assistant": ai["assistant"].id, "start_key": "assistant", "message": "thanks"})
     last_request = ai["llm"].requests[-1]
     assert "Refunds" in last_request["messages"][0]["content"]
-    assert [m["content"] for m in last_request["messages"][1:]] == [
+    assert [m["content"] for m in last_request["messages"] if m["role"] != "system"] == [
         "I want my money back",
         "Your refund is on its way.",
         "thanks",

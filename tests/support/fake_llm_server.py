@@ -213,9 +213,13 @@ def offered_tools(request: dict[str, Any]) -> list[str]:
 
 
 def system_prompt(request: dict[str, Any]) -> str:
-    messages = request.get("messages") or []
-    first = messages[0] if messages else {}
-    return (first.get("content") or "") if first.get("role") in ("system", "developer") else ""
+    """Everything the request tells the model as system: the fixed prompt (first) and the turn's context (a later
+    system message), joined as the model reads them."""
+    return "\n\n".join(
+        m.get("content") or ""
+        for m in request.get("messages") or []
+        if m.get("role") in ("system", "developer") and isinstance(m.get("content"), str)
+    )
 
 
 def last_user_message(request: dict[str, Any]) -> str:

@@ -304,7 +304,8 @@ class KnowledgeAnswerer:
 
     @staticmethod
     def _noted(agent: Agent, text: str) -> Agent:
-        return dataclasses.replace(agent, instructions=agent.instructions + text)
+        # The sources change every turn: they go with the turn's context, after the fixed prompt.
+        return dataclasses.replace(agent, context=agent.context + text)
 
     def _findings(
         self, result: RunResult, messages: list[dict[str, Any]], ledger: SourceLedger, step: KnowledgeStep
@@ -313,7 +314,7 @@ class KnowledgeAnswerer:
         check = turn_check(
             # Text only: an image's base64 digits must not "support" a number in the reply.
             conversation=[content_text(m.get("content")) for m in messages],
-            instructions=[a.instructions for a in self.agents.values()],
+            instructions=[f"{a.instructions}\n{a.context}" for a in self.agents.values()],
             sources=[(s.title, f"{s.text}\n{s.url}") for s in ledger.sources],
             # Tool results are sources: an order number or a date the reply states must be in one of them.
             tool_results=[

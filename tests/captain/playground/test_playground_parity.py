@@ -73,7 +73,8 @@ def router_spans(trace_id: str) -> list[tuple]:
     ]
 
 
-_TURN_CONTEXT = re.compile(r"\n\nContext of this turn .*?(?=\n\nReply format:|\Z)", re.DOTALL)
+# The turn context is a system message of its own (after the fixed prompt), "Context of this turn ..." first.
+_TURN_CONTEXT = re.compile(r"(?:\A|\n\n)Context of this turn .*?(?=\n\nReply format:|\Z)", re.DOTALL)
 
 
 def without_turn_context(requests: list[dict]) -> tuple[list[dict], list[str]]:

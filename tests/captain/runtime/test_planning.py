@@ -145,7 +145,12 @@ def test_planning_agent_plans_acts_and_ends_with_the_customer_answer() -> None:
     assert [s.done for s in result.plan.steps] == [True, False]
     # The planning tools are offered next to the agent's own, and the prompt carries the current plan.
     assert {"update_plan", "think", "ask_customer", "final_answer", "get_order"} <= set(model.offered(0))
-    assert "1. [x] Look up order 1042" in model.calls[3]["messages"][0]["content"]
+    # The plan changes every step: it travels in the turn's context (a second system message), after the fixed
+    # instructions, so the instructions and the tool schemas stay a cacheable prefix.
+    messages = model.calls[3]["messages"]
+    assert "1. [x] Look up order 1042" not in messages[0]["content"]
+    assert messages[1]["role"] == "system" and "1. [x] Look up order 1042" in messages[1]["content"]
+    assert messages[0]["content"] == model.calls[0]["messages"][0]["content"]
     # After a real tool call, the model is reminded to update the plan.
     tool_results = [m for m in model.calls[2]["messages"] if m["role"] == "tool"]
     assert tool_results[-1]["content"].endswith(UPDATE_REMINDER)

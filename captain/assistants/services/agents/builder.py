@@ -93,15 +93,19 @@ def scenario_tools(scenario: Scenario, account_id: int) -> list[Tool]:
     return [tool for n in names if (tool := built.get(n) or custom.get(n)) is not None]
 
 
-def system_prompt(persona: str, *, facts: TurnFacts | None, structured: bool) -> str:
+def system_prompt(persona: str, *, structured: bool) -> str:
     """The order every agent's prompt follows: the fixed safety rules first (builder text comes later and cannot
-    override them), the persona with the builder's instructions, this turn's context, the reply format."""
+    override them), the persona with the builder's instructions, the reply format. All of it is the same on
+    every turn; this turn's context (`turn_context`) is sent after it and the tool schemas."""
     parts = [render_file("safety.jinja"), persona]
-    if facts is not None:
-        parts.append(render_file("context.jinja", facts=facts))
     if structured:
         parts.append(render_file("reply_format.jinja"))
     return "\n\n".join(part.strip("\n") for part in parts if part.strip())
+
+
+def turn_context(facts: TurnFacts | None) -> str:
+    """This turn's context (the time, the channel, the customer, memory, extra blocks); empty without facts."""
+    return render_file("context.jinja", facts=facts).strip("\n") if facts is not None else ""
 
 
 def build_team(
@@ -208,9 +212,9 @@ def _triage_agent(spec: _TeamSpec) -> Agent:
                 guardrails=spec.guardrails,
                 knowledge_mode=assistant.knowledge_mode,
             ),
-            facts=spec.facts,
             structured=spec.structured,
         ),
+        context=turn_context(spec.facts),
         model=spec.model,
         temperature=assistant.temperature,
         structured=spec.structured,
@@ -245,9 +249,9 @@ def _scenario_agent(spec: _TeamSpec, scenario: Scenario, override: AgentModel | 
                 guidelines=spec.guidelines,
                 guardrails=spec.guardrails,
             ),
-            facts=spec.facts,
             structured=structured,
         ),
+        context=turn_context(spec.facts),
         model=override.model if override else spec.model,
         temperature=override.temperature if override else assistant.temperature,
         model_client=override.client if override else None,
