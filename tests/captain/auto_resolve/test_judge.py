@@ -190,7 +190,7 @@ def test_the_sweep_does_not_judge_one_quiet_period_twice(model, redis_url):
     assert timers.auto_resolve_ai_sweep() == 0
     assert timers.auto_resolve_ai_sweep() == 0
 
-    queued = [json.loads(m) for m in broker.lrange("captain", 0, -1)]
+    queued = [json.loads(m) for m in broker.lrange("captain_background", 0, -1)]
     assert [m["headers"]["task"] for m in queued] == ["captain.tasks.auto_resolve_judge"]
     assert model.requests == []  # nothing judged yet
     conversation.refresh_from_db()

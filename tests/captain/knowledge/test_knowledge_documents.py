@@ -469,7 +469,7 @@ def _queued_task_names(redis_url: str) -> list[str]:
 
     import redis
 
-    raw = redis.Redis.from_url(redis_url).lrange("captain", 0, -1)
+    raw = redis.Redis.from_url(redis_url).lrange("captain_background", 0, -1)
     # Celery's redis transport LPUSHes: the newest message is first. Oldest first here.
     return [json.loads(message)["headers"]["task"] for message in reversed(raw)]
 

@@ -38,7 +38,7 @@ def broker(redis_url):
 
 def queued(redis_url: str) -> list[tuple[str, str]]:
     """(task name, its arguments) of the messages waiting on the captain queue, oldest first."""
-    raw = redis.Redis.from_url(redis_url).lrange("captain", 0, -1)
+    raw = redis.Redis.from_url(redis_url).lrange("captain_background", 0, -1)
     headers = [json.loads(message)["headers"] for message in reversed(raw)]  # LPUSH: newest first
     return [(h["task"], h["argsrepr"]) for h in headers]
 

@@ -136,7 +136,7 @@ def test_a_redraft_request_queues_a_forced_drafting_after_commit(
         response = api_for(admin).post(url(assistant, f"scenarios/{refunds.pk}/draft-examples/"))
 
     assert (response.status_code, response.data) == (202, {"queued": True})
-    raw = redis.Redis.from_url(redis_url).lrange("captain", 0, -1)
+    raw = redis.Redis.from_url(redis_url).lrange("captain_background", 0, -1)
     headers = [json.loads(message)["headers"] for message in raw]
     assert [(h["task"], h["argsrepr"]) for h in headers] == [
         ("captain.tasks.draft_routing_examples", f"({refunds.pk}, True)")
