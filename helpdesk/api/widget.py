@@ -143,6 +143,7 @@ def messages(request: HttpRequest, inbox: Inbox) -> HttpResponse:
         rows = customer_messages(inbox_id=inbox.pk, source_id=source_id, after_id=after)
         return JsonResponse({"messages": [asdict(row) for row in rows]})
     channel = channel_for(inbox)
+    _source_id(request, inbox)  # a stranger's request is refused before its body is even read
     body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     channel.verify(inbox, webhook_request(request, body))
     if (limited := _count(inbox)) is not None:
