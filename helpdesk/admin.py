@@ -18,6 +18,7 @@ from django.db import models
 from django.db.models import QuerySet
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
+from django.templatetags.static import static
 from django.utils.html import format_html
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
@@ -475,12 +476,17 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'Our bot\'s Slack user id (e.g. "U0123ABCD"), so its own messages are ignored.',
     ),
     "api_base_url": ("API base URL", "Empty: the provider's public API. Only for a proxy or a test server."),
+    "allowed_origins": (
+        "Allowed origins",
+        'The sites the widget may run on, separated by spaces, e.g. "https://shop.example https://www.shop.example".',
+    ),
 }
 
 _CHANNEL_TITLES = {
     "telegram": "Telegram settings",
     "whatsapp": "WhatsApp settings",
     "slack": "Slack settings",
+    "widget": "Website widget settings",
 }
 
 
@@ -586,6 +592,15 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     def webhook_setup(self, inbox: Inbox) -> str:
         if not inbox.pk:
             return "Save the inbox to get its webhook URL."
+        if inbox.channel_type == Inbox.ChannelType.WIDGET:
+            return format_html(
+                'Put this tag on the pages of the allowed origins:<br><code>&lt;script src="{src}" '
+                'data-website-token="{token}" async&gt;&lt;/script&gt;</code><br>The secret is the identity '
+                "secret: your server sends <code>identifier_hash</code> = hex HMAC-SHA256(secret, identifier) "
+                "with <code>setUser</code>.",
+                src=f"{settings.PUBLIC_BASE_URL.rstrip('/')}{static('helpdesk/widget/widget.js')}",
+                token=inbox.webhook_token,
+            )
         if inbox.channel_type != Inbox.ChannelType.API:
             # The setup text is our own constant markup (no braces), so it can be part of the format string.
             setup = _PROVIDER_SETUP.get(inbox.channel_type, "")

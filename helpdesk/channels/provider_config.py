@@ -15,6 +15,8 @@ from django.core.exceptions import ValidationError
 
 from helpdesk.outbound import OutboundRefused, check_url
 
+from .widget.identity import normalized_origin, origins_in
+
 MAX_VALUE_LENGTH = 200
 
 
@@ -29,6 +31,13 @@ def _base_url(value: str) -> str | None:
         return f"is refused by the outbound policy: {exc}"
     if "?" in value or "#" in value:
         return "must not have a query or fragment (paths are appended to it)"
+    return None
+
+
+def _origins(value: str) -> str | None:
+    for item in origins_in(value):
+        if normalized_origin(item) != item.rstrip("/").lower():
+            return f'has "{item[:60]}", which is not an origin such as "https://shop.example"'
     return None
 
 
@@ -51,6 +60,7 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "bot_user_id": _pattern(r"[A-Z0-9]{1,32}", 'must be a Slack user id such as "U0123ABCD"'),
         "api_base_url": _base_url,
     },
+    "widget": {"allowed_origins": _origins},
 }
 
 

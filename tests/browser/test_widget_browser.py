@@ -98,7 +98,7 @@ def stack(redis_url, tmp_path: Path) -> Iterator[dict]:
             ThirdPartySite(server.url, inbox.webhook_token),
             ThirdPartySite(server.url, inbox.webhook_token),
         )
-        inbox.provider_config = {"allowed_origins": [shop.origin]}
+        inbox.provider_config = {"allowed_origins": shop.origin}
         inbox.save(update_fields=["provider_config"])
         try:
             yield {"server": server, "worker": worker, "inbox": inbox, "shop": shop, "elsewhere": elsewhere}

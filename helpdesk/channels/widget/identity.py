@@ -5,7 +5,8 @@ definition:
 - the website token is the inbox's `webhook_token` (public: it is written into the customer's page);
 - the identity secret is the inbox's `secret` (write-only in the admin and API, like every channel's secret): the
   customer's backend computes `identifier_hash = hex(HMAC-SHA256(secret, identifier))`;
-- the allowed origins are `provider_config["allowed_origins"]`, exact `scheme://host[:port]` strings.
+- the allowed origins are `provider_config["allowed_origins"]`: exact `scheme://host[:port]` origins separated by
+  spaces or commas (a page on any other origin, a subdomain included, is refused).
 
 A visitor token is signed (django.core.signing, the server's SECRET_KEY) and names the inbox and the visitor's
 source id, so no table is needed to look it up and a token from one inbox is worthless on another. It does not
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -96,13 +98,17 @@ def normalized_origin(value: str) -> str:
     return f"{parts.scheme}://{parts.hostname.lower()}{suffix}"
 
 
+def origins_in(value: str) -> list[str]:
+    """The entries of an allowed-origins setting (separated by spaces, commas or new lines), as written."""
+    return [item for item in re.split(r"[\s,]+", value) if item]
+
+
 def allowed_origins(inbox: Inbox) -> frozenset[str]:
-    configured = (
-        inbox.provider_config.get("allowed_origins") if isinstance(inbox.provider_config, dict) else None
-    )
-    if not isinstance(configured, list):
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    configured = config.get("allowed_origins")
+    if not isinstance(configured, str):
         return frozenset()
-    return frozenset(filter(None, (normalized_origin(str(item)) for item in configured)))
+    return frozenset(filter(None, (normalized_origin(item) for item in origins_in(configured))))
 
 
 def checked_origin(inbox: Inbox, headers: Mapping[str, str]) -> str:

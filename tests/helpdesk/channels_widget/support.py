@@ -17,7 +17,7 @@ def widget_inbox(**kwargs: Any) -> Inbox:
         channel_type=Inbox.ChannelType.WIDGET,
         secret=SECRET,
         callback_url="",
-        provider_config={"allowed_origins": [PAGE, "https://shop.example"]},
+        provider_config={"allowed_origins": f"{PAGE} https://shop.example"},
         **kwargs,
     )
 
