@@ -203,23 +203,11 @@ def folder_of(conversation: Conversation) -> Folder:
     return FOLDERS[key]
 
 
-def queue_neighbours(
-    *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters, conversation_id: int
-) -> tuple[int | None, int | None]:
-    """(previous, next) conversation ids around `conversation_id` in the list, in one query over the first
-    QUEUE_WINDOW ids. A conversation not (or no longer) in the list has no previous, and the top of the list
-    as its next: the queue continues from the top."""
-    ids = list(
-        _folder_rows(account_id=account_id, user=user, folder=folder, filters=filters).values_list(
-            "id", flat=True
-        )[:QUEUE_WINDOW]
-    )
-    if conversation_id not in ids:
-        return None, ids[0] if ids else None
-    at = ids.index(conversation_id)
-    previous = ids[at - 1] if at > 0 else None
-    following = ids[at + 1] if at + 1 < len(ids) else None
-    return previous, following
+def queue_ids(*, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters) -> list[int]:
+    """The ids at the top of the list, in its order (one query, QUEUE_WINDOW ids at most): where the
+    workspace looks for the next conversation."""
+    rows = _folder_rows(account_id=account_id, user=user, folder=folder, filters=filters)
+    return list(rows.values_list("id", flat=True)[:QUEUE_WINDOW])
 
 
 def _previews(conversations: list[Conversation]) -> dict[int, str]:

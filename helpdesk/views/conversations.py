@@ -48,7 +48,7 @@ from helpdesk.services.messages import message_create_agent_reply, message_creat
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
-from .workspace import QUEUE_ACTIONS, list_context, next_conversation_url, workspace
+from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next, workspace
 
 MAX_MESSAGE_CHARS = 10_000
 POLL_INTERVAL_MS = 3000
@@ -135,6 +135,7 @@ def conversation_detail(
         user=request.user,
         context=list_context(request, conversation),
         conversation_id=conversation.pk,
+        shown=shown_next(request),
     )
     context = frame_context(
         request,
@@ -143,6 +144,7 @@ def conversation_detail(
         filter_qs=urlencode(around.context.filters.as_query()),
         workspace=around,
         list_qs=around.context.query,
+        next_id=around.next_id,
         thread=thread,
         paged_back=bool(before),
         last_id=last_id,
@@ -243,13 +245,18 @@ def snooze_until(choice: str, *, now: datetime, zone: ZoneInfo, custom: str = ""
 
 
 def _back(request: HttpRequest, membership: Membership, conversation: Conversation) -> HttpResponse:
-    """Back to the conversation, in the list it was opened from (the form's URL carries the list)."""
+    """Back to the conversation, in the list it was opened from (the form's URL carries the list) and with the
+    same "next" conversation (the form's `next`), so a reply does not change where the queue goes on."""
     url = reverse("dashboard:conversation-detail", args=[membership.account_id, conversation.pk])
-    return redirect(f"{url}?{request.GET.urlencode()}" if request.GET else url)
+    params = request.GET.copy()
+    shown = request.POST.get("next", "")
+    if shown.isdigit():
+        params["next"] = shown
+    return redirect(f"{url}?{params.urlencode()}" if params else url)
 
 
 def _done(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     membership: Membership,
     conversation: Conversation,
     text: str,
@@ -270,17 +277,26 @@ def _done(
         (flash.success if ok else flash.error)(request, text)
         return _back(request, membership, conversation)
     fresh = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation.pk)
-    context = {
+    context = list_context(request, fresh)
+    panel = {
         **side_context(membership, fresh),
         "account": membership.account,
         "membership": membership,
         "result": text,
         "result_ok": ok,
-        "list_qs": list_context(request, fresh).query,
+        "list_qs": context.query,
+        # The "next" the re-rendered panel's actions carry (see workspace.next_conversation_id).
+        "next_id": next_conversation_id(
+            account_id=membership.account_id,
+            user=request.user,
+            context=context,
+            conversation_id=fresh.pk,
+            shown=shown_next(request),
+        ),
         "oob": True,
     }
     return HttpResponse(
-        render_to_string("dashboard/partials/side_panel_response.html", context, request=request)
+        render_to_string("dashboard/partials/side_panel_response.html", panel, request=request)
     )
 
 
@@ -331,12 +347,15 @@ def _queue_next(
     before the action, while this conversation still has its place in the list."""
     if action not in QUEUE_ACTIONS:
         return None
-    return next_conversation_url(
+    context = list_context(request, conversation)
+    target = next_conversation_id(
         account_id=membership.account_id,
         user=request.user,
-        context=list_context(request, conversation),
+        context=context,
         conversation_id=conversation.pk,
+        shown=shown_next(request),
     )
+    return context.conversation_url(membership.account_id, target) if target else None
 
 
 def conversation_snooze(
@@ -366,7 +385,9 @@ def conversation_snooze(
 
 @require_POST
 @account_view()
-def conversation_assignee(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+def conversation_assignee(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     value = request.POST.get("assignee", "")
     if value == "":
@@ -384,7 +405,9 @@ def conversation_assignee(request: HttpRequest, membership: Membership, conversa
 
 @require_POST
 @account_view()
-def conversation_label(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+def conversation_label(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = LabelForm(request.POST)
     if form.is_valid() and request.POST.get("action") == "remove":
@@ -402,7 +425,9 @@ def conversation_label(request: HttpRequest, membership: Membership, conversatio
 
 @require_POST
 @account_view()
-def conversation_priority(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
+def conversation_priority(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = PriorityForm(request.POST)
     if not form.is_valid():

@@ -9,10 +9,10 @@ notification, a bookmark) belongs to the list of its status (`dashboard.folder_o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from django.urls import reverse
 
 from helpdesk.models import Conversation
@@ -44,9 +44,25 @@ class ListContext:
         return f"{url}?{self.query}"
 
 
+def page_query(request: HttpRequest) -> QueryDict:
+    """The query of the page the agent is on: for a one-click action sent by htmx, that of the conversation
+    page (htmx names it in `HX-Current-URL`; the action's own URL may carry no list), else the request's."""
+    current = request.headers.get("HX-Current-URL", "")
+    if current:
+        return QueryDict(urlsplit(current).query)
+    return request.GET
+
+
 def list_context(request: HttpRequest, conversation: Conversation) -> ListContext:
-    folder = dashboard.FOLDERS.get(request.GET.get("list", "")) or dashboard.folder_of(conversation)
-    return ListContext(folder=folder, filters=dashboard.ListFilters.from_query(request.GET))
+    query = page_query(request)
+    folder = dashboard.FOLDERS.get(query.get("list", "")) or dashboard.folder_of(conversation)
+    return ListContext(folder=folder, filters=dashboard.ListFilters.from_query(query))
+
+
+def shown_next(request: HttpRequest) -> int | None:
+    """The "next" conversation the page showed (a form's `next`, else the page's `?next=`)."""
+    value = request.POST.get("next", "") or page_query(request).get("next", "")
+    return int(value) if value.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -58,13 +74,21 @@ class Workspace:
     list_url: str
     previous_url: str | None
     next_url: str | None
+    next_id: int | None
+    """The conversation after this one as the page shows it: actions that finish this one go on to it."""
 
 
 def workspace(
-    *, account_id: int, user: AbstractBaseUser, context: ListContext, conversation_id: int
+    *,
+    account_id: int,
+    user: AbstractBaseUser,
+    context: ListContext,
+    conversation_id: int,
+    shown: int | None = None,
 ) -> Workspace:
     """The list's first page (for the pane) and the neighbours of the open conversation in it. Neighbours come
-    from the page already fetched: no query of their own."""
+    from the page already fetched: no query of their own. `shown` is the "next" this page showed before a
+    reply reloaded it: it stays the next while it is in the list (see `next_conversation_id`)."""
     page = dashboard.conversation_page(
         account_id=account_id, user=user, folder=context.folder, filters=context.filters, page=1
     )
@@ -76,26 +100,33 @@ def workspace(
         following = ids[at + 1] if at + 1 < len(ids) else None
     elif ids:
         following = ids[0]
+    if shown in ids and shown != conversation_id:
+        following = shown
     return Workspace(
         context=context,
         page=page,
         list_url=context.list_url(account_id),
         previous_url=context.conversation_url(account_id, previous) if previous else None,
         next_url=context.conversation_url(account_id, following) if following else None,
+        next_id=following,
     )
 
 
-def next_conversation_url(
-    *, account_id: int, user: AbstractBaseUser, context: ListContext, conversation_id: int
-) -> str | None:
-    """Where to go once this conversation is done: the one after it in the list (else the one before), read
-    BEFORE the action changes the list. None when it was the list's only conversation."""
-    previous, following = dashboard.queue_neighbours(
-        account_id=account_id,
-        user=user,
-        folder=context.folder,
-        filters=context.filters,
-        conversation_id=conversation_id,
+def next_conversation_id(
+    *, account_id: int, user: AbstractBaseUser, context: ListContext, conversation_id: int, shown: int | None
+) -> int | None:
+    """Which conversation to go on to once this one is done. `shown` is the "next" the page showed: what the
+    agent expects, even when their reply has since moved this conversation within the list (a reply ends its
+    wait, and waiting lists put those last); used while it is still in the list. Otherwise the one after this
+    conversation in the list, else the one before; None when nothing else is in the list."""
+    ids = dashboard.queue_ids(
+        account_id=account_id, user=user, folder=context.folder, filters=context.filters
     )
-    target = following or previous
-    return context.conversation_url(account_id, target) if target else None
+    if shown in ids and shown != conversation_id:
+        return shown
+    if conversation_id not in ids:
+        return ids[0] if ids else None
+    at = ids.index(conversation_id)
+    if at + 1 < len(ids):
+        return ids[at + 1]
+    return ids[at - 1] if at > 0 else None

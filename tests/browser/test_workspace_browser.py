@@ -117,3 +117,69 @@ def test_workspace_fits_the_screen_with_the_composer_in_view(browser, live_serve
         assert composer_in_view(page)
         assert horizontal_overflow(page) <= 0
     assert browser.console_errors == []
+
+
+def test_a_conversation_worked_with_the_keyboard_only(browser, live_server, queue):
+    """Open the queue's first conversation, read the shortcuts, take the next one, note, reply with
+    Ctrl+Enter, assign to me, resolve and land on the next conversation, then search: no mouse."""
+    page = browser.page
+    sign_in(page, live_server)
+    first, second, third = queue["conversations"][:3]
+    base = f"{live_server.url}/app/accounts/{queue['account'].id}"
+    page.goto(f"{base}/lists/needs-people/")
+
+    page.keyboard.press("j")  # the first row gets the focus, Enter opens it
+    expect(page.locator(f'tr[data-conversation="{first.id}"] td.customer a')).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".page-head h1")).to_contain_text("Customer 0")
+
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    expect(page.locator("#shortcuts")).to_contain_text("Assign to me")
+    browser.shot("shortcuts")
+    page.keyboard.press("Escape")
+    expect(page.locator("#shortcuts")).to_be_hidden()
+
+    page.keyboard.press("j")
+    expect(page.locator(".page-head h1")).to_contain_text("Customer 1")
+    page.keyboard.press("k")
+    expect(page.locator(".page-head h1")).to_contain_text("Customer 0")
+    page.keyboard.press("j")
+    expect(page.locator(".page-head h1")).to_contain_text("Customer 1")
+
+    page.keyboard.press("n")
+    expect(page.locator("#composer-text")).to_be_focused()
+    expect(page.locator("#composer")).to_have_attribute("data-kind", "note")
+    page.keyboard.type("Checked the courier: parcel is lost.")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator(".flash")).to_contain_text("Private note added")
+
+    page.keyboard.press("r")
+    expect(page.locator("#composer")).to_have_attribute("data-kind", "reply")
+    page.keyboard.type("We are sending a new parcel today.")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator(".flash")).to_contain_text("Reply queued for delivery")
+    # The reply kept the list: still "Needs people" beside it, still the next one on "j".
+    expect(page.locator("a.back-to-list")).to_contain_text("Needs people")
+
+    page.keyboard.press("a")
+    expect(page.locator("#action-result")).to_contain_text("Assigned to")
+    page.keyboard.press("e")
+    expect(page.locator(".page-head h1")).to_contain_text("Customer 2")
+    expect(page.locator(".flash")).to_contain_text(f"#{second.id}: Conversation resolved.")
+    browser.shot("next-after-resolve")
+
+    page.keyboard.press("/")
+    page.wait_for_url("**/lists/needs-people/**")
+    expect(page.locator(".filters input[name=q]")).to_be_focused()
+
+    second.refresh_from_db()
+    assert second.status == Conversation.Status.RESOLVED
+    assert second.assignee.username == "bob"
+    assert list(second.messages.filter(private=True).values_list("content", flat=True)) == [
+        "Checked the courier: parcel is lost."
+    ]
+    assert second.messages.filter(private=False, sender_type="user").count() == 1
+    third.refresh_from_db()
+    assert third.status == Conversation.Status.OPEN
+    assert browser.console_errors == []

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from helpdesk.models import Conversation
 from helpdesk.selectors import dashboard
+from helpdesk.views.workspace import ListContext, next_conversation_id
 from tests.factories import ConversationFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,14 +87,25 @@ def test_taking_over_stays_on_the_conversation(agent_client, team):
 def test_a_conversation_outside_the_list_continues_from_its_top(team):
     first, _ = waiting(team, 30), waiting(team, 20)
     stranger = ConversationFactory(contact_inbox__inbox=team.inbox, status=Conversation.Status.PENDING)
-    previous, following = dashboard.queue_neighbours(
-        account_id=team.account.id,
-        user=team.agent,
-        folder=dashboard.FOLDERS["needs-people"],
-        filters=dashboard.ListFilters(),
-        conversation_id=stranger.id,
+    context = ListContext(folder=dashboard.FOLDERS["needs-people"], filters=dashboard.ListFilters())
+    following = next_conversation_id(
+        account_id=team.account.id, user=team.agent, context=context, conversation_id=stranger.id, shown=None
     )
-    assert (previous, following) == (None, first.id)
+    assert following == first.id
+
+
+def test_the_next_the_page_showed_wins_while_it_is_still_in_the_list(agent_client, team):
+    first, second, third = waiting(team, 30), waiting(team, 20), waiting(team, 10)
+    # The agent answered `first`: its wait ended and the list now puts it last, after `third`.
+    first.waiting_since = None
+    first.save()
+    response = agent_client.post(action_url(team, first, "resolve"), {"next": str(second.id)})
+    assert response["Location"] == detail(team, second)
+    # A "next" that has left the list meanwhile (a colleague resolved it) is ignored.
+    third.status = Conversation.Status.RESOLVED
+    third.save()
+    response = agent_client.post(action_url(team, second, "resolve"), {"next": str(third.id)})
+    assert response["Location"].startswith(detail(team, second))  # nothing else waits: it stays
 
 
 def test_the_page_links_previous_next_and_back_to_the_list(agent_client, team):
@@ -102,3 +114,17 @@ def test_the_page_links_previous_next_and_back_to_the_list(agent_client, team):
     assert f'href="{detail(team, first)}" rel="prev"' in html.replace("&amp;", "&")
     assert f'href="{detail(team, third)}" rel="next"' in html.replace("&amp;", "&")
     assert f'href="/app/accounts/{team.account.id}/lists/needs-people/" class="back-to-list"' in html
+
+
+def test_a_one_click_action_keeps_the_list_of_the_page_it_came_from(agent_client, team):
+    first, _ = waiting(team, 30, priority="urgent"), waiting(team, 20, priority="urgent")
+    page_url = f"http://testserver{detail(team, first, 'list=unassigned&priority=urgent')}"
+    response = agent_client.post(
+        f"/app/accounts/{team.account.id}/conversations/{first.id}/priority/",
+        {"priority": "high"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL=page_url,
+    )
+    html = response.content.decode().replace("&amp;", "&")
+    # The re-rendered Resolve still goes on within "Unassigned, urgent".
+    assert "status/resolve/?list=unassigned&priority=urgent" in html
