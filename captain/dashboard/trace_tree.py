@@ -246,6 +246,8 @@ def _llm_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Facts:
         ("agent", a.get(sc.GEN_AI_AGENT_ID)),
         ("model", a.get(sc.GEN_AI_RESPONSE_MODEL) or a.get(sc.GEN_AI_REQUEST_MODEL)),
         ("tokens in/out", _pair(a, sc.GEN_AI_USAGE_INPUT_TOKENS, sc.GEN_AI_USAGE_OUTPUT_TOKENS)),
+        # How much of the prompt the model server took from its cache: the rest it read again.
+        ("prompt cached", a.get(sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS) or None),
         ("finish", a.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)),
         ("error", a.get(sc.CAPTAIN_LLM_ERROR)),
     ]

@@ -138,6 +138,7 @@ class RunSpans:
         span.set_attribute(sc.GEN_AI_RESPONSE_MODEL, response.model)
         span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens)
         span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens)
+        span.set_attribute(sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cached_input_tokens)
         if response.finish_reason:
             span.set_attribute(sc.GEN_AI_RESPONSE_FINISH_REASONS, [response.finish_reason])
         if response.response_id:

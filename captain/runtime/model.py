@@ -471,6 +471,13 @@ def _read_stream(
     return _streamed_response(stream, requested_model)
 
 
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens the endpoint served from its cache (OpenAI's and llama.cpp's `prompt_tokens_details`)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return cached if isinstance(cached, int) and cached >= 0 else 0
+
+
 def _take_chunk(stream: _Stream, chunk: ChatCompletionChunk) -> tuple[str | None, bool]:
     """Fold one chunk into `stream`; return its text delta and whether it carried tool-call deltas."""
     try:
@@ -479,6 +486,7 @@ def _take_chunk(stream: _Stream, chunk: ChatCompletionChunk) -> tuple[str | None
         if chunk.usage is not None:
             stream.usage.input_tokens = chunk.usage.prompt_tokens or 0
             stream.usage.output_tokens = chunk.usage.completion_tokens or 0
+            stream.usage.cached_input_tokens = _cached_tokens(chunk.usage)
         choice = chunk.choices[0] if chunk.choices else None
         delta = choice.delta if choice is not None else None
         content = delta.content if delta is not None else None
@@ -607,6 +615,7 @@ def _parse_completion(completion: object, *, requested_model: str) -> ModelRespo
     if completion.usage is not None:
         usage.input_tokens = completion.usage.prompt_tokens or 0
         usage.output_tokens = completion.usage.completion_tokens or 0
+        usage.cached_input_tokens = _cached_tokens(completion.usage)
     return ModelResponse(
         content=content,
         tool_calls=tool_calls,

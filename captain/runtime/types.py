@@ -43,11 +43,15 @@ class Usage:
     """Prompt tokens reported by the model endpoint."""
     output_tokens: int = 0
     """Completion tokens reported by the model endpoint."""
+    cached_input_tokens: int = 0
+    """Of the prompt tokens, those the endpoint took from its prompt cache instead of reading them again
+    (`prompt_tokens_details.cached_tokens`; 0 when it does not say)."""
 
     def add(self, other: Usage) -> None:
         self.requests += other.requests
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.cached_input_tokens += other.cached_input_tokens
 
     @property
     def total_tokens(self) -> int:

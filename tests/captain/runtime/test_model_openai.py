@@ -20,6 +20,7 @@ from captain.runtime import (
     RunContext,
     Runner,
     Tool,
+    Usage,
     make_openai_client,
 )
 from tests.support.fake_llm_server import (
@@ -347,3 +348,31 @@ def test_an_agent_call_sends_tool_choice_only_with_tools(server):
         "tools": [FAQ_TOOL],
         "tool_choice": "required",
     }
+
+
+def test_prompt_tokens_the_server_took_from_its_cache_are_counted():
+    """llama.cpp and OpenAI report the cached prefix as `prompt_tokens_details.cached_tokens`: a stable prompt
+    prefix shows up there, and in the run's usage."""
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 900,
+            "completion_tokens": 3,
+            "total_tokens": 903,
+            "prompt_tokens_details": {"cached_tokens": 850},
+        },
+    }
+    with FakeLLMServer([raw(body), text("Hello")]) as server:
+        model = model_for(server)
+        cached = model.complete(model="m", messages=[{"role": "user", "content": "hi"}])
+        plain = model.complete(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert (cached.usage.input_tokens, cached.usage.cached_input_tokens) == (900, 850)
+    assert plain.usage.cached_input_tokens == 0  # a server that does not say
+    total = Usage()
+    total.add(cached.usage)
+    total.add(plain.usage)
+    assert total.cached_input_tokens == 850
