@@ -183,3 +183,38 @@ def test_a_conversation_worked_with_the_keyboard_only(browser, live_server, queu
     third.refresh_from_db()
     assert third.status == Conversation.Status.OPEN
     assert browser.console_errors == []
+
+
+def test_actions_follow_a_status_changed_elsewhere_without_a_reload(browser, live_server, queue):
+    """A colleague resolves the conversation an agent has open: its status, escalation box and actions change
+    in place (no "Reload" banner, no Take over or Resolve on a resolved conversation), and still work."""
+    from helpdesk.services.conversations import conversation_set_status
+
+    page = browser.page
+    sign_in(page, live_server)
+    conversation = queue["conversations"][0]
+    page.goto(f"{live_server.url}/app/accounts/{queue['account'].id}/conversations/{conversation.id}/")
+    expect(page.locator("button[data-action='resolve']")).to_be_visible()
+    expect(page.locator(".escalation")).to_contain_text("waiting")
+    page.evaluate("window.__sameDocument = true")
+    page.fill("#composer-text", "Half-written answer")
+
+    colleague = UserFactory(username="carol")
+    MembershipFactory(account=queue["account"], user=colleague, role=Membership.Role.AGENT)
+    conversation_set_status(conversation=conversation, status=Conversation.Status.RESOLVED, actor=colleague)
+
+    expect(page.locator("#status")).to_have_text("Resolved", timeout=15_000)
+    expect(page.locator("button[data-action='reopen']")).to_be_visible()
+    expect(page.locator("button[data-action='resolve']")).to_have_count(0)
+    expect(page.locator("button[data-action='take_over']")).to_have_count(0)
+    expect(page.locator(".escalation")).to_have_count(0)
+    expect(page.locator(".banner")).to_have_count(0)
+    expect(page.locator("#composer-text")).to_have_value("Half-written answer")
+    browser.shot("resolved-elsewhere")
+
+    page.click("button[data-action='reopen']")  # the swapped-in form still posts in the background
+    expect(page.locator("#action-result")).to_contain_text("Conversation reopened")
+    assert page.evaluate("window.__sameDocument") is True
+    conversation.refresh_from_db()
+    assert conversation.status == Conversation.Status.OPEN
+    assert browser.console_errors == []

@@ -1,5 +1,6 @@
 // Captain Helpdesk dashboard: the account switcher, and the poll that appends new messages to an open
-// conversation without a reload (run when live.js reports an event for it). No framework: the server
+// conversation without a reload (run when live.js reports an event for it) and re-renders its actions when its
+// status changed elsewhere. No framework: the server
 // renders (and escapes) every fragment we insert.
 (function () {
   "use strict";
@@ -11,7 +12,6 @@
   var root = document.getElementById("conversation");
   if (!root) { return; }
   var thread = document.getElementById("thread");
-  var banner = document.getElementById("changed-banner");
   var lastId = parseInt(root.dataset.lastId || "0", 10);
   var firstId = parseInt(root.dataset.firstId || "0", 10);
   // One-click actions (conversation.js, htmx) keep root.dataset.status current: a change made on this page is
@@ -57,13 +57,8 @@
         if (data.status !== root.dataset.status) {
           // The event of this page's own action can beat its htmx swap: decide once the swap has settled.
           var seen = data.status;
-          var display = data.status_display;
           setTimeout(function () {
-            if (seen !== root.dataset.status) {
-              var statusEl = document.getElementById("status");  // htmx replaces it: look it up now
-              if (statusEl) { statusEl.textContent = display; }
-              banner.hidden = false;
-            }
+            if (seen !== root.dataset.status) { refreshActions(seen); }
           }, SETTLE_MS);
         }
       })
@@ -72,6 +67,32 @@
         busy = false;
         if (again) { again = false; poll(); }
       });
+  }
+
+  // Someone else changed the status (a colleague resolved it, the AI handed it over): the status line, the
+  // escalation box, the side panel's actions and the list beside are fetched again from the page itself, so a
+  // resolved conversation no longer offers Take over or Resolve. What is typed in the reply box stays.
+  var REGIONS = ["side-panel", "status", "escalation"];
+  function refreshActions(status) {
+    fetch(window.location.href, { credentials: "same-origin", headers: { "X-Live-Refresh": "1" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (html === null) { return; }
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        REGIONS.forEach(function (id) {
+          var old = document.getElementById(id);
+          var next = fresh.getElementById(id);
+          if (!old || !next) { return; }
+          // Server-rendered with autoescaping, from the same page the browser would load.
+          old.replaceWith(next);
+          if (window.htmx) { window.htmx.process(next); }  // its one-click forms work again
+        });
+        var pane = document.querySelector(".queue-pane");
+        var freshPane = fresh.querySelector(".queue-pane");
+        if (pane && freshPane) { pane.innerHTML = freshPane.innerHTML; }
+        root.dataset.status = status;
+      })
+      .catch(function () { /* the next event or the safety-net poll tries again */ });
   }
 
   document.addEventListener("helpdesk:event", function (e) {
