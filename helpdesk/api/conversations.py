@@ -290,5 +290,7 @@ class ConversationAssigneeApi(AccountApi):
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         data = self.InputSerializer(data=request.data, context=self.serializer_context())
         data.is_valid(raise_exception=True)
-        conversation_assign(conversation=conversation, assignee=data.validated_data["user_id"])
+        conversation_assign(
+            conversation=conversation, assignee=data.validated_data["user_id"], by=request.user
+        )
         return conversation_response(conversation)

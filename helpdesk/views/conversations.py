@@ -336,7 +336,7 @@ def conversation_status(
         conversation_set_status(conversation=conversation, status=status, actor=request.user)
         if action == "take_over":
             # Taking over means "I answer this one": it lands in the person's own list.
-            conversation_assign(conversation=conversation, assignee=request.user)
+            conversation_assign(conversation=conversation, assignee=request.user, by=request.user)
     return _done(request, membership, conversation, done, following=following)
 
 
@@ -391,7 +391,7 @@ def conversation_assignee(
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     value = request.POST.get("assignee", "")
     if value == "":
-        conversation_assign(conversation=conversation, assignee=None)
+        conversation_assign(conversation=conversation, assignee=None, by=request.user)
         return _done(request, membership, conversation, "Conversation unassigned.")
     # Only members of this account may be assigned: another tenant's user id is simply not found.
     user = account_member(account_id=membership.account_id, user_id=int(value) if value.isdigit() else 0)
@@ -399,7 +399,8 @@ def conversation_assignee(
         return _done(
             request, membership, conversation, "That person is not a member of this account.", ok=False
         )
-    conversation_assign(conversation=conversation, assignee=user)
+    # `by`: assigning yourself notifies nobody; assigning a colleague tells them who did.
+    conversation_assign(conversation=conversation, assignee=user, by=request.user)
     return _done(request, membership, conversation, f"Assigned to {user}.")
 
 
