@@ -5,7 +5,7 @@ from django.views.defaults import page_not_found
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from helpdesk.api.exceptions import api_not_found
-from helpdesk.api.provider_webhooks import slack_webhook, telegram_webhook, whatsapp_webhook
+from helpdesk.api.provider_webhooks import email_webhook, slack_webhook, telegram_webhook, whatsapp_webhook
 from helpdesk.api.webhooks import api_channel_webhook
 
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("webhooks/telegram/<str:webhook_token>/", telegram_webhook, name="webhook-telegram"),
     path("webhooks/whatsapp/<str:webhook_token>/", whatsapp_webhook, name="webhook-whatsapp"),
     path("webhooks/slack/<str:webhook_token>/", slack_webhook, name="webhook-slack"),
+    path("webhooks/email/<str:webhook_token>/", email_webhook, name="webhook-email"),
     path("widget/", include("helpdesk.api.widget")),
     path("api/v1/", include("helpdesk.api.urls")),
     path("api/v1/captain/", include("captain.api.urls")),

@@ -487,6 +487,7 @@ _CHANNEL_TITLES = {
     "whatsapp": "WhatsApp settings",
     "slack": "Slack settings",
     "widget": "Website widget settings",
+    "email": "E-mail settings",
 }
 
 
@@ -516,6 +517,7 @@ _WEBHOOK_PATHS: dict[str, str] = {
     Inbox.ChannelType.TELEGRAM: "telegram",
     Inbox.ChannelType.WHATSAPP: "whatsapp",
     Inbox.ChannelType.SLACK: "slack",
+    Inbox.ChannelType.EMAIL: "email",
 }
 
 # What to do on the provider's side with the webhook URL, per channel type.
@@ -529,6 +531,11 @@ _PROVIDER_SETUP: dict[str, str] = {
         "the <em>Verify token</em> above as verify token, and subscribe to <code>messages</code>. "
         "Secret = the app secret; Access token = a system-user token; set the <em>Phone number ID</em> above. "
         "Replies are split at 4096 characters."
+    ),
+    Inbox.ChannelType.EMAIL: (
+        "In Mailgun, add an inbound route for the support address whose action forwards the raw MIME to this URL. "
+        "Secret = the Mailgun webhook signing key; Access token = the SMTP password; fill in the SMTP settings "
+        "and the From address above."
     ),
     Inbox.ChannelType.SLACK: (
         "Use this URL as the app's Event Subscriptions request URL and subscribe to <code>message.im</code> "

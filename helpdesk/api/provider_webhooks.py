@@ -118,3 +118,10 @@ def slack_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
     """`POST /webhooks/slack/<token>/`: an Events API request (url_verification or event_callback), or an
     interactivity request (a tap on a quick-reply button)."""
     return _handle(request, webhook_token=webhook_token, channel_type=Inbox.ChannelType.SLACK)
+
+
+@csrf_exempt  # authenticated by Mailgun's signature fields instead of a session
+@require_POST
+def email_webhook(request: HttpRequest, webhook_token: str) -> HttpResponse:
+    """`POST /webhooks/email/<token>/`: one mail from a Mailgun inbound route (the raw MIME in `body-mime`)."""
+    return _handle(request, webhook_token=webhook_token, channel_type=Inbox.ChannelType.EMAIL)

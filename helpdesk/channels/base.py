@@ -39,6 +39,10 @@ class InboundMessage:
     callback_id: str = ""
     """A button tap the provider waits to have acknowledged (`Channel.answer_callback`, e.g. to stop the
     button's spinner): the provider's id for the tap; empty for every other message."""
+    subject: str = ""
+    """The subject a new conversation takes (e-mail); empty for chat channels."""
+    automated: str = ""
+    """Why a machine wrote it (a bounce, an auto-reply): stored, never answered by the AI; empty for a person."""
 
 
 # Column sizes of what an inbound message stores (helpdesk.models); checked here because PostgreSQL refuses a

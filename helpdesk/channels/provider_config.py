@@ -61,6 +61,14 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "api_base_url": _base_url,
     },
     "widget": {"allowed_origins": _origins},
+    "email": {
+        "smtp_host": _pattern(r"[A-Za-z0-9.-]{1,200}", "must be a host name or address"),
+        "smtp_port": _pattern(r"[0-9]{1,5}", "must be a port number"),
+        "smtp_security": _pattern(r"starttls|ssl|none", 'must be "starttls", "ssl" or "none"'),
+        "smtp_username": _text,
+        "from_address": _pattern(r"[^@\s]{1,64}@[A-Za-z0-9.-]{1,190}", "must be an e-mail address"),
+        "from_name": _text,
+    },
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import api_channel, slack, telegram, whatsapp
+from .email import EmailChannel
 from .protocol import Channel
 from .widget import WidgetChannel
 
@@ -27,6 +28,7 @@ _CHANNELS: dict[str, Channel] = {
         whatsapp.WhatsAppChannel(),
         slack.SlackChannel(),
         WidgetChannel(),
+        EmailChannel(),
     )
 }
 

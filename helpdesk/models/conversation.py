@@ -55,6 +55,7 @@ class Conversation(models.Model):
     escalation_reason = models.TextField(blank=True)
     # Typed values for the account's conversation attribute definitions (helpdesk.models.attributes), by key.
     custom_attributes = models.JSONField(default=dict, blank=True)
+    subject = models.CharField(max_length=255, blank=True, help_text="E-mail: the subject of the first mail.")
     # The team whose people pick up this conversation's escalations (helpdesk.models.team).
     team = models.ForeignKey(
         "helpdesk.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"

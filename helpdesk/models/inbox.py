@@ -22,6 +22,7 @@ class Inbox(models.Model):
         WHATSAPP = "whatsapp", "WhatsApp Cloud"
         SLACK = "slack", "Slack"
         WIDGET = "widget", "Website chat widget"
+        EMAIL = "email", "E-mail"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="inboxes")
     name = models.CharField(max_length=200)

@@ -121,7 +121,8 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
         return IngestResult(message=existing, created=False)
 
     responder = ai_responder()
-    ai_handles = bool(responder and responder.handles_inbox(inbox))
+    # A bounce or an auto-reply is kept for people, never answered by the AI: two robots would answer each other.
+    ai_handles = bool(responder and responder.handles_inbox(inbox)) and not inbound.automated
     contact_inbox = _contact_inbox_lock_or_create(inbox=inbox, contact=inbound.contact)
     # A rating (or its comment) stays in the resolved conversation it answers: no reopening, no AI.
     if (rated := csat_answer_ingest(contact_inbox=contact_inbox, inbound=inbound)) is not None:
@@ -147,7 +148,11 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     conversation.last_activity_at = timezone.now()
     if conversation.status == Conversation.Status.OPEN and conversation.waiting_since is None:
         conversation.waiting_since = message.created_at
-    conversation.save(update_fields=["status", "snoozed_until", "last_activity_at", "waiting_since"])
+    if new_conversation and inbound.subject:
+        conversation.subject = inbound.subject[:255]
+    conversation.save(
+        update_fields=["status", "snoozed_until", "last_activity_at", "waiting_since", "subject"]
+    )
     if new_conversation and inbox.greeting_message.strip():
         message_create_greeting(conversation=conversation, content=inbox.greeting_message)
     if for_ai:

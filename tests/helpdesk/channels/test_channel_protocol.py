@@ -64,12 +64,13 @@ def test_the_ai_is_told_each_channels_message_size():
         "whatsapp": 4096,
         "slack": 3000,
         "widget": None,
+        "email": None,
     }
 
 
 def test_only_telegram_has_a_command_menu_and_the_api_channel_no_files():
     assert {c.channel_type for c in all_channels() if c.supports_commands} == {"telegram"}
-    assert {c.channel_type for c in all_channels() if not c.fetches_media} == {"api", "widget"}
+    assert {c.channel_type for c in all_channels() if not c.fetches_media} == {"api", "widget", "email"}
 
 
 @pytest.mark.parametrize("channel_type", ["api", "whatsapp", "slack"])

@@ -1,0 +1,74 @@
+"""The e-mail channel as a `Channel` (helpdesk.channels.protocol): Mailgun's signed inbound route in, SMTP out.
+
+A mail becomes one InboundMessage: the sender's address is the contact (source id), the Message-ID the dedup
+key, the subject names the conversation, and automated mail (bounces, auto-replies) is marked so the AI never
+answers it (helpdesk.channels.email.mime).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import httpx
+
+from helpdesk.conf import helpdesk_setting
+
+from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from ..media import Download, Refused
+from ..protocol import Received, SentParts, WebhookRequest, not_supported
+from . import mailgun, smtp
+from .mime import parse_mail
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox, Message
+
+
+def inbound_of(raw: bytes) -> InboundMessage:
+    mail = parse_mail(raw)
+    return InboundMessage(
+        provider_message_id=mail.message_id,
+        contact=InboundContact(source_id=mail.sender, name=mail.sender_name, email=mail.sender),
+        text=mail.text or "(no text)",
+        subject=mail.subject,
+        automated=mail.automated,
+    )
+
+
+class EmailChannel:
+    """E-mail: inbound through a Mailgun route, replies over the inbox's SMTP server."""
+
+    channel_type = "email"
+    text_limit: int | None = None
+    supports_commands = False
+    fetches_media = False
+
+    def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
+        mailgun.verify(
+            signing_key=inbox.secret,
+            fields=mailgun.form_fields(request.headers.get("Content-Type", ""), request.body),
+            window_seconds=helpdesk_setting("WEBHOOK_REPLAY_WINDOW_SECONDS"),
+        )
+
+    def parse(self, inbox: Inbox, request: WebhookRequest) -> Received:
+        fields = mailgun.form_fields(request.headers.get("Content-Type", ""), request.body)
+        raw = fields.get("body-mime")
+        if not raw:
+            raise WebhookRejected(400, "invalid_payload", "body-mime (the raw mail) is required.")
+        return Received(messages=[inbound_of(raw)])
+
+    def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        return smtp.send(message, timeout=timeout)  # one mail whatever the length: no parts
+
+    def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
+        raise Refused("mail attachments arrive with the mail, not from a provider API")
+
+    def set_commands(
+        self, inbox: Inbox, commands: Sequence[tuple[str, str]], *, timeout: float = 10.0
+    ) -> DeliveryResult:
+        return not_supported("command menu")
+
+    def answer_callback(
+        self, inbox: Inbox, callback_id: str, *, text: str = "", timeout: float = 5.0
+    ) -> bool:
+        return False

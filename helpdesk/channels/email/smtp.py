@@ -1,0 +1,128 @@
+"""Sending a reply as e-mail over the inbox's SMTP server, threaded in the customer's mail client.
+
+Settings (`provider_config`): `smtp_host`, `smtp_port` (default 587), `smtp_security` ("starttls", the default;
+"ssl"; or "none" for a relay on a private network), `smtp_username`, `from_address`, `from_name`. The SMTP
+password is the inbox's access token (write-only, like every channel's token).
+The server's address goes through the outbound policy (helpdesk.outbound) like any address we reach for a tenant,
+and the connection is made to the address the policy checked (a second DNS answer cannot move it).
+
+Threading: our reply's `Message-ID` is derived from the message id (a retry sends the same id, so a mail client
+shows one mail), `In-Reply-To` names the customer's latest mail and `References` the conversation's mails.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import socket
+import ssl
+from email.message import EmailMessage
+from email.utils import formataddr, formatdate
+from typing import TYPE_CHECKING
+
+from helpdesk.outbound import OutboundRefused
+from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
+
+from ..base import DeliveryResult
+
+if TYPE_CHECKING:
+    from helpdesk.models import Inbox, Message
+
+MAX_REFERENCES = 20
+
+
+def reply_message_id(message_id: int, from_address: str) -> str:
+    domain = from_address.rsplit("@", 1)[-1] or "helpdesk.invalid"
+    return f"<helpdesk-reply-{message_id}@{domain}>"
+
+
+def _thread(message: Message, from_address: str) -> tuple[str, list[str]]:
+    """(In-Reply-To, References) for a reply in `message`'s conversation, oldest mail first."""
+    earlier = message.conversation.messages.filter(id__lt=message.id, private=False).order_by("id")
+    ids: list[str] = []
+    last_incoming = ""
+    for row in earlier.values("id", "message_type", "provider_message_id"):
+        provider_id = str(row["provider_message_id"] or "")
+        if row["message_type"] == "incoming" and provider_id.startswith("<"):
+            ids.append(provider_id)
+            last_incoming = provider_id
+        elif row["message_type"] == "outgoing":
+            ids.append(reply_message_id(row["id"], from_address))
+    return last_incoming, ids[-MAX_REFERENCES:]
+
+
+def build(message: Message) -> EmailMessage:
+    inbox = message.inbox
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    from_address = str(config.get("from_address") or "")
+    subject = message.conversation.subject or inbox.name
+    mail = EmailMessage()
+    mail["From"] = formataddr((str(config.get("from_name") or inbox.name), from_address))
+    mail["To"] = message.conversation.contact_inbox.source_id
+    mail["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+    mail["Date"] = formatdate(localtime=False)
+    mail["Message-ID"] = reply_message_id(message.id, from_address)
+    in_reply_to, references = _thread(message, from_address)
+    if in_reply_to:
+        mail["In-Reply-To"] = in_reply_to
+    if references:
+        mail["References"] = " ".join(references)
+    # We are a robot answering a person: say so, so their auto-responders do not answer us (RFC 3834).
+    mail["Auto-Submitted"] = "auto-replied"
+    mail.set_content(message.content)
+    return mail
+
+
+def send(message: Message, *, timeout: float) -> DeliveryResult:
+    inbox = message.inbox
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    host = str(config.get("smtp_host") or "")
+    if not host or not config.get("from_address"):
+        return DeliveryResult(ok=False, permanent=True, error="The inbox has no SMTP host or From address.")
+    security = str(config.get("smtp_security") or "starttls")
+    port = int(str(config.get("smtp_port") or (465 if security == "ssl" else 587)))
+    try:
+        address = str(checked_addresses(host, port, OutboundPolicy.from_settings())[0])
+    except OutboundRefused as exc:
+        return DeliveryResult(
+            ok=False, permanent=True, error=f"SMTP host refused by the outbound policy: {exc}"
+        )
+    mail = build(message)
+    try:
+        _deliver(mail, address=address, host=host, port=port, security=security, timeout=timeout, inbox=inbox)
+    except smtplib.SMTPResponseException as exc:
+        # 4xx: try again later; 5xx: the server will not take it (bad recipient, refused sender).
+        permanent = 500 <= exc.smtp_code < 600
+        return DeliveryResult(ok=False, permanent=permanent, error=f"SMTP server answered {exc.smtp_code}")
+    except smtplib.SMTPRecipientsRefused:
+        return DeliveryResult(ok=False, permanent=True, error="SMTP server refused the recipient")
+    except (smtplib.SMTPException, OSError) as exc:
+        return DeliveryResult(ok=False, error=f"SMTP connection failed ({type(exc).__name__})")
+    return DeliveryResult(ok=True)
+
+
+class _Pinned(smtplib.SMTP):
+    """An SMTP client that connects to the address the outbound policy checked while speaking to (and checking
+    the TLS certificate of) the host name."""
+
+    def __init__(self, *, address: str, tls: ssl.SSLContext | None, timeout: float) -> None:
+        self._address, self._tls = address, tls
+        super().__init__(timeout=timeout)
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
+        sock = socket.create_connection((self._address, port), timeout)
+        return self._tls.wrap_socket(sock, server_hostname=host) if self._tls is not None else sock
+
+
+def _deliver(
+    mail: EmailMessage, *, address: str, host: str, port: int, security: str, timeout: float, inbox: Inbox
+) -> None:
+    context = ssl.create_default_context()
+    with _Pinned(address=address, tls=context if security == "ssl" else None, timeout=timeout) as client:
+        client.connect(host, port)
+        if security == "starttls":
+            client.starttls(context=context)
+        config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+        username = str(config.get("smtp_username") or "")
+        if username:
+            client.login(username, inbox.access_token)
+        client.send_message(mail)

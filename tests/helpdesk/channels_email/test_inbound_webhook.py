@@ -1,0 +1,102 @@
+"""Mailgun's inbound route into the e-mail inbox: signed mail stored once, replays and forgeries refused, automated
+mail stored but never handed to the AI, malformed mail answered 400."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from captain.answering.models import ReplyJob
+from helpdesk.models import Conversation, Message
+from tests.factories import AssistantInboxFactory
+from tests.helpdesk.channels_email.support import email_inbox, post, signed_fields
+from tests.helpdesk.channels_email.test_mime import fixture
+from tests.support.row_state import database_state
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def inbox():
+    return AssistantInboxFactory(inbox=email_inbox()).inbox
+
+
+def test_a_customers_mail_is_stored_with_its_subject_and_goes_to_the_ai(client, inbox):
+    response = post(client, inbox, signed_fields(fixture("gmail_reply")))
+
+    assert response.status_code == 200, response.content
+    message = Message.objects.get()
+    assert message.content == "Thanks! Can you send it to my office instead?"
+    assert message.provider_message_id == "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>"
+    assert message.conversation.subject == "Re: Where is my parcel?"
+    assert message.conversation.contact_inbox.source_id == "ann.lee@gmail.com"
+    assert message.conversation.contact.email == "ann.lee@gmail.com"
+    assert ReplyJob.objects.filter(message=message).count() == 1
+
+
+def test_a_second_mail_of_the_customer_lands_in_the_same_conversation(client, inbox):
+    post(client, inbox, signed_fields(fixture("gmail_reply")))
+    later = fixture("gmail_reply").replace(b"gmail-1@", b"gmail-2@")
+    post(client, inbox, signed_fields(later))
+    assert Conversation.objects.count() == 1
+    assert Message.objects.count() == 2
+
+
+@pytest.mark.parametrize("name", ["auto_reply", "bounce"])
+def test_automated_mail_is_kept_for_people_and_never_answered_by_the_ai(client, inbox, name):
+    response = post(client, inbox, signed_fields(fixture(name)))
+
+    assert response.status_code == 200, response.content
+    message = Message.objects.get()
+    assert ReplyJob.objects.count() == 0
+    assert message.conversation.status == Conversation.Status.OPEN  # people see it; the AI does not
+
+
+def test_the_same_delivery_replayed_is_stored_once(client, inbox):
+    fields = signed_fields(fixture("apple_mail"))
+    assert post(client, inbox, fields).json()["status"] == "accepted"
+    replay = post(client, inbox, fields)
+    assert (replay.status_code, replay.json()["status"]) == (200, "duplicate")
+    assert Message.objects.count() == 1
+    assert ReplyJob.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        (lambda: signed_fields(fixture("apple_mail"), key="wrong-key"), "signature_invalid"),
+        (lambda: signed_fields(fixture("apple_mail"), at=time.time() - 3600), "timestamp_expired"),
+        (lambda: {**signed_fields(fixture("apple_mail")), "signature": b""}, "signature_missing"),
+        (lambda: {**signed_fields(fixture("apple_mail")), "timestamp": b"yesterday"}, "timestamp_invalid"),
+    ],
+)
+def test_a_forged_or_stale_delivery_is_refused_and_changes_nothing(client, inbox, fields, code):
+    before = database_state()
+    response = post(client, inbox, fields())
+    assert response.status_code == 401
+    assert response.json()["error"] == code
+    assert database_state() == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        (b"Subject: nobody\r\n\r\nhi", "invalid_sender"),
+        (b"", "invalid_payload"),
+        (b"\x00\xff", "invalid_sender"),
+    ],
+)
+def test_malformed_mail_is_answered_400_and_nothing_stored(client, inbox, raw, code):
+    response = post(client, inbox, signed_fields(raw))
+    assert response.status_code == 400
+    assert response.json()["error"] == code
+    assert Message.objects.count() == 0
+
+
+def test_a_body_that_is_no_form_is_refused(client, inbox):
+    response = client.post(
+        f"/webhooks/email/{inbox.webhook_token}/", data=b"{}", content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_form"
