@@ -64,6 +64,10 @@ DEFAULTS: dict[str, Any] = {
     "LANES": True,
     "MODEL_GATE_SLOTS": 64,
     "MODEL_GATE_CUSTOMER_SLOTS": 1,
+    # After a worker starts, the fixed prompts of this many recently active assistants are sent to their model
+    # once (one output token each), so the server's prompt cache has them before the first customer writes
+    # (captain.answering.services.warmup). 0: no warm-up.
+    "PROMPT_WARM_ASSISTANTS": 4,
     "DEBOUNCE_SECONDS": 1.5,
     "DEBOUNCE_MAX_SECONDS": 6.0,
     # Runs of one account at the same time (0: no cap). Over the cap the task waits in the queue (retried).

@@ -23,6 +23,7 @@ behaviour before lanes; the lanes benchmark measures both in one run).
 from __future__ import annotations
 
 import contextvars
+import logging
 from typing import Any, Literal
 
 from captain.conf import captain_setting
@@ -42,6 +43,8 @@ CUSTOMER_TASKS = frozenset(
     }
 )
 """Tasks a customer is waiting on. Every other `captain.*` task is background work."""
+
+logger = logging.getLogger(__name__)
 
 _current: contextvars.ContextVar[Lane] = contextvars.ContextVar("captain_lane", default=CUSTOMER)
 
@@ -108,9 +111,25 @@ def _task_finished(task_id: str | None = None, **kwargs: Any) -> None:
         leave(token)
 
 
+def _worker_ready(**kwargs: Any) -> None:
+    """A worker that just started queues the prompt warm-up (background lane): the model server then has the
+    assistants' fixed prompts cached before the first customer writes."""
+    if int(captain_setting("PROMPT_WARM_ASSISTANTS")) <= 0:
+        return
+    from captain.queue import task
+
+    try:
+        task("captain.tasks.prompt_prefixes_warm").delay()
+    except Exception:
+        # Only an optimisation: a broker that refuses it now must not stop the worker from starting.
+        logger.warning("could not queue the prompt warm-up", exc_info=True)
+
+
 def connect_signals() -> None:
-    """Keep the running task's lane in the context (called once per process by `CaptainConfig.ready`)."""
+    """Keep the running task's lane in the context, and warm prompts when a worker starts (called once per
+    process by `CaptainConfig.ready`)."""
     from celery import signals
 
     signals.task_prerun.connect(_task_started, weak=False, dispatch_uid="captain.lanes.started")
     signals.task_postrun.connect(_task_finished, weak=False, dispatch_uid="captain.lanes.finished")
+    signals.worker_ready.connect(_worker_ready, weak=False, dispatch_uid="captain.lanes.worker_ready")

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import planning, text_protocol
 from .model import ModelClient, ModelError, ModelResponse, ModelSettings
-from .run_state import RunState
+from .run_state import RunState, tool_specs
 from .structured import RESPONSE_FORMAT
 from .types import Agent, RunEvent, Usage
 
@@ -85,6 +85,14 @@ def call_model(
     )
     state.hooks.on_llm_end(state.context, agent, response)
     return response
+
+
+def fixed_prefix(agent: Agent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What every first call of `agent` in a run starts with: its fixed system prompt and its tool schemas. A
+    model server that caches prompt prefixes reads only what follows, once it has seen this (a warm-up)."""
+    tools = tool_specs(agent.tools, agent)
+    native = [] if agent.tool_protocol == "text" else tools
+    return [{"role": "system", "content": _system_prompt(agent, tools)}], native
 
 
 def _system_prompt(agent: Agent, tools: list[dict[str, Any]]) -> str:

@@ -22,6 +22,13 @@ from .types import Agent, Outcome, Reply, RunContext, RunError, RunEvent, Tool, 
 # ---- next steps: what the loop does after one model response -----------------------------------------------
 
 
+def tool_specs(tools: list[Tool], agent: Agent) -> list[dict[str, Any]]:
+    """Chat Completions tool definitions: `tools`, then one per handoff of `agent`."""
+    specs = [function_spec(t.name, t.description, compiled(schema_key(t.parameters))[0]) for t in tools]
+    specs += [function_spec(h.tool_name, h.description, HANDOFF_PARAMETERS) for h in agent.handoffs]
+    return specs
+
+
 @dataclass(frozen=True)
 class NextStepFinalOutput:
     """The agent answered the customer."""
@@ -146,11 +153,7 @@ class RunState:
         """The agent's allowlist as Chat Completions tool definitions: its tools, then one per handoff."""
         specs = self.tool_specs.get(agent.key)
         if specs is None:
-            specs = [
-                function_spec(t.name, t.description, compiled(schema_key(t.parameters))[0])
-                for t in self.agent_tools(agent)
-            ]
-            specs += [function_spec(h.tool_name, h.description, HANDOFF_PARAMETERS) for h in agent.handoffs]
+            specs = tool_specs(self.agent_tools(agent), agent)
             self.tool_specs[agent.key] = specs
         return specs
 

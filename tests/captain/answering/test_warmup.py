@@ -1,0 +1,61 @@
+"""The prompt warm-up sends exactly the fixed start of a reply's first model call (so a server's prompt cache
+serves it to the first customer), is queued on the background lane when a worker starts, and never fails loudly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+from celery import signals
+
+from captain.answering.models import ReplyJob
+from captain.answering.services.runs import run_for_message
+from captain.answering.services.warmup import prompt_prefixes_warm
+from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory, ScenarioFactory
+from tests.support.fake_llm_server import error, text
+
+pytestmark = [pytest.mark.django_db]
+
+
+@pytest.fixture
+def link(redis_url, llm_settings):
+    link = AssistantInboxFactory(assistant__name="Ava", assistant__instructions="Be warm and brief.")
+    ScenarioFactory(assistant=link.assistant, key="refunds", title="Refunds", description="Refund requests")
+    return link
+
+
+def test_the_warm_up_sends_the_fixed_start_of_a_real_reply(link, llm_settings):
+    llm_settings.push(text("."))
+    assert prompt_prefixes_warm() == 1
+    warm = llm_settings.requests[-1]
+    assert warm["max_tokens"] == 1
+    assert [m["role"] for m in warm["messages"]] == ["system"]
+
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    message = MessageFactory(conversation=conversation, content="hello", reply_job=ReplyJob.Status.PENDING)
+    llm_settings.push(text('{"response": "Hi!", "reasoning": "greeting"}'))
+    run_for_message(message_id=message.id)
+    reply = next(r for r in llm_settings.requests[1:] if r["messages"][-1].get("content") == "hello")
+    # Byte for byte the same system prompt and tool schemas: the server's cache covers all of it.
+    assert reply["messages"][0] == warm["messages"][0]
+    assert reply["tools"] == warm["tools"]
+    assert "handoff_to_refunds" in json.dumps(warm["tools"])
+
+
+def test_a_model_that_fails_the_warm_up_only_logs_it(link, llm_settings):
+    llm_settings.push(error(500))
+    assert prompt_prefixes_warm() == 0
+
+
+def test_a_starting_worker_queues_the_warm_up_on_the_background_lane(link, redis_url, settings):
+    broker = redis.Redis.from_url(redis_url)
+    broker.delete("captain_background")
+    signals.worker_ready.send(sender=None)
+    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain_background", 0, -1)]
+    assert queued == ["captain.tasks.prompt_prefixes_warm"]
+
+    broker.delete("captain_background")
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
+    signals.worker_ready.send(sender=None)
+    assert broker.lrange("captain_background", 0, -1) == []
