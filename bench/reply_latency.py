@@ -129,6 +129,11 @@ def main() -> None:
         "--root", default=str(Path(__file__).resolve().parents[1]), help="the checkout to run"
     )
     parser.add_argument("--label", default="", help="a name for this checkout in the output")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="before round 1, run the prompt warm-up a starting worker queues (captain.answering.services.warmup)",
+    )
     args = parser.parse_args()
 
     root = Path(args.root).resolve()
