@@ -1,0 +1,129 @@
+"""Replies out over SMTP to a real SMTP server (aiosmtpd) on 127.0.0.1: threaded by Message-ID, In-Reply-To and
+References with the conversation's subject; refusals classified for the retry policy; the outbound policy asked."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from collections.abc import Iterator
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from helpdesk.channels.registry import channel_for
+from helpdesk.models import Message
+from helpdesk.services.messages import message_create_agent_reply
+from tests.factories import UserFactory
+from tests.helpdesk.channels_email.support import email_inbox, post, signed_fields
+from tests.helpdesk.channels_email.test_mime import fixture
+from tests.support.servers import free_port
+
+pytestmark = pytest.mark.django_db
+
+
+class Sink:
+    """Keeps every mail it is given; refuses recipients at refused.example with 550."""
+
+    def __init__(self) -> None:
+        self.mails: list[tuple[str, list[str], bytes]] = []
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address.endswith("@refused.example"):
+            return "550 5.1.1 No such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        self.mails.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.content))
+        return "250 Message accepted"
+
+
+@pytest.fixture
+def sink() -> Iterator[tuple[Sink, int]]:
+    handler, port = Sink(), free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield handler, port
+    finally:
+        controller.stop()
+
+
+def reply_to_mail(client, inbox, raw: bytes, text: str) -> Message:
+    assert post(client, inbox, signed_fields(raw)).status_code == 200
+    conversation = Message.objects.filter(inbox=inbox).latest("id").conversation
+    return message_create_agent_reply(conversation=conversation, user=UserFactory(), content=text)
+
+
+def send(message: Message):
+    message = Message.objects.select_related("inbox", "conversation__contact_inbox").get(pk=message.pk)
+    return channel_for(message.inbox).send(message, timeout=5.0, parts=None)  # type: ignore[arg-type]
+
+
+def test_a_reply_arrives_threaded_under_the_customers_mail(client, sink):
+    handler, port = sink
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    first = reply_to_mail(client, inbox, fixture("gmail_reply"), "We will send it to your office.")
+
+    result = send(first)
+
+    assert result.ok, result.error
+    ((sender, recipients, raw),) = handler.mails
+    assert (sender, recipients) == ("help@shop.example", ["ann.lee@gmail.com"])
+    mail = email.message_from_bytes(raw, policy=email.policy.default)
+    assert mail["From"] == "Shop Support <help@shop.example>"
+    assert mail["Subject"] == "Re: Where is my parcel?"
+    assert mail["Message-ID"] == f"<helpdesk-reply-{first.id}@shop.example>"
+    assert mail["In-Reply-To"] == "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>"
+    assert mail["References"] == "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>"
+    assert mail["Auto-Submitted"] == "auto-replied"
+    assert mail.get_content().strip() == "We will send it to your office."
+
+    second_mail = fixture("gmail_reply").replace(b"gmail-1@", b"gmail-2@")
+    second = reply_to_mail(client, inbox, second_mail, "Done.")
+    assert send(second).ok
+    threaded = email.message_from_bytes(handler.mails[1][2], policy=email.policy.default)
+    assert threaded["In-Reply-To"] == "<CAF=k2pT3x7Q+gmail-2@mail.gmail.com>"
+    assert threaded["References"].split() == [
+        "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>",
+        f"<helpdesk-reply-{first.id}@shop.example>",
+        "<CAF=k2pT3x7Q+gmail-2@mail.gmail.com>",
+    ]
+
+
+def test_a_refused_recipient_is_a_permanent_failure(client, sink):
+    handler, port = sink
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    raw = fixture("apple_mail").replace(b"carla@icloud.com", b"carla@refused.example")
+    result = send(reply_to_mail(client, inbox, raw, "Here is your label."))
+    assert not result.ok
+    assert result.permanent
+    assert handler.mails == []
+
+
+def test_a_server_that_is_down_is_retried_later(client):
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(free_port()), smtp_security="none")
+    result = send(reply_to_mail(client, inbox, fixture("apple_mail"), "Hello"))
+    assert not result.ok
+    assert not result.permanent
+    assert "SMTP connection failed" in result.error
+
+
+def test_an_smtp_host_the_outbound_policy_refuses_is_never_contacted(client, sink, settings):
+    handler, port = sink
+    settings.HELPDESK = {**settings.HELPDESK, "OUTBOUND_ALLOWED_HOSTS": []}
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    result = send(reply_to_mail(client, inbox, fixture("apple_mail"), "Hello"))
+    assert (result.ok, result.permanent) == (False, True)
+    assert "outbound policy" in result.error
+    assert handler.mails == []
+
+
+def test_an_inbox_without_smtp_settings_fails_permanently_with_a_reason(client):
+    inbox = email_inbox()
+    result = send(reply_to_mail(client, inbox, fixture("apple_mail"), "Hello"))
+    assert (result.ok, result.permanent, result.error) == (
+        False,
+        True,
+        "The inbox has no SMTP host or From address.",
+    )
