@@ -160,14 +160,16 @@ def main() -> None:
     os.environ["REDIS_URL"] = redis_server.url
     try:
         rows = [
-            row for model in args.models.split(",") for row in _measure_model(model, args.rounds, workdir)
+            row
+            for model in args.models.split(",")
+            for row in _measure_model(model, args.rounds, workdir, args.warm)
         ]
     finally:
         redis_server.stop()
     _print(args.label or root.name, rows)
 
 
-def _measure_model(model: str, rounds: int, workdir: Path) -> list[dict[str, Any]]:
+def _measure_model(model: str, rounds: int, workdir: Path, warm: bool) -> list[dict[str, Any]]:
     from captain.local_llm import start_local_llm
 
     llm = start_local_llm(port=0, model=model, log_path=workdir / f"llm-{model}.log")
@@ -176,13 +178,13 @@ def _measure_model(model: str, rounds: int, workdir: Path) -> list[dict[str, Any
         {"OPENAI_BASE_URL": proxy.base_url, "OPENAI_API_KEY": "local", "CAPTAIN_MODEL": llm.model}
     )
     try:
-        return _rounds(model, rounds, proxy)
+        return _rounds(model, rounds, proxy, warm)
     finally:
         proxy.server.shutdown()
         llm.stop()
 
 
-def _rounds(model: str, rounds: int, proxy: RecordingProxy) -> list[dict[str, Any]]:
+def _rounds(model: str, rounds: int, proxy: RecordingProxy, warm: bool) -> list[dict[str, Any]]:
     import django
 
     django.setup()
@@ -202,6 +204,14 @@ def _rounds(model: str, rounds: int, proxy: RecordingProxy) -> list[dict[str, An
     rows = []
     with isolated_database(), override_settings(CAPTAIN=captain):
         call_command("captain_demo_seed", verbosity=0)
+        if warm:
+            from captain.answering.services.warmup import prompt_prefixes_warm
+
+            started = time.monotonic()
+            prompt_prefixes_warm()
+            print(
+                f"{model}: prompt warm-up took {time.monotonic() - started:.1f} s ({len(proxy.take())} call)"
+            )
         for round_no in range(1, rounds + 1):
             seconds, calls, prompt, read = [], [], [], []
             for i, text in enumerate(DEMO_MESSAGES):
