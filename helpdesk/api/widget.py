@@ -13,6 +13,8 @@ Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
     GET  messages/     -> {"messages": [...]}   the visitor's thread, `?after=<id>` for what is new
     POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline)
     POST identify/     {"identifier", "identifier_hash", "name", "email"} -> {"visitor_token"}  setUser
+    POST attributes/   {"attributes": {key: value}} -> {"custom_attributes"}          setCustomAttributes
+    POST labels/       {"label": "vip"} -> {"added": true|false}                      setLabel
     GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
@@ -41,7 +44,7 @@ from helpdesk.selectors import inbox_for_webhook
 from helpdesk.selectors.visitors import customer_conversation_ids, customer_messages
 from helpdesk.services.messages import message_ingest
 from helpdesk.services.rate_limits import webhook_rate_limit_check
-from helpdesk.services.visitors import visitor_identify
+from helpdesk.services.visitors import visitor_add_label, visitor_identify, visitor_set_attributes
 
 from .webhooks import read_body, webhook_request
 
@@ -185,6 +188,32 @@ def identify(request: HttpRequest, inbox: Inbox) -> HttpResponse:
     return JsonResponse({"visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=identified)})
 
 
+def attributes(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    _method(request, "POST")
+    source_id = _source_id(request, inbox)
+    if (limited := _count(inbox)) is not None:
+        return limited
+    changes = _json_object(request).get("attributes")
+    if not isinstance(changes, dict):
+        raise WebhookRejected(400, "invalid_payload", "attributes must be an object.")
+    try:
+        stored = visitor_set_attributes(inbox=inbox, source_id=source_id, changes=changes)
+    except ValidationError as exc:
+        return _error(400, "invalid_attributes", json.dumps(exc.message_dict))
+    return JsonResponse({"custom_attributes": stored})
+
+
+def labels(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    _method(request, "POST")
+    source_id = _source_id(request, inbox)
+    if (limited := _count(inbox)) is not None:
+        return limited
+    name = _json_object(request).get("label")
+    if not isinstance(name, str) or not 0 < len(name) <= 100:
+        raise WebhookRejected(400, "invalid_payload", "label must be a label's name.")
+    return JsonResponse({"added": visitor_add_label(inbox=inbox, source_id=source_id, name=name)})
+
+
 def _events_access(website_token: str, headers: Any, token: str) -> tuple[Inbox, str, str, list[int]]:
     inbox = _inbox(website_token)
     if inbox is None:
@@ -248,5 +277,7 @@ urlpatterns = [
     path("<str:website_token>/session/", _visitor_api(session), name="widget-session"),
     path("<str:website_token>/messages/", _visitor_api(messages), name="widget-messages"),
     path("<str:website_token>/identify/", _visitor_api(identify), name="widget-identify"),
+    path("<str:website_token>/attributes/", _visitor_api(attributes), name="widget-attributes"),
+    path("<str:website_token>/labels/", _visitor_api(labels), name="widget-labels"),
     path("<str:website_token>/events/", events, name="widget-events"),
 ]

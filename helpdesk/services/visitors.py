@@ -1,4 +1,5 @@
-"""Identifying a channel's visitor as one of the customer's own users (the widget's `setUser`).
+"""What a page says about its visitor: who they are (the widget's `setUser`), their contact attributes
+(`setCustomAttributes`) and a label on their conversation (`setLabel`).
 
 The caller has checked the identity proof (the identifier's HMAC with the inbox's secret); this module only moves
 the visitor's rows. The visitor's source id on the inbox becomes the identified one, so the same person on
@@ -11,9 +12,14 @@ Name and e-mail given with the identity are stored on the contact when they are 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.db import IntegrityError, transaction
 
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
+
+from .attributes import custom_attributes_update
+from .conversations import conversation_add_label
 
 
 @transaction.atomic
@@ -67,3 +73,39 @@ def _update_contact(contact_inbox: ContactInbox, *, name: str, email: str) -> No
         changed.append("email")
     if changed:
         contact.save(update_fields=changed)
+
+
+def _visitor_row(*, inbox: Inbox, source_id: str) -> ContactInbox:
+    """The visitor's row on the inbox, created (with an empty contact) when they have not written yet."""
+    found = ContactInbox.objects.select_related("contact").filter(inbox=inbox, source_id=source_id).first()
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            contact = Contact.objects.create(account_id=inbox.account_id)
+            return ContactInbox.objects.create(contact=contact, inbox=inbox, source_id=source_id)
+    except IntegrityError:
+        return ContactInbox.objects.select_related("contact").get(inbox=inbox, source_id=source_id)
+
+
+def visitor_set_attributes(
+    *, inbox: Inbox, source_id: str, changes: Mapping[str, object]
+) -> dict[str, object]:
+    """The page's `setCustomAttributes`: only the account's contact attribute definitions, each value of its kind
+    (ValidationError names the refused keys; nothing is stored then)."""
+    row = _visitor_row(inbox=inbox, source_id=source_id)
+    return custom_attributes_update(target=row.contact, changes=changes)
+
+
+def visitor_add_label(*, inbox: Inbox, source_id: str, name: str) -> bool:
+    """The page's `setLabel`: one of the account's existing labels on the visitor's open conversation (a page
+    cannot invent labels); False when there is no such label or no open conversation yet."""
+    conversation = (
+        Conversation.objects.filter(contact_inbox__inbox=inbox, contact_inbox__source_id=source_id)
+        .exclude(status=Conversation.Status.RESOLVED)
+        .order_by("-id")
+        .first()
+    )
+    if conversation is None:
+        return False
+    return conversation_add_label(conversation=conversation, name=name, create=False) is not None

@@ -19,10 +19,10 @@
   var TEXT = {
     en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
           placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
-          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from " },
+          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars" },
     zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
           placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
-          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：" }
+          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）" }
   }[lang];
 
   var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
@@ -107,10 +107,13 @@
     var text = make("div", { "data-widget-text": "" });
     text.textContent = m.text;
     item.append(who, text);
+    // The satisfaction request offers exactly 1..5: shown as stars, answered with the number.
+    var rating = (m.suggestions || []).join(",") === "1,2,3,4,5";
     (m.suggestions || []).forEach(function (suggestion) {
       var chip = make("button", { type: "button", "data-widget-suggestion": "" },
         { margin: "6px 6px 0 0", padding: "4px 8px", border: "1px solid #1f6feb", borderRadius: "12px", background: "#fff", color: "#1f6feb", cursor: "pointer" });
-      chip.textContent = suggestion;
+      chip.textContent = rating ? "★".repeat(Number(suggestion)) : suggestion;
+      if (rating) chip.setAttribute("aria-label", TEXT.stars.replace("%s", suggestion));
       chip.addEventListener("click", function () { send(suggestion); });
       item.append(chip);
     });
@@ -190,6 +193,14 @@
   window.HelpdeskWidget = {
     open: open,
     close: close,
+    /* Contact attributes the account has defined (others are refused with error.code "invalid_attributes"). */
+    setCustomAttributes: function (attributes) {
+      return start().then(function () { return request("POST", "/attributes/", { attributes: attributes || {} }); });
+    },
+    /* One of the account's labels on the visitor's open conversation; resolves {added: false} otherwise. */
+    setLabel: function (label) {
+      return start().then(function () { return request("POST", "/labels/", { label: String(label) }); });
+    },
     /* Resolves once the helpdesk checked the identifier's HMAC; rejects with error.code "identifier_hash_invalid"
        (and the visitor stays anonymous) when it does not match. */
     setUser: function (identifier, user) {
