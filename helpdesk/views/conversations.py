@@ -98,6 +98,8 @@ def conversation_list(request: AuthenticatedHttpRequest, membership: Membership,
         filter_qs=urlencode(filters.as_query()),
         list_qs=urlencode({"list": selected.key, **filters.as_query()}),
         priorities=Conversation.Priority.choices,
+        members=list(account_members(account_id=membership.account_id)),
+        snooze_choices=SNOOZE_CHOICES,
         **dashboard.filter_options(account_id=membership.account_id),
     )
     return render(request, "dashboard/conversation_list.html", context)

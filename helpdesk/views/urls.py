@@ -5,7 +5,18 @@ from django.views.generic import RedirectView
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 
-from . import accounts, attachments, attributes, canned, conversations, events, notifications, reports, teams
+from . import (
+    accounts,
+    attachments,
+    attributes,
+    bulk,
+    canned,
+    conversations,
+    events,
+    notifications,
+    reports,
+    teams,
+)
 from .base import ACCOUNT, CONVERSATION
 
 app_name = "dashboard"
@@ -34,5 +45,5 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned):
+for module in (events, notifications, teams, reports, canned, bulk):
     urlpatterns += module.urlpatterns

@@ -218,3 +218,25 @@ def test_actions_follow_a_status_changed_elsewhere_without_a_reload(browser, liv
     conversation.refresh_from_db()
     assert conversation.status == Conversation.Status.OPEN
     assert browser.console_errors == []
+
+
+def test_bulk_resolve_three_from_the_list(browser, live_server, queue):
+    page = browser.page
+    sign_in(page, live_server)
+    picked = queue["conversations"][1:4]
+    page.goto(f"{live_server.url}/app/accounts/{queue['account'].id}/lists/needs-people/")
+    expect(page.locator("[data-bulk-apply]")).to_be_disabled()
+    expect(page.locator("input[name=label][data-bulk-for]")).to_be_hidden()  # only what the action needs
+    for conversation in picked:
+        page.check(f'tr[data-conversation="{conversation.id}"] input[name=ids]')
+    expect(page.locator("[data-bulk-count]")).to_have_text("3 ticked")
+    browser.shot("three-ticked")
+    page.click("[data-bulk-apply]")
+    expect(page.locator(".flash")).to_contain_text("Resolved 3 conversations.")
+    expect(page.locator("tr[data-conversation]")).to_have_count(2)
+    browser.shot("after-bulk-resolve")
+    assert all(
+        c.status == Conversation.Status.RESOLVED
+        for c in Conversation.objects.filter(pk__in=[c.pk for c in picked])
+    )
+    assert browser.console_errors == []
