@@ -9,9 +9,7 @@ the inbox does not allow gets no chat at all."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -19,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from helpdesk.channels.widget import identifier_hash
+from helpdesk.channels.widget.demo_page import DemoPage
 from helpdesk.models import ContactInbox, Inbox, Message
 from tests.browser.conftest import Browser
 from tests.factories import AssistantInboxFactory, InboxFactory
@@ -34,46 +33,6 @@ REPLY = "Thanks for writing, we are on it."
 
 def scripted_model(request: dict) -> fake.Step:
     return fake.text(REPLY)
-
-
-class ThirdPartySite:
-    """A shop's page with the widget's one script tag, served with its own strict CSP."""
-
-    def __init__(self, helpdesk: str, website_token: str) -> None:
-        page = (
-            "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Shop</title></head>"
-            "<body><h1>A shop</h1>"
-            f"<script src='{helpdesk}/static/helpdesk/widget/widget.js' data-website-token='{website_token}' async>"
-            "</script></body></html>"
-        ).encode()
-        csp = (
-            f"default-src 'none'; script-src {helpdesk}; connect-src {helpdesk}; style-src 'none'; "
-            "img-src 'none'; base-uri 'none'; form-action 'none'"
-        )
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Security-Policy", csp)
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -94,10 +53,9 @@ def stack(redis_url, tmp_path: Path) -> Iterator[dict]:
         server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
         inbox = InboxFactory(channel_type=Inbox.ChannelType.WIDGET, secret=SECRET, callback_url="")
         AssistantInboxFactory(inbox=inbox, assistant__account=inbox.account)
-        shop, elsewhere = (
-            ThirdPartySite(server.url, inbox.webhook_token),
-            ThirdPartySite(server.url, inbox.webhook_token),
-        )
+        # The demo's shop page (helpdesk_widget_page), twice: one origin allowed, the other not.
+        shop = DemoPage(helpdesk=server.url, website_token=inbox.webhook_token).start()
+        elsewhere = DemoPage(helpdesk=server.url, website_token=inbox.webhook_token).start()
         inbox.provider_config = {"allowed_origins": shop.origin}
         inbox.save(update_fields=["provider_config"])
         try:

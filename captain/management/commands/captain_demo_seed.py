@@ -1,4 +1,4 @@
-"""Seed a demo account: an API inbox, an assistant with three scenarios, FAQ entries and two users.
+"""Seed a demo account: an API inbox, a website widget inbox, an assistant with three scenarios, FAQ entries and two users.
 
 Idempotent: running it again updates the demo objects instead of duplicating them.
 """
@@ -25,6 +25,7 @@ from helpdesk.models import Account, Inbox, Membership
 DEMO_ACCOUNT = "Acme Demo"
 DEMO_SECRET = "demo-inbox-secret"
 DEMO_WEBHOOK_TOKEN = "demo-api-inbox"
+DEMO_WIDGET_TOKEN = "demo-website-widget"
 
 SCENARIOS = [
     {
@@ -143,6 +144,17 @@ class Command(BaseCommand):
             guardrails=["Never promise a refund amount or a delivery date that the FAQ does not state."],
         )
         assistant_inbox_take_over(assistant=assistant, inbox=inbox)
+        # The website widget, for the shop page `manage.py helpdesk_widget_page` serves on 127.0.0.1:8090.
+        widget, _ = Inbox.objects.get_or_create(
+            webhook_token=DEMO_WIDGET_TOKEN,
+            defaults={
+                "account": account,
+                "name": "Website chat",
+                "channel_type": Inbox.ChannelType.WIDGET,
+                "provider_config": {"allowed_origins": "http://127.0.0.1:8090 http://localhost:8090"},
+            },
+        )
+        assistant_inbox_take_over(assistant=assistant, inbox=widget)
         demo_scenarios(assistant, SCENARIOS)
         # Graph routing with the product's default mode: rules, then embeddings, the model only as tie-breaker.
         routing_config_update(assistant=assistant, default_mode=RoutingMode.SEMANTIC)
