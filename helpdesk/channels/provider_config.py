@@ -68,6 +68,8 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "smtp_username": _text,
         "from_address": _pattern(r"[^@\s]{1,64}@[A-Za-z0-9.-]{1,190}", "must be an e-mail address"),
         "from_name": _text,
+        "greeting": _text,
+        "sign_off": _text,
     },
 }
 

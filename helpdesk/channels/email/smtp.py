@@ -1,7 +1,8 @@
 """Sending a reply as e-mail over the inbox's SMTP server, threaded in the customer's mail client.
 
 Settings (`provider_config`): `smtp_host`, `smtp_port` (default 587), `smtp_security` ("starttls", the default;
-"ssl"; or "none" for a relay on a private network), `smtp_username`, `from_address`, `from_name`. The SMTP
+"ssl"; or "none" for a relay on a private network), `smtp_username`, `from_address`, `from_name`, and the letter's
+`greeting` ("Hello {name},") and `sign_off` ("Best regards, Acme support"). The SMTP
 password is the inbox's access token (write-only, like every channel's token).
 The server's address goes through the outbound policy (helpdesk.outbound) like any address we reach for a tenant,
 and the connection is made to the address the policy checked (a second DNS answer cannot move it).
@@ -68,8 +69,17 @@ def build(message: Message) -> EmailMessage:
         mail["References"] = " ".join(references)
     # We are a robot answering a person: say so, so their auto-responders do not answer us (RFC 3834).
     mail["Auto-Submitted"] = "auto-replied"
-    mail.set_content(message.content)
+    mail.set_content(_as_letter(message, config))
     return mail
+
+
+def _as_letter(message: Message, config: dict[str, object]) -> str:
+    """The reply as a letter: the inbox's greeting (`{name}`: the customer's name) and sign-off around the text.
+    Quick-reply suggestions are a chat's buttons and are left out: the text stands on its own."""
+    name = message.conversation.contact.name.strip() if message.conversation.contact else ""
+    greeting = str(config.get("greeting") or "").replace("{name}", name or "there").strip()
+    sign_off = str(config.get("sign_off") or "").strip()
+    return "\n\n".join(part for part in (greeting, message.content.strip(), sign_off) if part) + "\n"
 
 
 def send(message: Message, *, timeout: float) -> DeliveryResult:

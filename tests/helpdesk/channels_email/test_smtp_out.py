@@ -127,3 +127,22 @@ def test_an_inbox_without_smtp_settings_fails_permanently_with_a_reason(client):
         True,
         "The inbox has no SMTP host or From address.",
     )
+
+
+def test_a_reply_is_written_as_a_letter_with_the_inboxs_greeting_and_sign_off(client, sink):
+    handler, port = sink
+    inbox = email_inbox(
+        smtp_host="127.0.0.1",
+        smtp_port=str(port),
+        smtp_security="none",
+        greeting="Hello {name},",
+        sign_off="Best regards,\nShop Support",
+    )
+    reply = reply_to_mail(client, inbox, fixture("gmail_reply"), "It will go to your office.")
+    Message.objects.filter(pk=reply.pk).update(quick_replies=["Track my parcel"])
+
+    assert send(reply).ok
+    body = email.message_from_bytes(handler.mails[0][2], policy=email.policy.default).get_content()
+    body = body.replace("\r\n", "\n")  # SMTP's line ends
+    assert body == "Hello Ann Lee,\n\nIt will go to your office.\n\nBest regards,\nShop Support\n"
+    assert "Track my parcel" not in body  # chat buttons are not part of a letter
