@@ -16,7 +16,12 @@ from django.db import transaction
 
 from helpdesk.models import Conversation
 
-from .conversations import conversation_add_label, conversation_assign, conversation_set_status
+from .conversations import (
+    conversation_add_label,
+    conversation_assign,
+    conversation_set_priority,
+    conversation_set_status,
+)
 
 BULK_LIMIT = 1000
 BATCH_SIZE = 50
@@ -28,7 +33,7 @@ class BulkTooLarge(ValueError):
 
 @dataclass(frozen=True)
 class BulkAction:
-    """What to do to each conversation: `kind` is resolve, assign, label or snooze."""
+    """What to do to each conversation: `kind` is resolve, assign, label, snooze or priority."""
 
     kind: str
     assignee: User | None = None
@@ -37,6 +42,8 @@ class BulkAction:
     """label: the label's name (created in the account when new, as one at a time does)."""
     snoozed_until: datetime | None = None
     """snooze: the wake-up time."""
+    priority: str = ""
+    """priority: one of Conversation.Priority."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class BulkResult:
     """Ids that are not conversations of this account."""
 
 
-KINDS = ("resolve", "assign", "label", "snooze")
+KINDS = ("resolve", "assign", "label", "snooze", "priority")
 
 
 def _apply_one(*, conversation: Conversation, action: BulkAction, actor: User) -> None:
@@ -65,6 +72,8 @@ def _apply_one(*, conversation: Conversation, action: BulkAction, actor: User) -
             actor=actor,
             snoozed_until=action.snoozed_until,
         )
+    elif action.kind == "priority":
+        conversation_set_priority(conversation=conversation, priority=action.priority)
 
 
 def conversations_bulk_apply(
@@ -75,6 +84,8 @@ def conversations_bulk_apply(
         raise ValueError(f"Unknown bulk action {action.kind!r}")
     if action.kind == "snooze" and action.snoozed_until is None:
         raise ValueError("Snoozing needs a wake-up time.")
+    if action.kind == "priority" and action.priority not in Conversation.Priority.values:
+        raise ValueError(f"Unknown priority {action.priority!r}")
     ids = sorted(set(conversation_ids))
     if len(ids) > BULK_LIMIT:
         raise BulkTooLarge(f"At most {BULK_LIMIT} conversations at once.")

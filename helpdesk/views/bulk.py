@@ -1,4 +1,4 @@
-"""Bulk select on the conversation lists: tick conversations, choose resolve, assign, label or snooze, apply.
+"""Bulk select on the conversation lists: tick conversations, choose resolve, assign, label, snooze or priority.
 
 A plain form (the list's checkboxes belong to it through `form=`), so it works without JavaScript; the work is
 done by `helpdesk.services.bulk`, which runs each conversation through the same service as one at a time.
@@ -17,14 +17,20 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from helpdesk.models import Membership
+from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import account_member, dashboard
 from helpdesk.services.bulk import BULK_LIMIT, KINDS, BulkAction, BulkTooLarge, conversations_bulk_apply
 
 from .base import ACCOUNT, AuthenticatedHttpRequest, account_view
 from .conversations import SNOOZE_CHOICES, account_zone, snooze_until
 
-DONE = {"resolve": "Resolved", "assign": "Assigned", "label": "Labelled", "snooze": "Snoozed"}
+DONE = {
+    "resolve": "Resolved",
+    "assign": "Assigned",
+    "label": "Labelled",
+    "snooze": "Snoozed",
+    "priority": "Changed the priority of",
+}
 
 
 class BulkForm(forms.Form):
@@ -32,6 +38,7 @@ class BulkForm(forms.Form):
     assignee = forms.CharField(required=False, max_length=20)
     label = forms.SlugField(required=False, max_length=64, allow_unicode=True)
     until = forms.ChoiceField(required=False, choices=[("", ""), *SNOOZE_CHOICES])
+    priority = forms.ChoiceField(required=False, choices=[("", ""), *Conversation.Priority.choices])
 
 
 def _ids(request: AuthenticatedHttpRequest) -> list[int]:
@@ -53,6 +60,9 @@ def _action(request: AuthenticatedHttpRequest, membership: Membership, form: Bul
     if kind == "snooze":
         until = snooze_until(form.cleaned_data["until"], now=timezone.now(), zone=account_zone(membership))
         return BulkAction(kind, snoozed_until=until) if until else "Choose when they wake up."
+    if kind == "priority":
+        priority = form.cleaned_data["priority"]
+        return BulkAction(kind, priority=priority) if priority else "Choose a priority from the list."
     return BulkAction(kind)
 
 

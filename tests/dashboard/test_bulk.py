@@ -63,18 +63,20 @@ def test_another_accounts_conversation_is_not_touched(agent_client, team, other_
     assert theirs.status == Conversation.Status.OPEN
 
 
-def test_bulk_assign_label_and_snooze(agent_client, team):
+def test_bulk_assign_label_snooze_and_priority(agent_client, team):
     picked = open_conversations(team, 2)
     ids = [str(c.id) for c in picked]
     agent_client.post(bulk_url(team), {"action": "assign", "assignee": str(team.admin.id), "ids": ids})
     agent_client.post(bulk_url(team), {"action": "label", "label": "Refunds", "ids": ids})
     agent_client.post(bulk_url(team), {"action": "snooze", "until": "hour", "ids": ids})
+    agent_client.post(bulk_url(team), {"action": "priority", "priority": "urgent", "ids": ids})
     for conversation in picked:
         conversation.refresh_from_db()
         assert conversation.assignee_id == team.admin.id
         assert [label.name for label in conversation.labels.all()] == ["refunds"]
         assert conversation.status == Conversation.Status.SNOOZED
         assert conversation.snoozed_until is not None
+        assert conversation.priority == "urgent"
 
 
 def test_bulk_assign_to_someone_outside_the_account_changes_nothing(agent_client, team, other_team):
