@@ -100,3 +100,23 @@ def test_a_body_that_is_no_form_is_refused(client, inbox):
     )
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_form"
+
+
+def test_a_mail_with_a_huge_attachment_is_refused_with_400_not_a_server_error(client, inbox, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
+    huge = fixture("forwarded").replace(b"JVBERi0xLjQKJcfsj6IKCg==", b"QUFB" * 40_000)
+    response = post(client, inbox, signed_fields(huge))
+    assert response.status_code == 400
+    assert response.json()["error"] == "too_large"
+    assert Message.objects.count() == 0
+
+
+def test_eight_bit_headers_are_stored_readable(client, inbox):
+    raw = (
+        "From: Zoë Müller <zoe@example.com>\r\nSubject: Größe falsch\r\nMessage-ID: <8bit-1@example.com>\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n\r\nDie Größe passt nicht."
+    ).encode()
+    assert post(client, inbox, signed_fields(raw)).status_code == 200
+    message = Message.objects.get()
+    assert message.conversation.subject == "Größe falsch"
+    assert message.conversation.contact.name == "Zoë Müller"
