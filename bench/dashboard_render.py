@@ -272,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{base}/lists/needs-people/?inbox={data['inbox'].pk}&label={data['label'].pk}&priority=high",
             ),
             ("list: needs people, text search", agent, f"{base}/lists/needs-people/?q=parcel+4242"),
+            ("list: all", agent, f"{base}/lists/all/"),
+            ("list: all, text search", agent, f"{base}/lists/all/?q=parcel+4242"),
+            (
+                "conversation in a filtered list (workspace)",
+                agent,
+                f"{base}/conversations/{data['typical'].pk}/?list=needs-people&priority=high",
+            ),
             ("conversation (typical thread)", agent, f"{base}/conversations/{data['typical'].pk}/"),
             ("conversation (2,000 messages)", agent, f"{base}/conversations/{data['long_thread'].pk}/"),
             (

@@ -43,6 +43,8 @@ class Folder:
             return Q(status=Conversation.Status.OPEN, assignee__isnull=True)
         if self.key == "snoozed":
             return Q(status=Conversation.Status.SNOOZED)
+        if self.key == "all":
+            return Q()
         return Q(status=Conversation.Status.RESOLVED)
 
 
@@ -62,6 +64,8 @@ FOLDERS: dict[str, Folder] = {
             wake_first=True,
         ),
         Folder("resolved", "Resolved", "Closed conversations."),
+        # One place to search everything (any status), most recent activity first.
+        Folder("all", "All", "Every conversation, whatever its status: search here to search them all."),
     )
 }
 

@@ -61,6 +61,17 @@ def test_each_folder_shows_its_conversations(agent_client, team, mix):
     assert listed(agent_client.get(url(team, "mine"))) == [mix["mine"].id]
     assert listed(agent_client.get(url(team, "unassigned"))) == [mix["old_wait"].id, mix["new_wait"].id]
     assert listed(agent_client.get(url(team, "resolved"))) == [mix["resolved"].id]
+    assert set(listed(agent_client.get(url(team, "all")))) == {c.id for c in mix.values()}
+
+
+def test_the_all_folder_searches_every_status(agent_client, team, mix):
+    MessageFactory(conversation=mix["resolved"], content="parcel 7731 arrived broken")
+    MessageFactory(conversation=mix["ai"], content="where is parcel 7731?")
+    assert set(listed(agent_client.get(url(team, "all", "q=parcel 7731")))) == {
+        mix["resolved"].id,
+        mix["ai"].id,
+    }
+    assert listed(agent_client.get(url(team, "all", f"q=%23{mix['mine'].id}"))) == [mix["mine"].id]
 
 
 def test_needs_people_is_oldest_first_with_reason_and_waiting_time(agent_client, team, mix):
@@ -81,6 +92,7 @@ def test_counts_per_folder(agent_client, team, mix):
         "unassigned": "2",
         "snoozed": "0",
         "resolved": "1",
+        "all": "5",
     }
 
 
@@ -123,7 +135,7 @@ def test_search_finds_names_message_text_and_ids(agent_client, team, mix):
 def test_other_accounts_conversations_never_appear(agent_client, team, other_team, mix):
     foreign = ConversationFactory(contact_inbox__inbox=other_team.inbox, status="open")
     MessageFactory(conversation=foreign, content="parcel 7731")
-    for folder in ("needs-people", "ai", "unassigned", "resolved", "mine"):
+    for folder in ("needs-people", "ai", "unassigned", "resolved", "mine", "all"):
         assert foreign.id not in listed(agent_client.get(url(team, folder, "q=parcel")))
         assert foreign.id not in listed(agent_client.get(url(team, folder)))
 
@@ -177,7 +189,7 @@ def seed(team, n: int) -> None:
             )
 
 
-@pytest.mark.parametrize("folder", ["needs-people", "ai", "mine", "unassigned", "snoozed", "resolved"])
+@pytest.mark.parametrize("folder", ["needs-people", "ai", "mine", "unassigned", "snoozed", "resolved", "all"])
 @pytest.mark.parametrize("query", ["", "q=hello&label={label}&priority=none"])
 def test_list_queries_do_not_grow_with_the_data(
     agent_client, team, folder, query, django_assert_max_num_queries
