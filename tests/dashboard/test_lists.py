@@ -254,3 +254,12 @@ def test_snoozed_folder_lists_by_wake_up_time_in_the_account_time_zone(agent_cli
     assert "Fri 3 Jan, 09:00" in html  # 08:00 UTC is 09:00 in Berlin
     counts = dict(re.findall(r'data-folder-count="([\w-]+)">(\d+)<', html))
     assert counts["snoozed"] == "2"
+
+
+@pytest.mark.parametrize(
+    "query", ["x" * 10_000, '"parcel" OR refund* NEAR(a b) -x ^y', "%_\\'; --", "#" + "9" * 40]
+)
+def test_any_search_string_answers_a_page_never_a_500(agent_client, team, mix, query):
+    response = agent_client.get(url(team, "all"), {"q": query})
+    assert response.status_code == 200
+    assert listed(response) == []
