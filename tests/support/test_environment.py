@@ -18,6 +18,9 @@ TEST_ENVIRONMENT = {
     "DJANGO_SECURE_SSL_REDIRECT": "0",
     "DJANGO_SECURE_COOKIES": "0",
     "DJANGO_SECURE_HSTS_SECONDS": "0",
+    # A starting worker would send its prompt warm-up to the scripted model, taking a step scripted for a reply
+    # (tests/captain/answering/test_warmup.py turns it on where it is the subject).
+    "CAPTAIN_PROMPT_WARM_ASSISTANTS": "0",
 }
 
 for name, value in TEST_ENVIRONMENT.items():

@@ -27,7 +27,7 @@ def link(redis_url, llm_settings):
 
 def test_the_warm_up_sends_the_fixed_start_of_a_real_reply(link, llm_settings):
     llm_settings.push(text("."))
-    assert prompt_prefixes_warm() == 1
+    assert prompt_prefixes_warm(limit=4) == 1
     warm = llm_settings.requests[-1]
     assert warm["max_tokens"] == 1
     assert [m["role"] for m in warm["messages"]] == ["system"]
@@ -45,10 +45,11 @@ def test_the_warm_up_sends_the_fixed_start_of_a_real_reply(link, llm_settings):
 
 def test_a_model_that_fails_the_warm_up_only_logs_it(link, llm_settings):
     llm_settings.push(error(500))
-    assert prompt_prefixes_warm() == 0
+    assert prompt_prefixes_warm(limit=4) == 0
 
 
 def test_a_starting_worker_queues_the_warm_up_on_the_background_lane(link, redis_url, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
     broker = redis.Redis.from_url(redis_url)
     broker.delete("captain_background")
     signals.worker_ready.send(sender=None)
