@@ -11,16 +11,20 @@ Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
 
     POST session/      -> {"visitor_token"}     a new visitor, or the same one when a valid token is sent
     GET  messages/     -> {"messages": [...]}   the visitor's thread, `?after=<id>` for what is new
-    POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline)
+    POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline;
+                       "ai_answering": true when it took the message)
     POST identify/     {"identifier", "identifier_hash", "name", "email"} -> {"visitor_token"}  setUser
     POST attributes/   {"attributes": {key: value}} -> {"custom_attributes"}          setCustomAttributes
     POST labels/       {"label": "vip"} -> {"added": true|false}                      setLabel
-    GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored
+    GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored,
+                       {"type": "typing"} while the AI composes one, {"type": "typing_end"} when it is done
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -36,8 +40,8 @@ from helpdesk.channels import widget
 from helpdesk.channels.base import WebhookRejected, fit_for_storage
 from helpdesk.channels.protocol import webhook_json
 from helpdesk.channels.registry import channel_for
-from helpdesk.models import Inbox
-from helpdesk.realtime.hub import get_hub
+from helpdesk.models import Conversation, Inbox
+from helpdesk.realtime.hub import Listener, get_hub
 from helpdesk.realtime.publish import account_channel
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import inbox_for_webhook
@@ -51,6 +55,8 @@ from .webhooks import read_body, webhook_request
 CHANNEL = Inbox.ChannelType.WIDGET
 ALLOWED_HEADERS = f"Content-Type, {widget.VISITOR_HEADER}"
 READY_SECONDS = 2.0
+AI_LIVE_PREFIX = "captain:live:conversation:"
+TYPING_EVERY_SECONDS = 2.0
 
 
 def _error(status: int, code: str, detail: str) -> JsonResponse:
@@ -159,6 +165,10 @@ def messages(request: HttpRequest, inbox: Inbox) -> HttpResponse:
             "status": "accepted" if result.created else "duplicate",
             "message_id": result.message.id,
             "conversation_id": result.message.conversation_id,
+            # The AI took it (its job was created with the message): the widget shows it typing until the
+            # reply, and the run's live events keep it on (`typing` on the event stream).
+            "ai_answering": result.created
+            and result.message.conversation.status == Conversation.Status.PENDING,
         },
         status=201 if result.created else 200,
     )
@@ -242,7 +252,7 @@ async def events(request: HttpRequest, website_token: str) -> HttpResponse:
         return _with_cors(unavailable(), origin)
 
     def accept(event: dict[str, Any]) -> bool:
-        return event.get("type") == "resync" or (
+        return event.get("type") in ("resync", "typing", "typing_end") or (
             event.get("type") == "message"
             and not event.get("private")
             and event.get("inbox_id") == inbox.pk
@@ -251,21 +261,50 @@ async def events(request: HttpRequest, website_token: str) -> HttpResponse:
 
     # No re-reading while open: a visitor's new conversation starts with their own message, whose answer names
     # it, and the widget then opens a new stream (as it does after setUser). Streams cost no database reads.
-    frames = _visitor_frames(sse_stream(listener, accept=accept))
+    frames = _visitor_frames(
+        sse_stream(listener, accept=accept), listener=listener, conversation_ids=followed
+    )
     return _with_cors(sse_response(frames, listener), origin)
 
 
-async def _visitor_frames(frames: Any) -> Any:
-    """The dashboard's frames cut down to what a visitor may see: the type and the message id."""
-    async for frame in frames:
-        if frame.startswith(b"data: "):
-            event = json.loads(frame[6:])
-            frame = (
-                f"data: {json.dumps({'type': event.get('type'), 'message_id': event.get('message_id')})}\n\n"
-            )
-            yield frame.encode()
-        else:
+async def _visitor_frames(frames: Any, *, listener: Listener, conversation_ids: set[int]) -> Any:
+    """The dashboard's frames cut down to what a visitor may see (the type and the message id), with `typing`
+    while the AI composes a reply in one of their conversations. Started here, in the stream itself, so nothing
+    is subscribed for a visitor who left before the first frame."""
+    hub = get_hub()
+    # The AI's run publishes its progress on captain's live channel of the conversation (helpdesk.realtime.hub
+    # subscribes to it for the dashboard): only the fact that it is working is passed on, never its content.
+    sources = [hub.listen(f"{AI_LIVE_PREFIX}{conversation_id}") for conversation_id in conversation_ids]
+    pumps = [asyncio.create_task(_typing_pump(source, listener)) for source in sources]
+    try:
+        async for frame in frames:
+            if frame.startswith(b"data: "):
+                event = json.loads(frame[6:])
+                shown = {"type": event.get("type")}
+                if event.get("message_id") is not None:
+                    shown["message_id"] = event["message_id"]
+                frame = f"data: {json.dumps(shown)}\n\n".encode()
             yield frame
+    finally:
+        for pump in pumps:
+            pump.cancel()
+        for source in sources:
+            source.close()
+
+
+async def _typing_pump(source: Listener, into: Listener) -> None:
+    """`typing` (at most every TYPING_EVERY_SECONDS) while a run publishes, `typing_end` when it ends."""
+    last = 0.0
+    while True:
+        message = await source.get(timeout=60.0)
+        if message is None:
+            continue
+        if message.get("type") == "end":
+            into.offer({"type": "typing_end"})
+            last = 0.0
+        elif time.monotonic() - last >= TYPING_EVERY_SECONDS:
+            into.offer({"type": "typing"})
+            last = time.monotonic()
 
 
 urlpatterns = [

@@ -3,7 +3,7 @@ own loopback origin with a strict Content-Security-Policy (scripts and connectio
 inline script or style); the helpdesk is the real web server (gunicorn + uvicorn, ASGI) with a real
 redis-server; a real Celery worker answers through the normal AI pipeline with the scripted model server.
 
-The visitor opens the widget, writes, and gets the AI's reply live (no reload), reloads and continues the same
+The visitor opens the widget, writes, sees the AI typing and gets its reply live (no reload), reloads and continues the same
 conversation; a forged `identifier_hash` is refused and a valid one identifies them; the same page on an origin
 the inbox does not allow gets no chat at all."""
 
@@ -32,7 +32,8 @@ REPLY = "Thanks for writing, we are on it."
 
 
 def scripted_model(request: dict) -> fake.Step:
-    return fake.text(REPLY)
+    # Slow enough that the visitor sees the AI typing before the reply arrives.
+    return fake.delay(2.5, fake.text(REPLY))
 
 
 @pytest.fixture
@@ -88,7 +89,10 @@ def test_a_visitor_talks_to_the_ai_team_on_a_third_party_page_with_a_strict_csp(
 
     replies = page.locator("[data-widget-message=reply]")
     expect(page.locator("[data-widget-message=visitor]")).to_have_text(["YouWhere is my parcel?"])
+    expect(page.locator("[data-widget-typing]")).to_be_visible(timeout=60_000)  # the AI is composing
+    browser.shot("ai-typing")
     expect(replies.first.locator("[data-widget-text]")).to_have_text(REPLY, timeout=60_000)
+    expect(page.locator("[data-widget-typing]")).to_be_hidden()
     assert replies.first.locator("[data-widget-sender]").inner_text().strip() != ""
     assert page.evaluate("window.__notReloaded === true")  # it came live, the page was never reloaded
     browser.shot("ai-reply-live")

@@ -9,6 +9,7 @@ from helpdesk.channels.registry import channel_for
 from helpdesk.channels.widget import identifier_hash, visitor_token
 from helpdesk.models import Contact, ContactInbox, Conversation, Message
 from helpdesk.services.messages import message_create_note
+from tests.factories import AssistantInboxFactory
 from tests.helpdesk.channels_widget.support import PAGE, SECRET, call, new_visitor, send, widget_inbox
 
 pytestmark = pytest.mark.django_db
@@ -262,3 +263,14 @@ def test_the_event_stream_refuses_other_origins_and_bad_tokens(client, inbox):
     allowed = client.get(f"{events}?visitor_token={token}", headers={"Origin": PAGE})
     assert allowed.status_code == 204
     assert allowed["Access-Control-Allow-Origin"] == PAGE
+
+
+def test_the_page_is_told_when_the_ai_took_the_message(client, inbox):
+    token = new_visitor(client, inbox)
+    assert send(client, inbox, token, "no assistant yet", "1").json()["ai_answering"] is False
+
+    served = widget_inbox()
+    AssistantInboxFactory(inbox=served, assistant__account=served.account)
+    visitor = new_visitor(client, served)
+    assert send(client, served, visitor, "hello", "1").json()["ai_answering"] is True
+    assert send(client, served, visitor, "hello", "1").json()["ai_answering"] is False  # a retry: nothing new

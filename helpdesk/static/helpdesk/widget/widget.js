@@ -19,10 +19,10 @@
   var TEXT = {
     en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
           placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
-          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars" },
+          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…" },
     zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
           placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
-          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）" }
+          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…" }
   }[lang];
 
   var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
@@ -71,9 +71,11 @@
   var sendButton = make("button", { type: "submit", "data-widget-send": "" },
     { padding: "8px 12px", border: "0", borderRadius: "6px", background: "#1f6feb", color: "#fff", cursor: "pointer" });
   sendButton.textContent = TEXT.send;
+  var typing = make("p", { "data-widget-typing": "", hidden: "" }, { margin: "0", padding: "0 12px 4px", color: "#57606a", fontSize: "13px" });
+  typing.textContent = TEXT.typing;
   header.append(title, closer);
   form.append(label, input, sendButton);
-  panel.append(header, log, status, form);
+  panel.append(header, log, typing, status, form);
   root.append(panel, bubble);
 
   function request(method, path, body) {
@@ -118,7 +120,16 @@
       item.append(chip);
     });
     log.append(item);
+    if (!m.incoming) showTyping(false);
     log.scrollTop = log.scrollHeight;
+  }
+
+  var typingTimer = null;
+  function showTyping(on, ms) {
+    clearTimeout(typingTimer);
+    typing.hidden = !on;
+    // A lost "typing_end" or a reply that never comes must not leave the indicator on for ever.
+    if (on) typingTimer = setTimeout(function () { typing.hidden = true; }, ms || 15000);
   }
 
   function refresh() {
@@ -131,7 +142,13 @@
     if (!state.token || typeof EventSource === "undefined") return;
     state.stream = new EventSource(base + "/events/?visitor_token=" + encodeURIComponent(state.token));
     state.stream.addEventListener("open", function () { refresh().catch(function () {}); });
-    state.stream.addEventListener("message", function () { refresh().catch(function () {}); });
+    state.stream.addEventListener("message", function (event) {
+      var data = {};
+      try { data = JSON.parse(event.data); } catch (e) { data = {}; }
+      if (data.type === "typing") return showTyping(true);
+      if (data.type === "typing_end") showTyping(false);
+      refresh().catch(function () {});
+    });
   }
 
   function start() {
@@ -160,6 +177,7 @@
       return request("POST", "/messages/", { id: id, text: text }).then(function (data) {
         // A new conversation: the open stream follows the visitor's conversations as they were when it opened.
         var isNew = !state.conversations[data.conversation_id];
+        if (data.ai_answering) showTyping(true, 60000);
         return refresh().then(function () { if (isNew) listen(); });
       });
     }).catch(function () { status.textContent = TEXT.failed; });
