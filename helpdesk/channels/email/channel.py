@@ -14,7 +14,7 @@ import httpx
 
 from helpdesk.conf import helpdesk_setting
 
-from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected, storable
 from ..media import Download, Refused
 from ..protocol import Received, SentParts, WebhookRequest, not_supported
 from . import mailgun, smtp
@@ -26,11 +26,15 @@ if TYPE_CHECKING:
 
 def inbound_of(raw: bytes) -> InboundMessage:
     mail = parse_mail(raw)
+    # What every database stores: NUL characters (PostgreSQL refuses them) and lone surrogates left out.
+    sender, name, text, subject, message_id = storable(
+        [mail.sender, mail.sender_name, mail.text or "(no text)", mail.subject, mail.message_id]
+    )
     return InboundMessage(
-        provider_message_id=mail.message_id,
-        contact=InboundContact(source_id=mail.sender, name=mail.sender_name, email=mail.sender),
-        text=mail.text or "(no text)",
-        subject=mail.subject,
+        provider_message_id=message_id,
+        contact=InboundContact(source_id=sender, name=name, email=sender),
+        text=text,
+        subject=subject,
         automated=mail.automated,
     )
 

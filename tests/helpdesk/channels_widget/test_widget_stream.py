@@ -17,7 +17,7 @@ from tests.factories import ContactFactory, ContactInboxFactory, ConversationFac
 from tests.helpdesk.channels_widget.support import PAGE, widget_inbox
 from tests.support.servers import start_test_web_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def read_events(response: httpx.Response, into: list[dict], stop: threading.Event) -> None:
