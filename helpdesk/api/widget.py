@@ -16,6 +16,7 @@ Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
     POST identify/     {"identifier", "identifier_hash", "name", "email"} -> {"visitor_token"}  setUser
     POST attributes/   {"attributes": {key: value}} -> {"custom_attributes"}          setCustomAttributes
     POST labels/       {"label": "vip"} -> {"added": true|false}                      setLabel
+    POST contact/      {"name", "email"} -> {"status": "saved"}                         the pre-chat form
     GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored,
                        {"type": "typing"} while the AI composes one, {"type": "typing_end"} when it is done
 """
@@ -32,6 +33,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
@@ -48,7 +50,12 @@ from helpdesk.selectors import inbox_for_webhook
 from helpdesk.selectors.visitors import customer_conversation_ids, customer_messages
 from helpdesk.services.messages import message_ingest
 from helpdesk.services.rate_limits import webhook_rate_limit_check
-from helpdesk.services.visitors import visitor_add_label, visitor_identify, visitor_set_attributes
+from helpdesk.services.visitors import (
+    visitor_add_label,
+    visitor_identify,
+    visitor_set_attributes,
+    visitor_set_contact,
+)
 
 from .webhooks import read_body, webhook_request
 
@@ -137,7 +144,11 @@ def session(request: HttpRequest, inbox: Inbox) -> HttpResponse:
     except WebhookRejected:
         source_id = widget.new_anonymous_source_id()  # none yet, or not ours: a new visitor
     return JsonResponse(
-        {"visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=source_id), "name": inbox.name}
+        {
+            "visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=source_id),
+            "name": inbox.name,
+            "prechat": [] if widget.is_identified(source_id) else widget.prechat_fields(inbox),
+        }
     )
 
 
@@ -211,6 +222,27 @@ def attributes(request: HttpRequest, inbox: Inbox) -> HttpResponse:
     except ValidationError as exc:
         return _error(400, "invalid_attributes", json.dumps(exc.message_dict))
     return JsonResponse({"custom_attributes": stored})
+
+
+def contact(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    """The pre-chat form's name and e-mail. An identified visitor is named by `setUser` only (409)."""
+    _method(request, "POST")
+    source_id = _source_id(request, inbox)
+    if widget.is_identified(source_id):
+        raise WebhookRejected(409, "identified", "An identified visitor's contact is set by setUser.")
+    if (limited := _count(inbox)) is not None:
+        return limited
+    payload = _json_object(request)
+    name, email = payload.get("name", ""), payload.get("email", "")
+    if not isinstance(name, str) or not isinstance(email, str) or len(name) > 200 or len(email) > 254:
+        raise WebhookRejected(400, "invalid_payload", "name and email are short strings.")
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise WebhookRejected(400, "invalid_email", "email is not an e-mail address.") from None
+    visitor_set_contact(inbox=inbox, source_id=source_id, name=name.strip(), email=email.strip())
+    return JsonResponse({"status": "saved"})
 
 
 def labels(request: HttpRequest, inbox: Inbox) -> HttpResponse:
@@ -313,5 +345,6 @@ urlpatterns = [
     path("<str:website_token>/identify/", _visitor_api(identify), name="widget-identify"),
     path("<str:website_token>/attributes/", _visitor_api(attributes), name="widget-attributes"),
     path("<str:website_token>/labels/", _visitor_api(labels), name="widget-labels"),
+    path("<str:website_token>/contact/", _visitor_api(contact), name="widget-contact"),
     path("<str:website_token>/events/", events, name="widget-events"),
 ]

@@ -60,7 +60,12 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "bot_user_id": _pattern(r"[A-Z0-9]{1,32}", 'must be a Slack user id such as "U0123ABCD"'),
         "api_base_url": _base_url,
     },
-    "widget": {"allowed_origins": _origins},
+    "widget": {
+        "allowed_origins": _origins,
+        "prechat_fields": _pattern(
+            r"(name|email)( (name|email))?", 'must be "name", "email" or "name email"'
+        ),
+    },
     "email": {
         "smtp_host": _pattern(r"[A-Za-z0-9.-]{1,200}", "must be a host name or address"),
         "smtp_port": _pattern(r"[0-9]{1,5}", "must be a port number"),

@@ -109,3 +109,9 @@ def visitor_add_label(*, inbox: Inbox, source_id: str, name: str) -> bool:
     if conversation is None:
         return False
     return conversation_add_label(conversation=conversation, name=name, create=False) is not None
+
+
+def visitor_set_contact(*, inbox: Inbox, source_id: str, name: str, email: str) -> None:
+    """The pre-chat form: the name and e-mail an anonymous visitor typed (empty values change nothing)."""
+    row = _visitor_row(inbox=inbox, source_id=source_id)
+    _update_contact(row, name=name, email=email)

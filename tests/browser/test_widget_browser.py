@@ -150,3 +150,31 @@ def test_the_widget_is_refused_on_a_page_of_another_origin(browser: Browser, sta
     )
     assert (answer.status_code, answer.json()["error"]) == (403, "origin_not_allowed")
     assert "access-control-allow-origin" not in answer.headers
+
+
+def test_the_pre_chat_form_asks_name_and_email_before_the_first_message(browser: Browser, stack):
+    page, shop, inbox = browser.page, stack["shop"], stack["inbox"]
+    inbox.provider_config = {**inbox.provider_config, "prechat_fields": "name email"}
+    inbox.save(update_fields=["provider_config"])
+    page.set_viewport_size({"width": 375, "height": 700})
+    page.goto(shop.origin + "/")
+    page.get_by_role("button", name="Open chat").click()
+
+    expect(page.get_by_label("Your name")).to_be_focused()
+    expect(page.locator("[data-widget-form]")).to_be_hidden()
+    page.get_by_label("Your name").fill("Ann")
+    page.get_by_label("Your e-mail").fill("ann@example.com")
+    page.get_by_role("button", name="Start chat").click()
+
+    expect(page.get_by_label("Your message")).to_be_focused()
+    browser.shot("after-pre-chat-phone")
+    say(page, "Hello")
+    expect(page.locator("[data-widget-message=reply] [data-widget-text]")).to_have_text(
+        [REPLY], timeout=60_000
+    )
+    contact = ContactInbox.objects.get(inbox=inbox).contact
+    assert (contact.name, contact.email) == ("Ann", "ann@example.com")
+    page.reload()
+    page.get_by_role("button", name="Open chat").click()
+    expect(page.get_by_label("Your message")).to_be_visible()  # asked once
+    expect(page.locator("[data-widget-prechat]")).to_be_hidden()

@@ -120,3 +120,15 @@ def checked_origin(inbox: Inbox, headers: Mapping[str, str]) -> str:
     if origin not in allowed_origins(inbox):
         raise WebhookRejected(403, "origin_not_allowed", "This page's origin may not use this widget.")
     return origin
+
+
+def prechat_fields(inbox: Inbox) -> list[str]:
+    """The pre-chat form's fields (`provider_config["prechat_fields"]`: "name", "email" or both), in order."""
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    value = config.get("prechat_fields")
+    words = value.split() if isinstance(value, str) else []
+    return [field for field in ("name", "email") if field in words]
+
+
+def is_identified(source_id: str) -> bool:
+    return source_id.startswith(IDENTIFIED_PREFIX)

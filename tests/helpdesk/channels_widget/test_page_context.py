@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpdesk.channels.widget import visitor_token
 from helpdesk.models import Contact, ContactInbox, Conversation, CustomAttributeDefinition, Label
 from tests.helpdesk.channels_widget.support import call, new_visitor, send, widget_inbox
 
@@ -77,3 +78,29 @@ def test_page_context_needs_the_visitors_token(client, inbox):
     response = call(client, "POST", inbox, "attributes", body={"attributes": {"plan": "gold"}})
     assert response.status_code == 401
     assert Contact.objects.count() == 0
+
+
+def test_the_pre_chat_form_names_the_anonymous_visitor(client, inbox):
+    inbox.provider_config = {**inbox.provider_config, "prechat_fields": "name email"}
+    inbox.save(update_fields=["provider_config"])
+    session = call(client, "POST", inbox, "session").json()
+    assert session["prechat"] == ["name", "email"]
+    token = session["visitor_token"]
+
+    response = call(
+        client, "POST", inbox, "contact", token=token, body={"name": "Ann", "email": "ann@example.com"}
+    )
+
+    assert response.status_code == 200, response.content
+    contact = ContactInbox.objects.get(inbox=inbox).contact
+    assert (contact.name, contact.email) == ("Ann", "ann@example.com")
+
+
+def test_the_pre_chat_form_refuses_a_bad_email_and_identified_visitors(client, inbox):
+    token = new_visitor(client, inbox)
+    bad = call(client, "POST", inbox, "contact", token=token, body={"email": "not-an-address"})
+    assert (bad.status_code, bad.json()["error"]) == (400, "invalid_email")
+    identified = visitor_token(inbox_id=inbox.pk, source_id="user:cust-1")
+    refused = call(client, "POST", inbox, "contact", token=identified, body={"name": "Mallory"})
+    assert (refused.status_code, refused.json()["error"]) == (409, "identified")
+    assert not Contact.objects.filter(name="Mallory").exists()

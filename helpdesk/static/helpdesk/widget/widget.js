@@ -19,10 +19,10 @@
   var TEXT = {
     en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
           placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
-          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…" },
+          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…", prechat: "Before we start", yourName: "Your name", yourEmail: "Your e-mail", start: "Start chat" },
     zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
           placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
-          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…" }
+          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…", prechat: "开始之前", yourName: "您的姓名", yourEmail: "您的电子邮箱", start: "开始聊天" }
   }[lang];
 
   var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
@@ -73,9 +73,22 @@
   sendButton.textContent = TEXT.send;
   var typing = make("p", { "data-widget-typing": "", hidden: "" }, { margin: "0", padding: "0 12px 4px", color: "#57606a", fontSize: "13px" });
   typing.textContent = TEXT.typing;
+  var prechat = make("form", { "data-widget-prechat": "", "aria-label": TEXT.prechat, hidden: "" },
+    { flexDirection: "column", gap: "6px", padding: "10px 12px", borderTop: "1px solid #d0d7de" });
+  function prechatField(name, label, type) {
+    var id = inputId + "-" + name;
+    var fieldLabel = make("label", { for: id }, { fontSize: "13px" });
+    fieldLabel.textContent = label;
+    var field = make("input", { id: id, name: name, type: type, autocomplete: name, "data-widget-prechat-field": name },
+      { padding: "6px", border: "1px solid #8c959f", borderRadius: "6px", fontSize: "15px" });
+    return [fieldLabel, field];
+  }
+  var prechatStart = make("button", { type: "submit" },
+    { padding: "8px 12px", border: "0", borderRadius: "6px", background: "#1f6feb", color: "#fff", cursor: "pointer" });
+  prechatStart.textContent = TEXT.start;
   header.append(title, closer);
   form.append(label, input, sendButton);
-  panel.append(header, log, typing, status, form);
+  panel.append(header, log, typing, status, prechat, form);
   root.append(panel, bubble);
 
   function request(method, path, body) {
@@ -157,7 +170,10 @@
         keepToken(data.visitor_token);
         if (data.name) title.textContent = data.name;
         root.setAttribute("data-widget-state", "ready");
-        return refresh().then(listen);
+        return refresh().then(function () {
+          if ((data.prechat || []).length && !state.lastId && !prechatDone()) askPrechat(data.prechat);
+          listen();
+        });
       }).catch(function (error) {
         state.ready = null;
         root.setAttribute("data-widget-state", "unavailable");
@@ -167,6 +183,35 @@
     }
     return state.ready;
   }
+
+  function prechatDone() {
+    try { return window.localStorage.getItem(storageKey + ":prechat") === "done"; } catch (e) { return false; }
+  }
+  function askPrechat(fields) {
+    fields.forEach(function (name) {
+      prechat.append.apply(prechat, prechatField(name, name === "email" ? TEXT.yourEmail : TEXT.yourName, name === "email" ? "email" : "text"));
+    });
+    prechat.append(prechatStart);
+    prechat.hidden = false;
+    css(prechat, { display: "flex" });
+    form.hidden = true;
+    css(form, { display: "none" });
+    prechat.querySelector("input").focus();
+  }
+  prechat.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var body = {};
+    prechat.querySelectorAll("input").forEach(function (field) { body[field.name] = field.value.trim(); });
+    request("POST", "/contact/", body).then(function () {
+      try { window.localStorage.setItem(storageKey + ":prechat", "done"); } catch (e) { /* this page view only */ }
+      prechat.hidden = true;
+      css(prechat, { display: "none" });
+      form.hidden = false;
+      css(form, { display: "flex" });
+      status.textContent = "";
+      input.focus();
+    }).catch(function (error) { status.textContent = error.message; });
+  });
 
   function send(text) {
     text = text.trim();
