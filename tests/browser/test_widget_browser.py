@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from helpdesk.channels.widget import identifier_hash
-from helpdesk.channels.widget.demo_page import DemoPage
+from helpdesk.management.commands.helpdesk_widget_page import DemoPage
 from helpdesk.models import ContactInbox, Inbox, Message
 from tests.browser.conftest import Browser
 from tests.factories import AssistantInboxFactory, InboxFactory

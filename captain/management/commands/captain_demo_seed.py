@@ -150,7 +150,7 @@ class Command(BaseCommand):
             defaults={
                 "account": account,
                 "name": "Website chat",
-                "channel_type": Inbox.ChannelType.WIDGET,
+                "channel_type": "widget",  # data: the channel's value, as an admin would pick it
                 "provider_config": {"allowed_origins": "http://127.0.0.1:8090 http://localhost:8090"},
             },
         )

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from captain.assistants.models import AssistantInbox
-from helpdesk.channels.widget.demo_page import DemoPage
+from helpdesk.management.commands.helpdesk_widget_page import DemoPage
 from helpdesk.models import Inbox
 
 pytestmark = pytest.mark.django_db
