@@ -282,9 +282,10 @@ def _print(args: argparse.Namespace, results: list[Result]) -> None:
         print(
             f"{r.workers:>7} {r.replies:>7} {rate:>6.1f} {rate / base:>6.2f} {ideal:>6.0f} "
             f"{percentile(r.latency_s, 0.95):>6.1f} {cpu_ms:>12.0f} {cores * 1000 / cpu_ms:>15.1f}  "
-            f"{r.missing}/{r.doubled}{note}"
+            f"{r.stored:>6}  {r.missing}/{r.doubled}{note}"
         )
     print(
+        "replies: delivered to the callback within the window; stored: conversations with a reply in the database\n"
         "CPU ms/reply: the workers' CPU only (web, PostgreSQL and Redis use the same cores); median latency "
         + ", ".join(f"{r.workers}: {statistics.median(r.latency_s):.1f} s" for r in results if r.latency_s)
     )
