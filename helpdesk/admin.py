@@ -476,6 +476,21 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'Our bot\'s Slack user id (e.g. "U0123ABCD"), so its own messages are ignored.',
     ),
     "api_base_url": ("API base URL", "Empty: the provider's public API. Only for a proxy or a test server."),
+    "prechat_fields": (
+        "Pre-chat form",
+        'Asked before a new visitor\'s first message: "name", "email" or "name email".',
+    ),
+    "smtp_host": ("SMTP host", "Your mail server for replies; it must be allowed by the outbound policy."),
+    "smtp_port": ("SMTP port", "Empty: 587 (starttls) or 465 (ssl)."),
+    "smtp_security": ("SMTP security", '"starttls" (default), "ssl" or "none".'),
+    "smtp_username": ("SMTP username", "The password goes in Access token."),
+    "from_address": ("From address", "The support address replies are sent from."),
+    "from_name": ("From name", "Empty: the inbox name."),
+    "greeting": (
+        "Greeting",
+        'First line of every reply, e.g. "Hello {name}," ({name}: the customer\'s name).',
+    ),
+    "sign_off": ("Sign-off", 'Last line of every reply, e.g. "Best regards, Acme support".'),
     "allowed_origins": (
         "Allowed origins",
         'The sites the widget may run on, separated by spaces, e.g. "https://shop.example https://www.shop.example".',
