@@ -276,9 +276,7 @@ def test_the_conversation_page_shows_the_copilot_under_the_reply_box(client, acm
     assert f'data-start-url="{start_url(acme)}"' in html
     form = html.index(
         # The action carries the list the conversation was opened from (the workspace's next-conversation flow).
-        'action="/app/accounts/{}/conversations/{}/reply/'.format(
-            acme["account"].id, acme["conversation"].id
-        )
+        'action="/app/accounts/{}/conversations/{}/reply/'.format(acme["account"].id, acme["conversation"].id)
     )
     # Inside the reply form, under the composer's textarea.
     assert (
