@@ -5,8 +5,8 @@
 For each model: a freshly started server (`captain.local_llm`, two slots, as `scripts/run` starts it), a fresh
 database with the demo account (`captain_demo_seed`), and the README's three demo messages, each from a new
 customer, through `message_ingest` (what the webhook calls) with the worker's path run in this process. Round 1
-is the first contact after the server started; later rounds repeat the messages (as new customers) with the
-server's prompt cache as the earlier rounds left it.
+is the first contact after the server started; later rounds ask the same three things in other words (as new
+customers) with the server's prompt cache as the earlier rounds left it.
 
 Between the product and the model sits a recording proxy on 127.0.0.1: for every model call it notes the prompt
 tokens and how many of them the server took from its prompt cache (`prompt_tokens_details.cached_tokens`), so
@@ -38,6 +38,12 @@ DEMO_MESSAGES = [
     "Can I return an item I bought last week?",
     "Please let me talk to a person",
     "We need an invoice with our VAT number",
+]
+# Later rounds: the same three needs in other words (a repeated message would be served whole from the cache).
+LATER_MESSAGES = [
+    "I'd like to send back the headphones I ordered, how does that work?",
+    "Can a human agent help me, please?",
+    "Please send me an invoice for my last order, with our company's VAT number on it",
 ]
 
 
@@ -214,7 +220,7 @@ def _rounds(model: str, rounds: int, proxy: RecordingProxy, warm: bool) -> list[
             )
         for round_no in range(1, rounds + 1):
             seconds, calls, prompt, read = [], [], [], []
-            for i, text in enumerate(DEMO_MESSAGES):
+            for i, text in enumerate(DEMO_MESSAGES if round_no == 1 else LATER_MESSAGES):
                 proxy.take()
                 started = time.monotonic()
                 _ask(f"{model}-r{round_no}-{i}", text)

@@ -26,9 +26,10 @@ def link(redis_url, llm_settings):
 
 
 def test_the_warm_up_sends_the_fixed_start_of_a_real_reply(link, llm_settings):
-    llm_settings.push(text("."))
-    assert prompt_prefixes_warm(limit=4) == 1
-    warm = llm_settings.requests[-1]
+    llm_settings.push(text("."), text("."))
+    assert prompt_prefixes_warm(limit=4) == 2  # the triage assistant and its one specialist
+    warm, specialist = llm_settings.requests[-2:]
+    assert "handoff_to_assistant" in json.dumps(specialist["tools"])
     assert warm["max_tokens"] == 1
     assert [m["role"] for m in warm["messages"]] == ["system"]
 
