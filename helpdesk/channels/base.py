@@ -28,6 +28,17 @@ class InboundContact:
 
 
 @dataclass(frozen=True)
+class Thread:
+    """The conversation a message answers, as its channel proved it (e-mail: its headers or a signed reply
+    address). Only ever one of the sender's own conversations in the inbox the message came to."""
+
+    conversation_id: int | None
+    """The conversation it continues; None: the message starts a new conversation."""
+    how: str = ""
+    """What proved it ("in-reply-to", "references", "reply-token"); empty for a new conversation."""
+
+
+@dataclass(frozen=True)
 class InboundMessage:
     """A customer message, parsed from any channel's payload."""
 
@@ -43,6 +54,8 @@ class InboundMessage:
     """The subject a new conversation takes (e-mail); empty for chat channels."""
     automated: str = ""
     """Why a machine wrote it (a bounce, an auto-reply): stored, never answered by the AI; empty for a person."""
+    thread: Thread | None = None
+    """Set by a channel that threads by itself (e-mail); None for chat: the sender's open conversation."""
 
 
 # Column sizes of what an inbound message stores (helpdesk.models); checked here because PostgreSQL refuses a

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from helpdesk.channels.base import InboundContact, InboundMessage
+from helpdesk.channels.base import InboundContact, InboundMessage, Thread
 from helpdesk.conf import ai_responder
 from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
@@ -60,19 +60,20 @@ def _contact_inbox_lock_or_create(*, inbox: Inbox, contact: InboundContact) -> C
         )
 
 
-def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool) -> tuple[Conversation, bool]:
+def _conversation_for_incoming(
+    *, contact_inbox: ContactInbox, ai_handles: bool, thread: Thread | None = None
+) -> tuple[Conversation, bool]:
     # Locked before the message insert, as every other writer of a conversation locks it first; inserting and
     # then updating the row unlocked deadlocked on PostgreSQL with a worker queued for it. Reading under the
     # lock also keeps the status we write back current (an escalation committed a moment ago is not reverted
     # to "AI handling").
     inbox = contact_inbox.inbox
-    conversation = (
-        Conversation.objects.select_for_update(no_key=True)
-        .filter(contact_inbox=contact_inbox)
-        .exclude(status=Conversation.Status.RESOLVED)
-        .order_by("-id")
-        .first()
-    )
+    # The sender's own conversations only: a thread a channel names elsewhere (a forged header) starts a new one.
+    own = Conversation.objects.select_for_update(no_key=True).filter(contact_inbox=contact_inbox)
+    if thread is not None:
+        # The channel threads by itself (e-mail): the conversation it proved, or a new one.
+        own = own.filter(id=thread.conversation_id) if thread.conversation_id else own.none()
+    conversation = own.exclude(status=Conversation.Status.RESOLVED).order_by("-id").first()
     if conversation is not None:
         if conversation.status == Conversation.Status.SNOOZED:
             # The customer's message wakes a snoozed conversation before its time.
@@ -84,12 +85,7 @@ def _conversation_for_incoming(*, contact_inbox: ContactInbox, ai_handles: bool)
         return conversation, False
     if inbox.after_resolution == Inbox.AfterResolution.REOPEN:
         # One conversation per customer on this inbox: their next message reopens the last one.
-        last = (
-            Conversation.objects.select_for_update(no_key=True)
-            .filter(contact_inbox=contact_inbox)
-            .order_by("-id")
-            .first()
-        )
+        last = own.order_by("-id").first()
         if last is not None:
             last.status = Conversation.Status.PENDING if ai_handles else Conversation.Status.OPEN
             last.resolved_at = None
@@ -128,7 +124,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     if (rated := csat_answer_ingest(contact_inbox=contact_inbox, inbound=inbound)) is not None:
         return IngestResult(message=rated.message, created=rated.created)
     conversation, new_conversation = _conversation_for_incoming(
-        contact_inbox=contact_inbox, ai_handles=ai_handles
+        contact_inbox=contact_inbox, ai_handles=ai_handles, thread=inbound.thread
     )
     for_ai = ai_handles and conversation.status == Conversation.Status.PENDING
     content = inbound.text

@@ -1,7 +1,8 @@
 """The e-mail channel as a `Channel` (helpdesk.channels.protocol): Mailgun's signed inbound route in, SMTP out.
 
 A mail becomes one InboundMessage: the sender's address is the contact (source id), the Message-ID the dedup
-key, the subject names the conversation, and automated mail (bounces, auto-replies) is marked so the AI never
+key, its headers or reply address the conversation it continues (helpdesk.channels.email.threading), the subject
+names a new conversation, and automated mail (bounces, auto-replies) is marked so the AI never
 answers it (helpdesk.channels.email.mime).
 """
 
@@ -19,12 +20,15 @@ from ..media import Download, Refused
 from ..protocol import Received, SentParts, WebhookRequest, not_supported
 from . import mailgun, smtp
 from .mime import parse_mail
+from .threading import thread_of
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
 
 
-def inbound_of(raw: bytes) -> InboundMessage:
+def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessage:
+    """One mail as a message of `inbox`, threaded (helpdesk.channels.email.threading); `recipient`: the address
+    the delivering service names (Mailgun's `recipient` field), where the reply token may be when no header is."""
     mail = parse_mail(raw)
     # What every database stores: NUL characters (PostgreSQL refuses them) and lone surrogates left out.
     sender, name, text, subject, message_id = storable(
@@ -36,6 +40,7 @@ def inbound_of(raw: bytes) -> InboundMessage:
         text=text,
         subject=subject,
         automated=mail.automated,
+        thread=thread_of(inbox, mail, recipients=[recipient] if recipient else []),
     )
 
 
@@ -59,7 +64,8 @@ class EmailChannel:
         raw = fields.get("body-mime")
         if not raw:
             raise WebhookRejected(400, "invalid_payload", "body-mime (the raw mail) is required.")
-        return Received(messages=[inbound_of(raw)])
+        recipient = fields.get("recipient", b"").decode("utf-8", "replace")[:1000]
+        return Received(messages=[inbound_of(raw, inbox=inbox, recipient=recipient)])
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
         return smtp.send(message, timeout=timeout)  # one mail whatever the length: no parts

@@ -4,7 +4,7 @@
   are cut by mail-parser-reply (a maintained reply parser with English and Chinese, among others, rules). A message
   with only HTML is read as text from its HTML (tags dropped, scripts and styles skipped).
 - Threading keys: `Message-ID` (our dedup key: the same mail delivered twice is stored once), `In-Reply-To` and
-  `References`.
+  `References`, and the recipients (a reply token is in one of them: helpdesk.channels.email.threading).
 - Automated mail is recognised so it is stored but never answered by the AI: a delivery status notification
   (multipart/report, a mailer-daemon or postmaster sender, an empty Return-Path), and auto-replies and
   out-of-office answers (`Auto-Submitted` other than "no", `Precedence: bulk/junk/list/auto_reply`, `X-Autoreply`,
@@ -48,6 +48,8 @@ class ParsedMail:
     references: tuple[str, ...]
     automated: str
     """Why the mail is automated (e.g. "Auto-Submitted: auto-replied"); empty for a person's mail."""
+    recipients: tuple[str, ...] = ()
+    """The addresses it was sent to (To, Cc, Delivered-To, X-Original-To), lower case: where a reply token is."""
 
 
 class _TextOfHtml(HTMLParser):
@@ -159,6 +161,9 @@ def parse_mail(raw: bytes) -> ParsedMail:
         in_reply_to=next(iter(_ids(_header(message, "In-Reply-To"))), ""),
         references=_ids(_header(message, "References")),
         automated=automated_reason(message, address),
+        recipients=tuple(
+            recipients(", ".join(_header(message, h) for h in ("To", "Cc", "Delivered-To", "X-Original-To")))
+        )[:50],
     )
 
 

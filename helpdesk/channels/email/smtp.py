@@ -8,7 +8,8 @@ The server's address goes through the outbound policy (helpdesk.outbound) like a
 and the connection is made to the address the policy checked (a second DNS answer cannot move it).
 
 Threading: our reply's `Message-ID` is derived from the message id (a retry sends the same id, so a mail client
-shows one mail), `In-Reply-To` names the customer's latest mail and `References` the conversation's mails.
+shows one mail), `In-Reply-To` names the customer's latest mail and `References` the conversation's mails;
+`Reply-To` is the From address with the conversation's signed reply token (helpdesk.channels.email.threading).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
 
 from ..base import DeliveryResult
+from .threading import reply_address
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
@@ -62,6 +64,9 @@ def build(message: Message) -> EmailMessage:
     mail["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = reply_message_id(message.id, from_address)
+    # The signed reply address threads the customer's answer even when their client drops In-Reply-To.
+    if reply_to := reply_address(from_address, inbox_id=inbox.id, conversation_id=message.conversation_id):
+        mail["Reply-To"] = formataddr((str(config.get("from_name") or inbox.name), reply_to))
     in_reply_to, references = _thread(message, from_address)
     if in_reply_to:
         mail["In-Reply-To"] = in_reply_to

@@ -35,12 +35,25 @@ def test_a_customers_mail_is_stored_with_its_subject_and_goes_to_the_ai(client, 
     assert ReplyJob.objects.filter(message=message).count() == 1
 
 
-def test_a_second_mail_of_the_customer_lands_in_the_same_conversation(client, inbox):
+def test_the_customers_next_mail_in_the_thread_lands_in_the_same_conversation(client, inbox):
     post(client, inbox, signed_fields(fixture("gmail_reply")))
-    later = fixture("gmail_reply").replace(b"gmail-1@", b"gmail-2@")
+    later = (
+        fixture("gmail_reply")
+        .replace(b"gmail-1@", b"gmail-2@")
+        .replace(
+            b"In-Reply-To: <helpdesk-reply-10@",
+            b"In-Reply-To: <CAF=k2pT3x7Q+gmail-1@mail.gmail.com>\r\nX-Old: <",
+        )
+    )
     post(client, inbox, signed_fields(later))
     assert Conversation.objects.count() == 1
     assert Message.objects.count() == 2
+
+
+def test_a_mail_that_answers_nothing_we_know_starts_its_own_conversation(client, inbox):
+    post(client, inbox, signed_fields(fixture("gmail_reply")))
+    post(client, inbox, signed_fields(fixture("gmail_reply").replace(b"gmail-1@", b"gmail-2@")))
+    assert Conversation.objects.count() == 2
 
 
 @pytest.mark.parametrize("name", ["auto_reply", "bounce"])

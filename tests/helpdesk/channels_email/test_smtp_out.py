@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from aiosmtpd.controller import Controller
 
+from helpdesk.channels.email.threading import token_conversation
 from helpdesk.channels.registry import channel_for
 from helpdesk.models import Message
 from helpdesk.services.messages import message_create_agent_reply
@@ -77,9 +78,17 @@ def test_a_reply_arrives_threaded_under_the_customers_mail(client, sink):
     assert mail["In-Reply-To"] == "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>"
     assert mail["References"] == "<CAF=k2pT3x7Q+gmail-1@mail.gmail.com>"
     assert mail["Auto-Submitted"] == "auto-replied"
+    # Replies go to the signed reply address of this conversation (threading when headers are lost).
+    assert mail["Reply-To"].addresses[0].addr_spec.startswith("help+c")
+    assert token_conversation(inbox.id, [mail["Reply-To"].addresses[0].addr_spec]) == first.conversation_id
     assert mail.get_content().strip() == "We will send it to your office."
 
-    second_mail = fixture("gmail_reply").replace(b"gmail-1@", b"gmail-2@")
+    # Her answer to our reply (In-Reply-To: our Message-ID) continues the conversation.
+    second_mail = (
+        fixture("gmail_reply")
+        .replace(b"gmail-1@", b"gmail-2@")
+        .replace(b"helpdesk-reply-10@", f"helpdesk-reply-{first.id}@".encode())
+    )
     second = reply_to_mail(client, inbox, second_mail, "Done.")
     assert send(second).ok
     threaded = email.message_from_bytes(handler.mails[1][2], policy=email.policy.default)
