@@ -3,10 +3,12 @@ by) and their other conversations, in a fixed number of queries however long the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import OuterRef, Subquery
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from helpdesk.models import Contact, ContactInbox, Conversation, Message
 
@@ -84,3 +86,83 @@ def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPane
     return ContactPanel(
         contact=contact, channel_ids=channel_ids, past=past, more_past=len(rows) > PAST_CONVERSATIONS
     )
+
+
+# ---- the contacts pages ----------------------------------------------------------------------------------------
+
+CONTACTS_PAGE_SIZE = 25
+SEARCH_MAX_CHARS = 200
+"""Longer search text is refused with a message (helpdesk.views.contacts): no name, e-mail or phone is that long."""
+PHONE_KEY = "phone"  # where helpdesk.services.contacts stores the phone (no column of its own yet)
+
+
+def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
+    """The account's contacts whose name, e-mail or phone contains `query` (any case), or whose id it is
+    (`12` or `#12`); newest first, each with its number of conversations."""
+    contacts = Contact.objects.filter(account_id=account_id)
+    query = query.strip()[:SEARCH_MAX_CHARS]
+    if query:
+        match = (
+            Q(name__icontains=query)
+            | Q(email__icontains=query)
+            | Q(**{f"custom_attributes__{PHONE_KEY}__icontains": query})
+        )
+        digits = query.removeprefix("#")
+        if digits.isdigit() and len(digits) < 19:  # past 18 digits it overflows a bigint: no such id anyway
+            match |= Q(pk=int(digits))
+        contacts = contacts.filter(match)
+    return contacts.annotate(conversation_count=Count("conversations")).order_by("-created_at", "-pk")
+
+
+def contact_page(*, account_id: int, query: str, page: str | int | None) -> Page[Contact]:
+    """One page of `contacts_matching` (a page number out of range gives the last page)."""
+    return Paginator(contacts_matching(account_id=account_id, query=query), CONTACTS_PAGE_SIZE).get_page(page)
+
+
+def contact_conversations(*, account_id: int, contact_id: int, limit: int = 50) -> list[Conversation]:
+    """The contact's latest conversations with their inbox (1 query)."""
+    return list(
+        Conversation.objects.filter(account_id=account_id, contact_id=contact_id)
+        .select_related("inbox")
+        .order_by("-last_activity_at", "-pk")[:limit]
+    )
+
+
+def contact_channel_ids(*, account_id: int, contact_id: int) -> list[ChannelId]:
+    return [
+        ChannelId(inbox_name=name, channel_type=channel_type, source_id=source_id)
+        for name, channel_type, source_id in ContactInbox.objects.filter(
+            contact_id=contact_id, inbox__account_id=account_id
+        )
+        .order_by("inbox__name", "pk")
+        .values_list("inbox__name", "inbox__channel_type", "source_id")[:50]
+    ]
+
+
+def possible_duplicates(*, contact: Contact, limit: int = 5) -> list[Contact]:
+    """Other contacts of the account with the same name, e-mail or phone: what the merge form offers first."""
+    same = Q()
+    if contact.name:
+        same |= Q(name__iexact=contact.name)
+    if contact.email:
+        same |= Q(email__iexact=contact.email)
+    phone = (contact.custom_attributes or {}).get(PHONE_KEY)
+    if isinstance(phone, str) and phone:
+        same |= Q(**{f"custom_attributes__{PHONE_KEY}": phone})
+    if not same:
+        return []
+    return list(
+        Contact.objects.filter(same, account_id=contact.account_id)
+        .exclude(pk=contact.pk)
+        .order_by("-pk")[:limit]
+    )
+
+
+def contact_in_account(*, account_id: int, contact_id: int) -> Contact | None:
+    """The contact if it is the account's; None otherwise (a merge names the duplicate by a typed id)."""
+    return Contact.objects.filter(account_id=account_id, pk=contact_id).first()
+
+
+def contacts_for_export(*, account_id: int) -> Iterator[Contact]:
+    """Every contact of the account, oldest first, read in chunks so a large account does not fill memory."""
+    return Contact.objects.filter(account_id=account_id).order_by("pk").iterator(chunk_size=2000)
