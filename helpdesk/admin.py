@@ -491,6 +491,17 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'First line of every reply, e.g. "Hello {name}," ({name}: the customer\'s name).',
     ),
     "sign_off": ("Sign-off", 'Last line of every reply, e.g. "Best regards, Acme support".'),
+    "business_hours": (
+        "Business hours",
+        'e.g. "mon-fri 09:00-17:30; sat 10:00-14:00" (other days closed). Empty: always open, never away.',
+    ),
+    "time_zone": ("Time zone", 'Of the business hours, e.g. "Europe/Berlin". Empty: UTC.'),
+    "away_message": ("Away message", "Shown outside business hours, with a field for the visitor's e-mail."),
+    "follow_up_inbox": (
+        "Follow-up e-mail inbox",
+        "The id of an e-mail inbox of this account: replies to a question asked outside business hours are "
+        "also sent by e-mail through its SMTP settings to the e-mail the visitor left.",
+    ),
     "allowed_origins": (
         "Allowed origins",
         'The sites the widget may run on, separated by spaces, e.g. "https://shop.example https://www.shop.example".',

@@ -9,7 +9,8 @@ Called by the widget script (helpdesk/static/helpdesk/widget/widget.js) from the
 - every write counts against the inbox's rate limit (helpdesk.services.rate_limits, 429 with Retry-After).
 Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
 
-    POST session/      -> {"visitor_token"}     a new visitor, or the same one when a valid token is sent
+    POST session/      -> {"visitor_token", "name", "prechat", "away", "away_message", "ask_email"}   a new visitor, or the
+                       same one when a valid token is sent; "away" outside the inbox's business hours
     GET  messages/     -> {"messages": [...]}   the visitor's thread, `?after=<id>` for what is new
     POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline;
                        "ai_answering": true when it took the message)
@@ -148,6 +149,10 @@ def session(request: HttpRequest, inbox: Inbox) -> HttpResponse:
             "visitor_token": widget.visitor_token(inbox_id=inbox.pk, source_id=source_id),
             "name": inbox.name,
             "prechat": [] if widget.is_identified(source_id) else widget.prechat_fields(inbox),
+            # Outside business hours: the away message, and the e-mail field so the answer can follow by mail.
+            "away": (away := widget.is_away(inbox.provider_config)),
+            "away_message": str((inbox.provider_config or {}).get("away_message") or ""),
+            "ask_email": away and not widget.is_identified(source_id),  # setUser gives its own e-mail
         }
     )
 

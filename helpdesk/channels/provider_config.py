@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 
 from helpdesk.outbound import OutboundRefused, check_url
 
+from .widget.hours import hours_problem, zone_problem
 from .widget.identity import normalized_origin, origins_in
 
 MAX_VALUE_LENGTH = 200
@@ -65,6 +66,10 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "prechat_fields": _pattern(
             r"(name|email)( (name|email))?", 'must be "name", "email" or "name email"'
         ),
+        "business_hours": hours_problem,
+        "time_zone": zone_problem,
+        "away_message": _text,
+        "follow_up_inbox": _pattern(r"[0-9]{1,18}", "must be the id of an e-mail inbox of this account"),
     },
     "email": {
         "smtp_host": _pattern(r"[A-Za-z0-9.-]{1,200}", "must be a host name or address"),

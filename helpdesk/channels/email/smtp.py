@@ -50,22 +50,27 @@ def _thread(message: Message, from_address: str) -> tuple[str, list[str]]:
             last_incoming = provider_id
         elif row["message_type"] == "outgoing":
             ids.append(reply_message_id(row["id"], from_address))
-    return last_incoming, ids[-MAX_REFERENCES:]
+    # A follow-up of a chat (no customer mail) answers our own previous mail: the client threads them.
+    return last_incoming or (ids[-1] if ids else ""), ids[-MAX_REFERENCES:]
 
 
-def build(message: Message) -> EmailMessage:
-    inbox = message.inbox
+def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailMessage:
+    """The reply as a mail. `via`: the e-mail inbox whose From and letter settings to use (default: the
+    message's own inbox); `to`: the recipient (default: the conversation's contact address)."""
+    inbox = via or message.inbox
     config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
     from_address = str(config.get("from_address") or "")
-    subject = message.conversation.subject or inbox.name
+    subject = message.conversation.subject or message.inbox.name  # a chat follow-up: the chat inbox
     mail = EmailMessage()
     mail["From"] = formataddr((str(config.get("from_name") or inbox.name), from_address))
-    mail["To"] = message.conversation.contact_inbox.source_id
+    mail["To"] = to or message.conversation.contact_inbox.source_id
     mail["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = reply_message_id(message.id, from_address)
-    # The signed reply address threads the customer's answer even when their client drops In-Reply-To.
-    if reply_to := reply_address(from_address, inbox_id=inbox.id, conversation_id=message.conversation_id):
+    # The signed reply address threads the customer's answer even when their client drops In-Reply-To (only in
+    # the conversation's own inbox: a token is signed for one inbox).
+    reply_to = reply_address(from_address, inbox_id=inbox.id, conversation_id=message.conversation_id)
+    if reply_to and inbox.id == message.inbox_id:
         mail["Reply-To"] = formataddr((str(config.get("from_name") or inbox.name), reply_to))
     in_reply_to, references = _thread(message, from_address)
     if in_reply_to:
@@ -87,8 +92,9 @@ def _as_letter(message: Message, config: dict[str, object]) -> str:
     return "\n\n".join(part for part in (greeting, message.content.strip(), sign_off) if part) + "\n"
 
 
-def send(message: Message, *, timeout: float) -> DeliveryResult:
-    inbox = message.inbox
+def send(message: Message, *, timeout: float, via: Inbox | None = None, to: str = "") -> DeliveryResult:
+    """Send `message` as a mail (see build for `via` and `to`); the result tells the retry policy what failed."""
+    inbox = via or message.inbox
     config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
     host = str(config.get("smtp_host") or "")
     if not host or not config.get("from_address"):
@@ -101,7 +107,7 @@ def send(message: Message, *, timeout: float) -> DeliveryResult:
         return DeliveryResult(
             ok=False, permanent=True, error=f"SMTP host refused by the outbound policy: {exc}"
         )
-    mail = build(message)
+    mail = build(message, via=inbox, to=to)
     try:
         _deliver(mail, address=address, host=host, port=port, security=security, timeout=timeout, inbox=inbox)
     except smtplib.SMTPResponseException as exc:

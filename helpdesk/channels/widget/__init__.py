@@ -1,6 +1,8 @@
-"""The website chat widget channel: the `Channel` (channel.py) and the visitor's identity (identity.py)."""
+"""The website chat widget channel: the `Channel` (channel.py), the visitor's identity (identity.py), business
+hours (hours.py) and the e-mail follow-up of away-hours questions (follow_up.py)."""
 
 from .channel import MAX_TEXT_LENGTH, WidgetChannel
+from .hours import is_away
 from .identity import (
     VISITOR_HEADER,
     allowed_origins,
@@ -23,6 +25,7 @@ __all__ = [
     "checked_origin",
     "identified_source_id",
     "identifier_hash",
+    "is_away",
     "is_identified",
     "new_anonymous_source_id",
     "prechat_fields",

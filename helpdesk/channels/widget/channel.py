@@ -6,7 +6,8 @@ into one InboundMessage of that visitor. The message id is the page's own (a ret
 once), prefixed with the visitor's source id so one visitor cannot collide with another's ids.
 
 Outbound needs no provider: a reply is stored like any other and the visitor's page, which listens on the
-visitor event stream, fetches it. `send` therefore only confirms; there is no command menu, no button taps to
+visitor event stream, fetches it. `send` therefore only confirms (or also mails an answer to a question asked
+outside business hours: follow_up.py); there is no command menu, no button taps to
 acknowledge and no provider files to fetch.
 """
 
@@ -22,6 +23,7 @@ from rest_framework import serializers
 from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from ..media import Download, Refused
 from ..protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
+from .follow_up import follow_up_by_email
 from .identity import VISITOR_HEADER, checked_origin, visitor_source_id
 
 if TYPE_CHECKING:
@@ -66,8 +68,9 @@ class WidgetChannel:
         return Received(messages=[parse_message(source_id=source_id, payload=webhook_json(request.body))])
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
-        # Stored is delivered: the visitor's page reads it through the visitor API when its stream says so.
-        return DeliveryResult(ok=True)
+        # Stored is delivered: the visitor's page reads it through the visitor API when its stream says so. An
+        # answer to a question asked away-hours also goes by e-mail (follow_up).
+        return follow_up_by_email(message, timeout=timeout)
 
     def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
         raise Refused("the widget has no provider API to fetch files from")

@@ -19,10 +19,12 @@
   var TEXT = {
     en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
           placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
-          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…", prechat: "Before we start", yourName: "Your name", yourEmail: "Your e-mail", start: "Start chat" },
+          failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…", prechat: "Before we start", yourName: "Your name", yourEmail: "Your e-mail", start: "Start chat",
+          away: "We are away right now. Leave your e-mail and question: the answer will also be sent to you by e-mail." },
     zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
           placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
-          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…", prechat: "开始之前", yourName: "您的姓名", yourEmail: "您的电子邮箱", start: "开始聊天" }
+          failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…", prechat: "开始之前", yourName: "您的姓名", yourEmail: "您的电子邮箱", start: "开始聊天",
+          away: "我们现在不在线。请留下您的电子邮箱和问题，答复也会通过电子邮件发送给您。" }
   }[lang];
 
   var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
@@ -73,6 +75,9 @@
   sendButton.textContent = TEXT.send;
   var typing = make("p", { "data-widget-typing": "", hidden: "" }, { margin: "0", padding: "0 12px 4px", color: "#57606a", fontSize: "13px" });
   typing.textContent = TEXT.typing;
+  // Outside the inbox's business hours: the away message (a note, read by screen readers with the panel).
+  var away = make("p", { role: "note", "data-widget-away": "", hidden: "" },
+    { margin: "0", padding: "8px 12px", background: "#fff8c5", color: "#4d2d00", fontSize: "13px" });
   var prechat = make("form", { "data-widget-prechat": "", "aria-label": TEXT.prechat, hidden: "" },
     { flexDirection: "column", gap: "6px", padding: "10px 12px", borderTop: "1px solid #d0d7de" });
   function prechatField(name, label, type) {
@@ -88,7 +93,7 @@
   prechatStart.textContent = TEXT.start;
   header.append(title, closer);
   form.append(label, input, sendButton);
-  panel.append(header, log, typing, status, prechat, form);
+  panel.append(header, away, log, typing, status, prechat, form);
   root.append(panel, bubble);
 
   function request(method, path, body) {
@@ -171,7 +176,11 @@
         if (data.name) title.textContent = data.name;
         root.setAttribute("data-widget-state", "ready");
         return refresh().then(function () {
-          if ((data.prechat || []).length && !state.lastId && !prechatDone()) askPrechat(data.prechat);
+          var fields = (data.prechat || []).slice();
+          var askEmail = data.away && data.ask_email && !emailGiven();
+          if (data.away) showAway(data.away_message);
+          if (askEmail && fields.indexOf("email") < 0) fields.push("email");
+          if (fields.length && ((!state.lastId && !prechatDone()) || askEmail)) askPrechat(fields);
           listen();
         });
       }).catch(function (error) {
@@ -184,6 +193,13 @@
     return state.ready;
   }
 
+  function showAway(message) {
+    away.textContent = message || TEXT.away;
+    away.hidden = false;
+  }
+  function emailGiven() {
+    try { return window.localStorage.getItem(storageKey + ":email") === "given"; } catch (e) { return false; }
+  }
   function prechatDone() {
     try { return window.localStorage.getItem(storageKey + ":prechat") === "done"; } catch (e) { return false; }
   }
@@ -203,7 +219,10 @@
     var body = {};
     prechat.querySelectorAll("input").forEach(function (field) { body[field.name] = field.value.trim(); });
     request("POST", "/contact/", body).then(function () {
-      try { window.localStorage.setItem(storageKey + ":prechat", "done"); } catch (e) { /* this page view only */ }
+      try {
+        window.localStorage.setItem(storageKey + ":prechat", "done");
+        if (body.email) window.localStorage.setItem(storageKey + ":email", "given");
+      } catch (e) { /* this page view only */ }
       prechat.hidden = true;
       css(prechat, { display: "none" });
       form.hidden = false;

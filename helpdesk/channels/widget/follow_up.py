@@ -1,0 +1,60 @@
+"""The answer to a question asked outside business hours also goes out by e-mail.
+
+A visitor who writes while the inbox is away (helpdesk.channels.widget.hours) is shown the away message and asked
+for their e-mail; they have probably left the page by the time the AI or an agent answers. So when the widget
+inbox names a follow-up e-mail inbox (`follow_up_inbox`: the id of an e-mail inbox of the same account), every
+reply by the AI or an agent to a question written away-hours is also sent over that inbox's SMTP server to the
+visitor's e-mail, threaded: each follow-up's `References` names the earlier ones (helpdesk.channels.email.smtp).
+The widget shows the reply either way; only the mail can fail, and then the delivery says why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from helpdesk.models import Inbox, Message
+
+from ..base import DeliveryResult
+from ..email import smtp
+from .hours import is_away
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+_ANSWERS = (Message.SenderType.USER, Message.SenderType.ASSISTANT)
+
+
+def _asked_at(message: Message) -> datetime | None:
+    """When the visitor wrote the question `message` answers (their latest message before it)."""
+    question = (
+        message.conversation.messages.filter(id__lt=message.id, message_type=Message.Type.INCOMING)
+        .order_by("-id")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return question
+
+
+def follow_up_by_email(message: Message, *, timeout: float) -> DeliveryResult:
+    """Send `message` by e-mail when it answers an away-hours question of a visitor who left an e-mail;
+    ok without sending anything otherwise."""
+    config = message.inbox.provider_config if isinstance(message.inbox.provider_config, dict) else {}
+    via_id = str(config.get("follow_up_inbox") or "")
+    # Cheapest first: most widget inboxes have no follow-up, and a greeting or a note is never mailed.
+    if not via_id.isdigit() or message.private or message.sender_type not in _ANSWERS:
+        return DeliveryResult(ok=True)
+    contact = message.conversation.contact
+    email = contact.email.strip() if contact is not None else ""
+    if not email:
+        return DeliveryResult(ok=True)
+    asked_at = _asked_at(message)
+    if asked_at is None or not is_away(config, asked_at):
+        return DeliveryResult(ok=True)
+    via = Inbox.objects.filter(
+        id=int(via_id), account_id=message.account_id, channel_type=Inbox.ChannelType.EMAIL
+    ).first()
+    if via is None:
+        return DeliveryResult(
+            ok=False, permanent=True, error="The follow-up inbox is not an e-mail inbox of this account."
+        )
+    return smtp.send(message, timeout=timeout, via=via, to=email)
