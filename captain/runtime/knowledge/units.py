@@ -70,6 +70,7 @@ def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]
     """The units of one source; blocks are numbered from `block` + 1."""
     units: list[Unit] = []
     headings: list[str] = []
+    levels: list[int] = []
     header: list[str] | None = None
     block += 1
     for raw in text.splitlines():
@@ -80,8 +81,14 @@ def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]
             continue
         heading = _HEADING_RE.match(line)
         if heading:
+            # A heading closes every open heading of its level or deeper: the "## Slow ferry" after "## Express
+            # boat" is its sibling, whether or not the document has a "#" title above both.
             level = len(heading.group(1))
-            headings = [*headings[: level - 1], heading.group(2)]
+            while levels and levels[-1] >= level:
+                levels.pop()
+                headings.pop()
+            levels.append(level)
+            headings.append(heading.group(2))
             header = None
             block += 1
             continue

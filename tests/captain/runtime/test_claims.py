@@ -139,3 +139,8 @@ def test_a_value_from_a_sentence_about_nothing_asked_is_refused():
 
 def test_a_greeting_back_is_not_an_echo():
     assert check("hello there").findings("Hello!") == []
+
+
+def test_a_heading_closes_its_sibling_when_the_document_has_no_title_heading():
+    units = units_of([("Fares", "## Express boat\nAdults pay €9.\n\n## Slow ferry\nAdults pay €6.")])
+    assert [u.context for u in units] == ["Fares > Express boat", "Fares > Slow ferry"]
