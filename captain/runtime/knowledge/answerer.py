@@ -11,12 +11,15 @@ from typing import Any, Literal
 
 from ..promises import HONEST_HANDOFF, PROMISED_TRANSFER, said_transfer
 from ..runner import Runner
-from ..types import Agent, HumanHandoff, Reply, RunContext, RunEvent, RunResult, Usage, content_text
+from ..types import Agent, HumanHandoff, Reply, RunContext, RunResult, Usage, content_text
 from .citations import cited_numbers, strip_markers
-from .claims import Encode, Finding, correction_note, turn_check
-from .evidence import Scored, clear_answer, evidence_block, select_evidence
+from .claims import Encode, turn_check
+from .conflicts import clarifying_question
+from .evidence import clear_answer, evidence_block, select_evidence
+from .findings import Finding, correction_note
 from .gate import Gate, GateVerdict
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
+from .step import KnowledgeStep, knowledge_event, stated, summary
 from .tokens import has_cjk
 
 KnowledgeModeName = Literal["inject", "tool", "off"]
@@ -75,31 +78,6 @@ class SourceLedger:
                 known = len(self.sources)
             numbered.append((known, source))
         return numbered
-
-
-@dataclass
-class KnowledgeStep:
-    """What the knowledge step did in one answer: the debug log, the span and the run record show it."""
-
-    node: str
-    query: str = ""
-    context: str = ""
-    retrieval: Retrieval | None = None
-    verdict: str = ""
-    gate_score: float = 0.0
-    action: str = "answered"
-    """answered | faq_answer | evidence_answer | unknown | unknown_handoff | off_topic | grounding_handoff |
-    promised_transfer | off"""
-    sources: list[Source] = field(default_factory=list)
-    cited: list[int] = field(default_factory=list)
-    unsupported: list[list[str]] = field(default_factory=list)
-    """Why the grounding check refused a reply, per attempt that failed it (plain words per finding)."""
-    evidence: list[Scored] = field(default_factory=list)
-    """The source sentences put first in the prompt, best first."""
-    latency_ms: float = 0.0
-
-    def records(self) -> list[dict[str, Any]]:
-        return [s.as_record(number=i, cited=i in self.cited) for i, s in enumerate(self.sources, 1)]
 
 
 def _language(text: str) -> str:
@@ -242,7 +220,10 @@ class KnowledgeAnswerer:
         findings = self._findings(result, messages, ledger, step)
         if not findings:
             return self._kept_promise(result, step)
-        step.unsupported.append([_summary(f) for f in findings])
+        step.unsupported.append([summary(f) for f in findings])
+        settled = self._settled(result, findings, step)
+        if settled is not None:
+            return settled
         note = correction_note(findings)
         retry = _merge(
             result, self._run(node, messages, {k: self._noted(a, note) for k, a in agents.items()})
@@ -252,21 +233,40 @@ class KnowledgeAnswerer:
         findings = self._findings(retry, messages, ledger, step)
         if not findings:
             return self._kept_promise(retry, step)
-        step.unsupported.append([_summary(f) for f in findings])
+        step.unsupported.append([summary(f) for f in findings])
         language = _language(step.query)
         straight = clear_answer(step.evidence, language=language, question=step.query)
         if straight is not None:
             step.action = "evidence_answer"
             return dataclasses.replace(retry, outcome=Reply(straight.text))
         step.action = "grounding_handoff"
-        stated = ", ".join(dict.fromkeys(_stated(f) for f in findings))
+        values = ", ".join(dict.fromkeys(stated(f) for f in findings))
         return dataclasses.replace(
             retry,
             outcome=HumanHandoff(
-                reason=f"The AI's reply stated {stated}, which no source supports (grounding check).",
+                reason=f"The AI's reply stated {values}, which no source supports (grounding check).",
                 customer_message=HONEST_HANDOFF[language],
             ),
         )
+
+    def _settled(self, result: RunResult, findings: list[Finding], step: KnowledgeStep) -> RunResult | None:
+        """Refusals a rewrite would not fix. The customer named neither of two things the sources answer
+        differently: one question back, free. A "yes" where the sentence that answers says "no": that sentence,
+        as written, when it is in the customer's language (the model already read it once and said "yes")."""
+        language = _language(step.query)
+        if all(f.problem == "ambiguous" for f in findings):
+            step.action = "clarify"
+            text = clarifying_question(findings[0].written, language)
+            return dataclasses.replace(result, outcome=Reply(text, billable=False))
+        answer = step.evidence[0].unit if step.evidence else None
+        if (
+            answer is not None
+            and answer.language == language
+            and any(f.problem == "answers_no" for f in findings)
+        ):
+            step.action = "evidence_answer"
+            return dataclasses.replace(result, outcome=Reply(answer.text))
+        return None
 
     def _kept_promise(self, result: RunResult, step: KnowledgeStep) -> RunResult:
         """A reply that says a transfer happens is the transfer: nobody else would make it."""
@@ -330,6 +330,8 @@ class KnowledgeAnswerer:
             language=_language(step.query),
             encode=self.encode,
             sentence_support=self.settings.sentence_support,
+            answer=step.evidence[0].unit if step.evidence else None,
+            asked=step.query,
         )
         return check.findings(result.outcome.text)
 
@@ -344,46 +346,3 @@ class KnowledgeAnswerer:
             if links:
                 text += "\n\n" + "\n".join(links)
         return dataclasses.replace(result, outcome=dataclasses.replace(result.outcome, text=text))
-
-
-_PROBLEM_WORDS = {
-    "not_in_sources": "in no source",
-    "wrong_context": "a source's value for something else",
-    "unsupported": "a sentence no source supports",
-    "language": "not in the customer's language",
-    "echo": "the customer's question repeated",
-}
-
-
-def _summary(finding: Finding) -> str:
-    """A finding for the debug log and spans: the problem and the values, without quoting the sources."""
-    words = _PROBLEM_WORDS[finding.problem]
-    return f"{', '.join(finding.written)} ({words})" if finding.written else words
-
-
-def _stated(finding: Finding) -> str:
-    if finding.written:
-        return ", ".join(finding.written)
-    return repr(finding.sentence[:80])
-
-
-def knowledge_event(step: KnowledgeStep) -> RunEvent:
-    """The step as a run event (the debug log lists events)."""
-    retrieval = step.retrieval
-    return RunEvent(
-        "knowledge",
-        step.node,
-        name=step.action,
-        detail=step.query,
-        data={
-            "verdict": step.verdict,
-            "gate_score": round(step.gate_score, 3),
-            "best_score": round(retrieval.best_score, 3) if retrieval else None,
-            "sources": step.records(),
-            "unsupported": step.unsupported,
-            "evidence": [
-                {"source": e.number, "text": e.unit.full[:300], "score": round(e.score, 3)}
-                for e in step.evidence
-            ],
-        },
-    )

@@ -10,7 +10,10 @@ For every sentence of the reply:
   something else: "¥50" read from the neighbouring row, the regular hours given for a holiday;
 - a factual sentence without specifics must be close (the bundled encoder's cosine) to some source sentence, when
   there are sources and an encoder; greetings, offers of help and questions back are not claims;
-- the reply must be in the customer's language.
+- the reply must be in the customer's language;
+- a yes/no question the source sentence that answers says "no" to must not get a reply without a "no", and a
+  value two places (items, seasons) state differently must not be given for one of them when the customer named
+  neither (`conflicts`: the answerer asks which one instead).
 
 No model call: it runs on every reply and costs a few milliseconds. Calibrated on the tuning help centre only
 (`python -m bench.knowledge`); the held-out sets report how far that carries.
@@ -21,16 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
+from .conflicts import answers_no, choices
+from .findings import Finding, language_finding
 from .grounding import Evidence, Specific, specifics
 from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
-Problem = Literal["not_in_sources", "wrong_context", "unsupported", "language", "echo"]
 _PUNCTUATION_RE = re.compile(r"[\W_]+", re.UNICODE)
 _NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 
@@ -52,16 +55,6 @@ _GENERIC_WORDS = frozenset((
 # fmt: on
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One reason a reply may not be sent, in words the model (on the rewrite) and a person can act on."""
-
-    problem: Problem
-    sentence: str
-    detail: str
-    written: tuple[str, ...] = ()
 
 
 @dataclass
@@ -91,6 +84,15 @@ class ClaimCheck:
     words for a value from it to count as about what was asked."""
     other_words_cosine: float = 0.2
     """The same when the question shares no word with the sources or is in another language than the sentence."""
+    answer: Unit | None = None
+    """The source sentence that best answers the customer's new message (the evidence's first), for yes/no."""
+    asked: str = ""
+    """The customer's new message alone (`question` also holds the turn it follows up on)."""
+    tie_margin: float = 0.05
+    """Two sentences stating different values this close in how much they are about the question are a tie."""
+    tie_floor: float = 0.3
+    """...and both at least this much about it: the customer asked about both and said which of neither."""
+    _reply_numbers: frozenset[str] = field(default=frozenset(), init=False)
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
     _cosines: dict[int, float] = field(default_factory=dict, init=False)
     _vocabulary: frozenset[str] = field(default=frozenset(), init=False)
@@ -122,9 +124,13 @@ class ClaimCheck:
             return [
                 Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")
             ]
-        language = _language_finding(reply, self.language)
+        language = language_finding(reply, self.language)
         if language is not None:
             out.append(language)
+        if self.answer is not None and answers_no(self.asked or self.question, reply, self.answer):
+            detail = f"the customer asked yes or no, and the source sentence that answers says no: {self.answer.full!r}"
+            out.append(Finding("answers_no", reply[:80], detail))
+        self._reply_numbers = Evidence.of([reply]).numbers
         for sentence in split_sentences(reply.replace("\n", " \n ")):
             out.extend(self._sentence(sentence))
         return out
@@ -209,7 +215,7 @@ class ClaimCheck:
             rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:
             if self._about_the_question(home_index):
-                return None
+                return self._tie(sentence, specific, holding, scores)
             return Finding(
                 "wrong_context",
                 sentence,
@@ -223,6 +229,43 @@ class ClaimCheck:
             f"{specific.written!r} comes from {home.text!r}, which is about something else; what the sources "
             f"say about what was asked: {rival.full!r}",
             (specific.written,),
+        )
+
+    def _tie(
+        self, sentence: str, specific: Specific, holding: list[int], scores: list[float]
+    ) -> Finding | None:
+        """A value given for one of two (or three) things the question fits equally well, each stating its own
+        value, when the reply gives only this one: the customer gets a question back, not a guess."""
+        home_index = max(holding, key=scores.__getitem__)
+        best = scores[home_index]
+        # Only the customer's own words can show they named neither: a question in another language than the
+        # sources is scored by the reply's words, which name the one it picked.
+        if best < self.tie_floor or not any(w in self._idf for w in tokens(self.question)):
+            return None
+        home = self._unit_evidence[home_index]
+        tied = [
+            i
+            for i, e in enumerate(self._unit_evidence)
+            if i not in holding
+            and self.units[i].block != self.units[home_index].block
+            and _states(e, specific.kind)
+            and abs(scores[i] - best) < self.tie_margin
+            # Another value, and one the reply does not also give ("€7.50 on one boat, €13 on the other" is fine).
+            and (e.numbers - home.numbers)
+            and not (e.numbers - home.numbers) & self._reply_numbers
+        ]
+        if not tied:
+            return None
+        tied.sort(key=lambda i: -scores[i])
+        options = choices(self.units[home_index], [self.units[i] for i in tied[:2]])
+        if not options:
+            return None
+        return Finding(
+            "ambiguous",
+            sentence,
+            f"{specific.written!r} is what the sources say for {options[0]}; they say otherwise for "
+            f"{', '.join(options[1:])}, and the customer did not say which",
+            tuple(options),
         )
 
     def _about_the_question(self, index: int) -> bool:
@@ -311,27 +354,6 @@ def _states(evidence: Evidence, kind: str) -> bool:
     return bool(evidence.urls)
 
 
-def _language_finding(reply: str, language: str) -> Finding | None:
-    cjk = sum(1 for ch in reply if "\u4e00" <= ch <= "\u9fff")
-    latin = sum(1 for ch in reply if ch.isascii() and ch.isalpha())
-    if language == "zh" and not has_cjk(reply) and latin:
-        return Finding("language", reply[:80], "the customer writes in Chinese; the reply must be in Chinese")
-    if language == "en" and cjk > latin:
-        return Finding("language", reply[:80], "the customer writes in English; the reply must be in English")
-    return None
-
-
-def correction_note(findings: Sequence[Finding]) -> str:
-    """The instruction added for the one rewrite: what was wrong, in words a small model can act on."""
-    lines = [f"- {f.detail}" for f in findings[:4]]
-    return (
-        "\n\n## Correction\nYour previous answer could not be sent:\n"
-        + "\n".join(lines)
-        + "\nAnswer again using only facts written in the sources, each about exactly what the customer asked. "
-        "If the sources do not say it, say you do not know and offer to connect a person."
-    )
-
-
 def turn_check(
     *,
     conversation: Sequence[str],
@@ -342,6 +364,8 @@ def turn_check(
     language: str,
     encode: Encode | None,
     sentence_support: float | None,
+    answer: Unit | None = None,
+    asked: str = "",
 ) -> ClaimCheck:
     """The check of one turn: `sources` are (title, text) of the knowledge given, `tool_results` (tool name,
     result) what the tools returned; what the customer and the builder wrote is free to repeat."""
@@ -354,4 +378,6 @@ def turn_check(
         language=language,
         encode=encode,
         sentence_support=sentence_support,
+        answer=answer,
+        asked=asked,
     )

@@ -1,0 +1,98 @@
+"""Where a reply and its sources part ways without a wrong value: a "no" answered "yes", and one of two places
+(items, seasons) picked when the customer named neither.
+
+Both are what a small model does most with the right sources in front of it. Asked "can I bring my kayak on the
+fast boat?" over "Kayaks are not allowed on the fast boat" and "Bicycles: €2.50", it writes "Yes, for €2.50": every
+value is in a source, so the value checks pass. Asked "how much is a single?" over two boats' fare tables, it gives
+one boat's fare as if there were one. Neither is caught by looking at values; both are caught by looking at what
+the question asked and what the sources would have to agree on.
+
+Pure functions over `Unit`s: no model call, a few microseconds per reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .units import Unit, split_sentences
+
+# A yes/no question: English starts a sentence with an auxiliary verb; Chinese ends with 吗, or asks "A不A"
+# ("能不能", "开不开") or 有没有/是否/能否/可否.
+_YES_NO_EN_RE = re.compile(
+    r"^\W*(?:(?:and|so|but|also|ok|okay|hi|hello|hey|please|sorry|then|btw)\W+)*"
+    r"(?:can|could|may|might|is|isn'?t|are|aren'?t|am|do|does|don'?t|doesn'?t|did|will|won'?t|would|should|shall|"
+    r"have|has|was|were|must)\b",
+    re.IGNORECASE,
+)
+_YES_NO_ZH_RE = re.compile(r"吗|有没有|是否|能否|可否|([\u4e00-\u9fff])不\1")
+# Words that say "no". Not "no." before a number ("No. 5"), not 不 in words that are not a negation (不同 different,
+# 不错 good, 不久 soon, 不少 many, 不仅 not only, 不断 keep on).
+_NEGATION_RE = re.compile(
+    r"\b(?:not|no(?!\.?\s?\d)|never|cannot|nor|none|closed|prohibited|forbidden|unavailable|non-refundable|"
+    r"nonrefundable|excluded|neither)\b|n't\b|不(?![同错久少仅断过])|没有|没|无法|无需|禁止|谢绝|关闭|休息",
+    re.IGNORECASE,
+)
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether some sentence of the customer's message asks a yes/no question (EN or ZH)."""
+    if _YES_NO_ZH_RE.search(question):
+        return True
+    return any(_YES_NO_EN_RE.search(s) for s in split_sentences(question.replace("\n", " \n ")))
+
+
+def negates(text: str) -> bool:
+    return bool(_NEGATION_RE.search(text))
+
+
+def answers_no(question: str, reply: str, answer: Unit | None) -> bool:
+    """The customer asked yes or no, the source sentence that answers says no, and the reply says no "no" at all.
+
+    Only this direction: a wrong "yes" sends a customer with a kayak to a boat that will refuse it; a reply that
+    says "no" where a source says yes is at worst unhelpful, and negation words are too common in correct replies
+    ("there is no fee") to read a "yes" source against them."""
+    if answer is None or not is_yes_no_question(question):
+        return False
+    return negates(answer.full) and not negates(reply)
+
+
+def label(unit: Unit, other: Unit) -> str:
+    """What tells `unit` apart from `other` in the customer's words: the first heading where their headings
+    differ, or a table row's first cell when both are rows under the same headings ("" when nothing does)."""
+    mine = unit.context.split(" > ")
+    theirs = other.context.split(" > ")
+    for index, part in enumerate(mine):
+        if index >= len(theirs) or part != theirs[index]:
+            return part.strip()
+    if unit.row and other.row:
+        first = unit.text.split(";", 1)[0]
+        return first.split(": ", 1)[-1].strip()
+    return ""
+
+
+def choices(home: Unit, rivals: Sequence[Unit], *, longest: int = 60) -> list[str]:
+    """The options a clarifying question offers: the reply's own and each rival's label, when every one is short,
+    different from the others, and none is empty. Empty: nothing to ask by."""
+    labels = [label(home, rivals[0]), *(label(r, home) for r in rivals)]
+    if any(not item or len(item) > longest for item in labels):
+        return []
+    unique = list(dict.fromkeys(labels))
+    return unique if len(unique) == len(labels) else []
+
+
+CLARIFY_QUESTION = {
+    "en": "To give you the right answer: do you mean {options}?",
+    "zh": "为了给您准确的答复，请问您指的是{options}？",
+}
+_OR = {"en": " or ", "zh": "还是"}
+
+
+def clarifying_question(options: Sequence[str], language: str) -> str:
+    """One question back, in the customer's language, offering the options the sources distinguish."""
+    language = language if language in CLARIFY_QUESTION else "en"
+    if language == "en":
+        joined = ", ".join(options[:-1]) + _OR["en"] + options[-1]
+    else:
+        joined = _OR["zh"].join(options)
+    return CLARIFY_QUESTION[language].format(options=joined)

@@ -1,0 +1,91 @@
+"""Replies whose every value is in a source and still wrong, on the real run path (`run_for_message`, the `openai`
+SDK over HTTP to the scripted model server, a real Redis lock, the bundled encoder): a "yes" where the sentence that
+answers says "no" gets that sentence instead, and one boat's fare given when the customer named no boat gets one
+question back. Neither is charged as a guess would be."""
+
+from __future__ import annotations
+
+import pytest
+
+from captain.answering.models import ReplyJob, Run, SpanRecord
+from captain.answering.services.runs import run_for_message
+from captain.runtime import semconv as sc
+from helpdesk.models import Message
+from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory
+from tests.support.fake_llm_server import text
+
+from .knowledge_rows import document
+
+pytestmark = [pytest.mark.django_db]
+
+
+@pytest.fixture
+def ferries(redis_url, llm_settings, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "KNOWLEDGE_FAQ_ANSWER_SCORE": None}
+    link = AssistantInboxFactory(
+        assistant__product_name="Tidewater Ferries",
+        assistant__description="Support for Tidewater Ferries: fares, luggage and timetables.",
+    )
+    document(
+        link.assistant,
+        "Luggage",
+        [
+            ("Bicycles", "Bicycles travel on the express boat for €3 per trip."),
+            ("Sports equipment", "Surfboards and canoes are not allowed on the express boat."),
+        ],
+    )
+    document(
+        link.assistant,
+        "Fares",
+        [
+            (
+                "Express boat",
+                "| Ticket | Price |\n|---|---|\n| Adult single | €9 |\n| Child single | €4.50 |",
+            ),
+            ("Slow ferry", "| Ticket | Price |\n|---|---|\n| Adult single | €6 |\n| Child single | €3 |"),
+        ],
+    )
+    return link
+
+
+def ask(link, content: str) -> Message:
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
+
+
+def replies(message: Message) -> list[str]:
+    return list(
+        message.conversation.messages.filter(message_type=Message.Type.OUTGOING, private=False)
+        .order_by("id")
+        .values_list("content", flat=True)
+    )
+
+
+def test_a_yes_where_the_source_says_no_gets_the_customer_that_sentence(ferries, llm_settings):
+    message = ask(ferries, "Can I bring my canoe on the express boat?")
+    said = "Yes, you can bring your canoe on the express boat for €3 per trip."
+    llm_settings.push(text(said))
+    assert run_for_message(message_id=message.id) == "reply"
+    assert replies(message) == ["Surfboards and canoes are not allowed on the express boat."]
+    assert said not in replies(message)
+    assert len(llm_settings.requests) == 1, "the model read that sentence once and said yes: no rewrite"
+    span = SpanRecord.objects.get(name=sc.SPAN_KNOWLEDGE)
+    assert span.attributes[sc.CAPTAIN_KNOWLEDGE_ACTION] == "evidence_answer"
+
+
+def test_one_boats_fare_for_a_customer_who_named_no_boat_gets_one_question_back_free(ferries, llm_settings):
+    message = ask(ferries, "How much is an adult single ticket?")
+    llm_settings.push(text("An adult single ticket costs €9."))
+    assert run_for_message(message_id=message.id) == "reply"
+    assert replies(message) == ["To give you the right answer: do you mean Express boat or Slow ferry?"]
+    span = SpanRecord.objects.get(name=sc.SPAN_KNOWLEDGE)
+    assert span.attributes[sc.CAPTAIN_KNOWLEDGE_ACTION] == "clarify"
+    assert Run.objects.get().credit_used is False
+
+
+def test_the_fare_of_the_boat_the_customer_named_is_sent(ferries, llm_settings):
+    message = ask(ferries, "How much is an adult single on the slow ferry?")
+    llm_settings.push(text("An adult single on the slow ferry costs €6."))
+    assert run_for_message(message_id=message.id) == "reply"
+    assert replies(message) == ["An adult single on the slow ferry costs €6."]
+    assert Run.objects.get().credit_used is True

@@ -1,0 +1,116 @@
+"""A "no" answered "yes", and one of two things picked when the customer named neither: the two ways a reply goes
+wrong with every value in a source. Without a model: the check's pure functions over a small help centre."""
+
+from __future__ import annotations
+
+from captain.runtime.knowledge.claims import turn_check
+from captain.runtime.knowledge.conflicts import (
+    answers_no,
+    choices,
+    clarifying_question,
+    is_yes_no_question,
+    negates,
+)
+from captain.runtime.knowledge.units import Unit, units_of
+
+LUGGAGE = (
+    "Luggage",
+    "## Bicycles\nBicycles travel on the express boat for €3 per trip.\n\n"
+    "## Sports equipment\nSurfboards and canoes are not allowed on the express boat.",
+)
+FARES = (
+    "Fares",
+    "## Express boat\n| Ticket | Price |\n|---|---|\n| Adult single | €9 |\n| Child single | €4.50 |\n\n"
+    "## Slow ferry\n| Ticket | Price |\n|---|---|\n| Adult single | €6 |\n| Child single | €3 |",
+)
+
+
+def check(question: str, *, answer: Unit | None = None):
+    return turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[LUGGAGE, FARES],
+        question=question,
+        language="zh" if any("\u4e00" <= c <= "\u9fff" for c in question) else "en",
+        encode=None,
+        sentence_support=None,
+        answer=answer,
+        asked=question,
+    )
+
+
+def unit(text_part: str) -> Unit:
+    return next(u for u in units_of([LUGGAGE, FARES]) if text_part in u.text)
+
+
+def test_yes_no_questions_in_english_and_chinese():
+    assert is_yes_no_question("can i bring my canoe on the express boat")
+    assert is_yes_no_question("Hi! Is the office open on Sunday?")
+    assert is_yes_no_question("and do kids pay?")
+    assert is_yes_no_question("快船能带皮划艇吗")
+    assert is_yes_no_question("周日开不开门")
+    assert not is_yes_no_question("how much is a bike ticket")
+    assert not is_yes_no_question("什么时候开门")
+
+
+def test_negations_but_not_numbers_or_words_that_only_look_like_one():
+    assert negates("Surfboards are not allowed.")
+    assert negates("You can't bring it.")
+    assert negates("周日不开放")
+    assert not negates("Take bus No. 5 to the terminal.")
+    assert not negates("两种票价不同")  # "different", not a negation
+    assert not negates("Yes, bicycles travel for €3.")
+
+
+def test_a_yes_where_the_answering_sentence_says_no_is_refused():
+    canoes = unit("canoes")
+    question = "can i bring my canoe on the express boat"
+    findings = check(question, answer=canoes).findings(
+        "Yes, you can bring your canoe on the express boat for €3."
+    )
+    assert "answers_no" in [f.problem for f in findings]
+    assert "not allowed" in next(f for f in findings if f.problem == "answers_no").detail
+
+
+def test_the_no_the_source_gives_passes_and_so_does_a_no_in_chinese():
+    canoes = unit("canoes")
+    assert (
+        check("can i bring my canoe on the express boat", answer=canoes).findings(
+            "No, canoes are not allowed on the express boat."
+        )
+        == []
+    )
+    assert not answers_no("快船能带皮划艇吗", "不可以，快船不允许携带皮划艇。", canoes)
+    assert answers_no("快船能带皮划艇吗", "可以，快船可以携带皮划艇。", canoes)
+
+
+def test_a_question_that_is_not_yes_or_no_is_not_read_for_a_no():
+    canoes = unit("canoes")
+    assert not answers_no("what can I bring on the express boat", "Bicycles, for €3 per trip.", canoes)
+
+
+def test_one_boats_fare_given_when_the_customer_named_no_boat_is_ambiguous():
+    findings = check("how much is an adult single?").findings("An adult single costs €9.")
+    assert [f.problem for f in findings] == ["ambiguous"]
+    assert findings[0].written == ("Express boat", "Slow ferry")
+
+
+def test_the_fare_of_the_boat_the_customer_named_passes():
+    assert check("how much is an adult single on the slow ferry?").findings("An adult single costs €6.") == []
+
+
+def test_a_reply_that_gives_both_boats_fares_passes():
+    reply = "An adult single costs €9 on the express boat and €6 on the slow ferry."
+    assert check("how much is an adult single?").findings(reply) == []
+
+
+def test_rows_of_one_table_are_told_apart_by_their_first_cell():
+    adult, child = unit("Adult single; Price: €9"), unit("Child single; Price: €4.50")
+    assert choices(adult, [child]) == ["Adult single", "Child single"]
+
+
+def test_the_clarifying_question_in_both_languages():
+    assert clarifying_question(["Express boat", "Slow ferry"], "en") == (
+        "To give you the right answer: do you mean Express boat or Slow ferry?"
+    )
+    assert clarifying_question(["快船", "慢船"], "zh") == "为了给您准确的答复，请问您指的是快船还是慢船？"
