@@ -108,7 +108,9 @@ def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
             | Q(**{f"custom_attributes__{PHONE_KEY}__icontains": query})
         )
         digits = query.removeprefix("#")
-        if digits.isdigit() and len(digits) < 19:  # past 18 digits it overflows a bigint: no such id anyway
+        if (
+            digits.isascii() and digits.isdigit() and len(digits) < 19
+        ):  # longer overflows a bigint: no such id
             match |= Q(pk=int(digits))
         contacts = contacts.filter(match)
     return contacts.annotate(conversation_count=Count("conversations")).order_by("-created_at", "-pk")

@@ -23,7 +23,11 @@ from django.db.models.functions import Lower
 
 from helpdesk.models import Contact, ContactInbox, Conversation, CustomAttributeDefinition
 from helpdesk.services.activities import message_create_activity
-from helpdesk.services.attributes import attribute_value_clean, attribute_value_from_text
+from helpdesk.services.attributes import (
+    attribute_value_clean,
+    attribute_value_from_text,
+    custom_attributes_update,
+)
 
 PHONE_KEY = "phone"
 NAME_MAX_CHARS = 200
@@ -31,6 +35,8 @@ PHONE_RE = re.compile(r"^\+?[0-9][0-9 ()./-]{2,30}$")
 CSV_MAX_BYTES = 5 * 1024 * 1024
 CSV_MAX_ROWS = 10_000
 CSV_BASE_COLUMNS = ("name", "email", "phone")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A cell starting so is a formula to a spreadsheet: the export puts a ' before it, the import takes it off."""
 CSV_MAX_ERRORS = 50
 """An import with more bad rows stops listing them: nobody reads 10,000 errors, and the file must be fixed."""
 
@@ -87,9 +93,15 @@ def _apply(contact: Contact, cleaned: Mapping[str, str]) -> list[str]:
 
 
 def contact_update(
-    *, contact: Contact, name: str | None = None, email: str | None = None, phone: str | None = None
+    *,
+    contact: Contact,
+    name: str | None = None,
+    email: str | None = None,
+    phone: str | None = None,
+    attributes: Mapping[str, object] | None = None,
 ) -> Contact:
-    """Change the contact's name, e-mail and/or phone (None leaves a field as it is, "" empties it)."""
+    """Change the contact's name, e-mail, phone (None leaves a field as it is, "" empties it) and custom
+    attributes (`custom_attributes_update`'s rules). All or nothing: one refused value and nothing is stored."""
     cleaned = _clean_fields(name=name, email=email, phone=phone)
     with transaction.atomic():
         # Locked and re-read: the attributes panel merges into the same JSON document (the phone lives there).
@@ -97,6 +109,8 @@ def contact_update(
         changed = _apply(row, cleaned)
         if changed:
             row.save(update_fields=changed)
+        if attributes:
+            custom_attributes_update(target=row, changes=attributes)
     for name in ("name", "email", "custom_attributes"):
         setattr(contact, name, getattr(row, name))
     return contact
@@ -270,7 +284,8 @@ def _parse_rows(
             if len(cells) > len(columns):
                 errors.append(f"Line {line}: {len(cells)} values for {len(columns)} columns.")
             elif any(cell.strip() for cell in cells):  # a blank line in a spreadsheet export is no error
-                row = _parse_row(line, dict(zip(columns, cells, strict=False)), definitions, errors)
+                values = dict(zip(columns, map(_unquoted, cells), strict=False))
+                row = _parse_row(line, values, definitions, errors)
                 rows += [row] if row else []
             if len(errors) >= CSV_MAX_ERRORS:
                 errors.append(f"Stopped after {CSV_MAX_ERRORS} bad rows.")
@@ -278,6 +293,10 @@ def _parse_rows(
     except csv.Error as exc:
         errors.append(f"Line {reader.line_num}: not readable as CSV ({exc}).")
     return rows, errors
+
+
+def _unquoted(cell: str) -> str:
+    return cell[1:] if cell.startswith("'") and cell[1:2] and cell[1] in FORMULA_STARTS else cell
 
 
 def _parse_row(

@@ -11,6 +11,7 @@ from . import (
     attributes,
     bulk,
     canned,
+    contacts,
     conversations,
     events,
     notifications,
@@ -45,5 +46,5 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned, bulk):
+for module in (events, notifications, teams, reports, canned, bulk, contacts):
     urlpatterns += module.urlpatterns
