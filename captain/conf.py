@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "LANES": True,
     "MODEL_GATE_SLOTS": 64,
     "MODEL_GATE_CUSTOMER_SLOTS": 1,
+    "MODEL_GATE_BACKGROUND_ALONE": False,
     # After a worker starts, the fixed prompts of this many recently active assistants are sent to their model
     # once (one output token each), so the server's prompt cache has them before the first customer writes
     # (captain.answering.services.warmup). 0: no warm-up.

@@ -114,7 +114,7 @@ def _task_finished(task_id: str | None = None, **kwargs: Any) -> None:
 def _worker_ready(**kwargs: Any) -> None:
     """A worker that just started queues the prompt warm-up (background lane): the model server then has the
     assistants' fixed prompts cached before the first customer writes."""
-    if int(captain_setting("PROMPT_WARM_ASSISTANTS")) <= 0:
+    if int(captain_setting("PROMPT_WARM_ASSISTANTS")) <= 0 or not _runs_warm_up(kwargs.get("sender")):
         return
     from captain.queue import task
 
@@ -123,6 +123,19 @@ def _worker_ready(**kwargs: Any) -> None:
     except Exception:
         # Only an optimisation: a broker that refuses it now must not stop the worker from starting.
         logger.warning("could not queue the prompt warm-up", exc_info=True)
+
+
+def _runs_warm_up(consumer: Any) -> bool:
+    """Whether this worker consumes the queue the warm-up goes to: with two workers (customer and background
+    lanes) only one of them queues it. A worker whose queues cannot be read queues it too (a second warm-up is
+    cheap: its prompts are cached by then)."""
+    try:
+        consumed = set(consumer.app.amqp.queues.consume_from or ())
+    except AttributeError:
+        return True
+    if not consumed:
+        return True
+    return queue_of_task("captain.tasks.prompt_prefixes_warm") in consumed
 
 
 def connect_signals() -> None:

@@ -9,6 +9,11 @@ on any host agree:
 - A background call takes a slot only when no customer call is waiting for the endpoint *and* fewer than
   `slots - MODEL_GATE_CUSTOMER_SLOTS` slots are held (at least one), so a customer finds a free slot at once,
   or at worst waits for the calls already running.
+- With `MODEL_GATE_BACKGROUND_ALONE` (the bundled model's default), a background call also waits while any
+  customer call is *running*, and for `CUSTOMER_GRACE_MS` after one ends. A model on the machine's own CPU serves
+  two calls at half speed each, and a reply is several calls in a row (route, answer, check): a background call
+  slipping in between them shares the cores with the rest of that reply. On a hosted API two calls do not slow
+  each other down, so this is off there.
 
 Crash safety: a slot is a lease (the call's worst-case duration), a waiting customer a short lease it renews while
 it polls; a killed process's entries lapse by themselves. Availability over priority: when Redis does not
@@ -43,14 +48,18 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local token, lane = ARGV[1], ARGV[2]
 local slots, background_slots = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, wait_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
+local alone = ARGV[7] == '1'
 local held = redis.call('ZCARD', KEYS[1])
 if lane == 'customer' then
   if held < slots then
     redis.call('ZADD', KEYS[1], now + lease_ms, token)
     redis.call('PEXPIRE', KEYS[1], lease_ms)
+    redis.call('ZADD', KEYS[3], now + lease_ms, token)
+    redis.call('PEXPIRE', KEYS[3], lease_ms)
     redis.call('ZREM', KEYS[2], token)
     return 1
   end
@@ -61,11 +70,28 @@ end
 if redis.call('ZCARD', KEYS[2]) > 0 or held >= background_slots then
   return 0
 end
+if alone and redis.call('ZCARD', KEYS[3]) > 0 then
+  return 0
+end
 redis.call('ZADD', KEYS[1], now + lease_ms, token)
 redis.call('PEXPIRE', KEYS[1], lease_ms)
 return 1
 """
 
+_RELEASE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[2] == 'customer' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[3]))
+end
+return 1
+"""
+
+CUSTOMER_GRACE_MS = 3000
+"""How long after a customer call ends background calls still wait (background-alone mode): the next call of the
+same reply starts within this (the grounding check and the next agent run in milliseconds)."""
 CUSTOMER_POLL_SECONDS = 0.02
 BACKGROUND_POLL_SECONDS = 0.1
 WAITING_LEASE_MS = 2000
@@ -78,6 +104,8 @@ class GateSettings:
     customer_slots: int
     lease_seconds: float
     max_wait_seconds: float
+    background_alone: bool = False
+    """Background calls wait while a customer call runs, not only while one waits (a CPU-bound model)."""
 
     @property
     def background_slots(self) -> int:
@@ -89,10 +117,12 @@ class RedisModelGate:
 
     def __init__(self, endpoint_key: str, config: GateSettings, client: redis.Redis) -> None:
         digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
-        self.keys = [f"captain:gate:{digest}:held", f"captain:gate:{digest}:waiting"]
+        # Held slots (both lanes), waiting customers, and the held slots of customer calls.
+        self.keys = [f"captain:gate:{digest}:{name}" for name in ("held", "waiting", "customer")]
         self.config = config
         self.client = client
         self._acquire_script = client.register_script(_ACQUIRE)
+        self._release_script = client.register_script(_RELEASE)
 
     @contextmanager
     def slot(self) -> Iterator[float]:
@@ -104,7 +134,7 @@ class RedisModelGate:
             yield (time.monotonic() - started) * 1000
         finally:
             if holding:
-                self._release(token)
+                self._release(token, lane)
 
     def _acquire(self, token: str, lane: lanes.Lane, started: float) -> bool:
         """True once a slot is held; False when the call goes ahead without one (Redis down, customer waited
@@ -118,6 +148,7 @@ class RedisModelGate:
             c.background_slots,
             int(c.lease_seconds * 1000),
             WAITING_LEASE_MS,
+            int(c.background_alone),
         ]
         while True:
             try:
@@ -138,9 +169,10 @@ class RedisModelGate:
                 )
             time.sleep(poll)
 
-    def _release(self, token: str) -> None:
+    def _release(self, token: str, lane: lanes.Lane) -> None:
         try:
-            self.client.zrem(self.keys[0], token)
+            # A customer's entry stays a moment longer (CUSTOMER_GRACE_MS): its reply's next call follows.
+            self._release_script(keys=self.keys, args=[token, lane, CUSTOMER_GRACE_MS])
         except redis.RedisError as exc:
             # The lease lapses by itself.
             logger.warning("model gate release failed (the slot lapses with its lease): %s", exc)
@@ -173,6 +205,7 @@ def gate_settings() -> GateSettings:
         # A slot outlives the call's worst case (every attempt timing out) a little: a live call never loses it.
         lease_seconds=timeout * attempts + 10.0,
         max_wait_seconds=timeout,
+        background_alone=bool(captain_setting("MODEL_GATE_BACKGROUND_ALONE")),
     )
 
 

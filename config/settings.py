@@ -289,7 +289,16 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 BUNDLED_MODEL = env_bool("CAPTAIN_BUNDLED_MODEL", False)
 CAPTAIN_MODEL_BUDGET = {
     # Its server answers two calls at once (captain.local_llm): the model gate admits two, one kept for customers.
-    **({"LLM_TIMEOUT_SECONDS": 180.0, "LLM_MAX_RETRIES": 0, "MODEL_GATE_SLOTS": 2} if BUNDLED_MODEL else {}),
+    **(
+        {
+            "LLM_TIMEOUT_SECONDS": 180.0,
+            "LLM_MAX_RETRIES": 0,
+            "MODEL_GATE_SLOTS": 2,
+            "MODEL_GATE_BACKGROUND_ALONE": True,
+        }
+        if BUNDLED_MODEL
+        else {}
+    ),
     **env_settings(
         {
             "LLM_TIMEOUT_SECONDS": ("CAPTAIN_LLM_TIMEOUT", float),
@@ -437,6 +446,7 @@ CAPTAIN = {
             "LANES": ("CAPTAIN_LANES", env_flag),
             "MODEL_GATE_SLOTS": ("CAPTAIN_MODEL_GATE_SLOTS", int),
             "MODEL_GATE_CUSTOMER_SLOTS": ("CAPTAIN_MODEL_GATE_CUSTOMER_SLOTS", int),
+            "MODEL_GATE_BACKGROUND_ALONE": ("CAPTAIN_MODEL_GATE_BACKGROUND_ALONE", env_flag),
             "PROMPT_WARM_ASSISTANTS": ("CAPTAIN_PROMPT_WARM_ASSISTANTS", int),
             "MAX_CONCURRENT_RUNS_PER_ACCOUNT": ("CAPTAIN_MAX_CONCURRENT_RUNS_PER_ACCOUNT", int),
             "ACCOUNT_BUSY_RETRY_SECONDS": ("CAPTAIN_ACCOUNT_BUSY_RETRY_SECONDS", int),

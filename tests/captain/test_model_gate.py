@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from captain import lanes
-from captain.model_gate import GateSettings, RedisModelGate, gate_redis
+from captain.model_gate import CUSTOMER_GRACE_MS, GateSettings, RedisModelGate, gate_redis
 from captain.runtime import ModelError, OpenAIChatModel, make_openai_client
 from tests.support.fake_llm_server import FakeLLMServer, text
 
@@ -78,6 +78,52 @@ def test_a_slot_is_kept_for_customers(redis_server):
     # The customer walked into the kept slot while the second background call had to wait for the first.
     assert t[("customer", "in")] - started < 0.5
     assert t[("bg2", "in")] >= t[("bg1", "out")]
+
+
+def test_on_a_cpu_bound_model_a_background_call_waits_for_a_running_customer_call(redis_server):
+    events = CTX.Queue()
+    key = f"alone-{os.getpid()}-{time.monotonic()}"
+    cpu_bound = {"slots": 2, "customer_slots": 1, "background_alone": True}
+    customer = _start(redis_server.url, key, "customer", 1.0, events, "customer", **cpu_bound)
+    time.sleep(0.3)  # the customer call runs; a slot is free, but sharing the cores would slow the customer
+    background = _start(redis_server.url, key, "background", 0.1, events, "background", **cpu_bound)
+    for proc in (customer, background):
+        proc.join(timeout=30)
+        assert proc.exitcode == 0
+    t = _timeline(events, 4)
+    assert t[("background", "in")] >= t[("customer", "out")]
+
+
+def test_on_a_cpu_bound_model_a_background_call_does_not_slip_in_between_a_replys_calls(redis_server):
+    key = f"between-{os.getpid()}-{time.monotonic()}"
+    cpu_bound = {"slots": 2, "customer_slots": 1, "background_alone": True}
+    with _gate(
+        redis_server.url, key, **cpu_bound
+    ).slot():  # a reply's first call (this process: customer lane)
+        pass
+    token = lanes.enter(lanes.BACKGROUND)
+    try:
+        started = time.monotonic()
+        with _gate(redis_server.url, key, **cpu_bound).slot():
+            waited = time.monotonic() - started
+    finally:
+        lanes.leave(token)
+    # It waited out the grace after the customer call, in which the reply's next call would have started.
+    assert waited >= CUSTOMER_GRACE_MS / 1000 - 0.2
+
+
+def test_on_a_hosted_model_a_background_call_takes_the_free_slot_beside_a_customer(redis_server):
+    events = CTX.Queue()
+    key = f"beside-{os.getpid()}-{time.monotonic()}"
+    hosted = {"slots": 3, "customer_slots": 1}
+    customer = _start(redis_server.url, key, "customer", 1.0, events, "customer", **hosted)
+    time.sleep(0.3)
+    background = _start(redis_server.url, key, "background", 0.1, events, "background", **hosted)
+    for proc in (customer, background):
+        proc.join(timeout=30)
+        assert proc.exitcode == 0
+    t = _timeline(events, 4)
+    assert t[("background", "out")] < t[("customer", "out")]
 
 
 def test_a_killed_holder_loses_its_slot_when_its_lease_lapses(redis_server):

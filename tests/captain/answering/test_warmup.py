@@ -7,7 +7,7 @@ import json
 
 import pytest
 import redis
-from celery import signals
+from celery import Celery, signals
 
 from captain.answering.models import ReplyJob
 from captain.answering.services.runs import run_for_message
@@ -61,3 +61,23 @@ def test_a_starting_worker_queues_the_warm_up_on_the_background_lane(link, redis
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
     signals.worker_ready.send(sender=None)
     assert broker.lrange("captain_background", 0, -1) == []
+
+
+class _Consumer:
+    """What Celery's `worker_ready` passes as its sender, as far as the signal reads it: the worker's app."""
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
+
+
+def test_of_two_lane_workers_only_the_background_one_queues_the_warm_up(link, redis_url, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
+    broker = redis.Redis.from_url(redis_url)
+    broker.delete("captain_background")
+    for queues in (["captain", "helpdesk"], ["captain_background"]):
+        # A worker started with `-Q <queues>`: Celery selects them on its app, and the consumer carries the app.
+        app = Celery("lane-worker", broker=redis_url, set_as_current=False)
+        app.amqp.queues.select(queues)
+        signals.worker_ready.send(sender=_Consumer(app))
+    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain_background", 0, -1)]
+    assert queued == ["captain.tasks.prompt_prefixes_warm"]
