@@ -92,7 +92,9 @@ def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]
             header = None
             block += 1
             continue
-        context = " > ".join(p for p in [title, *headings] if p)
+        # A document's title is usually its first heading too: said once ("Fares > Express boat"), the evidence
+        # lines in the prompt stay short.
+        context = " > ".join(_once([title, *headings]))
         if line.startswith("|"):
             if _TABLE_SEPARATOR_RE.match(line):
                 continue
@@ -108,6 +110,15 @@ def _passage_units(title: str, text: str, origin: int, block: int) -> list[Unit]
         line = _LIST_MARK_RE.sub("", line)
         units.extend(Unit(s, context, origin, block) for s in split_sentences(line))
     return units
+
+
+def _once(parts: Sequence[str]) -> list[str]:
+    """The non-empty parts, a part equal to the one before it left out."""
+    out: list[str] = []
+    for part in parts:
+        if part and (not out or out[-1] != part):
+            out.append(part)
+    return out
 
 
 def units_of(sources: Sequence[tuple[str, str]]) -> list[Unit]:

@@ -144,3 +144,8 @@ def test_a_greeting_back_is_not_an_echo():
 def test_a_heading_closes_its_sibling_when_the_document_has_no_title_heading():
     units = units_of([("Fares", "## Express boat\nAdults pay €9.\n\n## Slow ferry\nAdults pay €6.")])
     assert [u.context for u in units] == ["Fares > Express boat", "Fares > Slow ferry"]
+
+
+def test_a_title_that_is_also_the_first_heading_is_said_once():
+    units = units_of([("Fares", "# Fares\n## Express boat\nAdults pay €9.")])
+    assert units[0].context == "Fares > Express boat"
