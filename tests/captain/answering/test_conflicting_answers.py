@@ -89,3 +89,17 @@ def test_the_fare_of_the_boat_the_customer_named_is_sent(ferries, llm_settings):
     assert run_for_message(message_id=message.id) == "reply"
     assert replies(message) == ["An adult single on the slow ferry costs €6."]
     assert Run.objects.get().credit_used is True
+
+
+def test_the_customers_answer_to_the_question_back_gets_the_fare_of_that_boat(ferries, llm_settings):
+    message = ask(ferries, "How much is an adult single ticket?")
+    llm_settings.push(text("An adult single ticket costs €9."))
+    assert run_for_message(message_id=message.id) == "reply"
+    answer = MessageFactory(
+        conversation=message.conversation, content="the slow ferry", reply_job=ReplyJob.Status.PENDING
+    )
+    llm_settings.push(text("An adult single on the slow ferry costs €6."))
+    assert run_for_message(message_id=answer.id) == "reply"
+    assert replies(message)[-1] == "An adult single on the slow ferry costs €6."
+    # The follow-up was searched and checked with the question it answers: the slow ferry's row is its evidence.
+    assert "Slow ferry" in llm_settings.requests[-1]["messages"][1]["content"]
