@@ -343,6 +343,12 @@ CELERY_IMPORTS = ("helpdesk.timers",)
 CELERY_BEAT_SCHEDULE = {
     # Outgoing messages whose delivery task was never published (broker down, worker killed after commit).
     "helpdesk-outbox-sweep": {"task": "helpdesk.tasks.outbox_sweep", "schedule": 15.0},
+    # E-mail inboxes with an IMAP mailbox: new mail read every minute (a poll left queued longer is dropped).
+    "helpdesk-mailboxes-poll": {
+        "task": "helpdesk.timers.mailboxes_poll",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # Conversation timers (helpdesk/timers.py): a snooze wakes within a minute of its time, a
     # quiet AI conversation is judged within a minute of its account's threshold; a waiting customer is
     # counted in hours, so every five minutes is plenty. Each sweep is a few indexed queries when idle.

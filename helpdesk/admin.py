@@ -491,6 +491,11 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'First line of every reply, e.g. "Hello {name}," ({name}: the customer\'s name).',
     ),
     "sign_off": ("Sign-off", 'Last line of every reply, e.g. "Best regards, Acme support".'),
+    "imap_host": ("IMAP host", "To poll a mailbox for new mail (instead of, or besides, a Mailgun route)."),
+    "imap_port": ("IMAP port", "Empty: 993 (ssl) or 143."),
+    "imap_security": ("IMAP security", '"ssl" (default), "starttls" or "none".'),
+    "imap_username": ("IMAP username", "Empty: the SMTP username. The password is the Access token."),
+    "imap_folder": ("IMAP folder", "Empty: INBOX."),
     "business_hours": (
         "Business hours",
         'e.g. "mon-fri 09:00-17:30; sat 10:00-14:00" (other days closed). Empty: always open, never away.',

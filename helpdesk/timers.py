@@ -13,8 +13,9 @@ from celery import shared_task
 
 from helpdesk.conf import ai_responder
 from helpdesk.services.auto_resolve import quiet_ai_judge_due, snoozed_wake_due, waiting_resolve_due
+from helpdesk.services.polling import inboxes_poll_all
 
-__all__ = ["auto_resolve_ai_sweep", "auto_resolve_waiting_sweep", "snoozed_wake_sweep"]
+__all__ = ["auto_resolve_ai_sweep", "auto_resolve_waiting_sweep", "mailboxes_poll", "snoozed_wake_sweep"]
 
 TIMER_SWEEP_BATCH = 200
 """Conversations one timer sweep changes at most; the next beat tick takes the rest (oldest first)."""
@@ -42,3 +43,10 @@ def auto_resolve_ai_sweep() -> int:
     if judge is None:
         return 0
     return quiet_ai_judge_due(judge=judge, limit=TIMER_SWEEP_BATCH)
+
+
+@shared_task(acks_late=True)
+def mailboxes_poll() -> int:
+    """Store the new mail of every e-mail inbox with an IMAP mailbox (beat, every minute). Two polls that overlap
+    read the same mail at worst, and its Message-ID stores it once (helpdesk.services.polling)."""
+    return inboxes_poll_all()

@@ -58,6 +58,23 @@ class InboundMessage:
     """Set by a channel that threads by itself (e-mail); None for chat: the sender's open conversation."""
 
 
+@dataclass(frozen=True)
+class PollResult:
+    """What one poll of a channel that reads its messages itself (an e-mail inbox's IMAP mailbox) did."""
+
+    stored: int = 0
+    """New messages."""
+    duplicates: int = 0
+    """Messages already stored (delivered by a webhook too, or read again after a crash)."""
+    refused: int = 0
+    """Unreadable (no sender, too big): set aside and logged, never lost from the provider's side."""
+
+
+class PollUnavailable(Exception):
+    """The channel cannot be read now (not configured, refused by the outbound policy, login or connection
+    failed). The message names the kind of failure only, never a credential."""
+
+
 # Column sizes of what an inbound message stores (helpdesk.models); checked here because PostgreSQL refuses a
 # longer value with an error (a 500 the provider retries for days) while SQLite stores it silently.
 MAX_ID_LENGTH = 255

@@ -1,4 +1,5 @@
-"""The e-mail channel as a `Channel` (helpdesk.channels.protocol): Mailgun's signed inbound route in, SMTP out.
+"""The e-mail channel as a `Channel` (helpdesk.channels.protocol): Mailgun's signed inbound route or an IMAP
+mailbox (imap.py, `poll`) in, SMTP out.
 
 A mail becomes one InboundMessage: the sender's address is the contact (source id), the Message-ID the dedup
 key, its headers or reply address the conversation it continues (helpdesk.channels.email.threading), the subject
@@ -8,22 +9,32 @@ answers it (helpdesk.channels.email.mime).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import httpx
 
 from helpdesk.conf import helpdesk_setting
 
-from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected, storable
+from ..base import (
+    DeliveryResult,
+    InboundContact,
+    InboundMessage,
+    PollResult,
+    WebhookRejected,
+    storable,
+)
 from ..media import Download, Refused
 from ..protocol import Received, SentParts, WebhookRequest, not_supported
-from . import mailgun, smtp
+from . import imap, mailgun, smtp
 from .mime import parse_mail
 from .threading import thread_of
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
+
+logger = logging.getLogger(__name__)
 
 
 def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessage:
@@ -42,6 +53,28 @@ def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessa
         automated=mail.automated,
         thread=thread_of(inbox, mail, recipients=[recipient] if recipient else []),
     )
+
+
+def _poll(inbox: Inbox, *, store: Callable[[InboundMessage], bool], timeout: float, limit: int) -> PollResult:
+    stored = duplicates = refused = 0
+    with imap.Mailbox(inbox, timeout=timeout) as box:
+        mails, too_big = box.unseen(limit)
+        for uid in too_big:
+            logger.warning(
+                "inbox %s: mail uid %s is over %s bytes, left unread", inbox.id, uid, imap.MAX_MAIL_BYTES
+            )
+        for mail in mails:
+            try:
+                created = store(inbound_of(mail.raw, inbox=inbox))
+            except WebhookRejected as exc:
+                logger.warning("inbox %s: mail uid %s refused: %s", inbox.id, mail.uid, exc.code)
+                refused += 1
+            else:
+                stored, duplicates = stored + created, duplicates + (not created)
+            box.mark_seen([mail.uid])  # one at a time: what is marked is stored (or set aside)
+        # Oversized mail is marked seen too, so that one of them does not hold up every later poll.
+        box.mark_seen(too_big)
+    return PollResult(stored=stored, duplicates=duplicates, refused=refused + len(too_big))
 
 
 class EmailChannel:
@@ -69,6 +102,17 @@ class EmailChannel:
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
         return smtp.send(message, timeout=timeout)  # one mail whatever the length: no parts
+
+    def polls(self, inbox: Inbox) -> bool:
+        """Whether the inbox has a mailbox to read (helpdesk.services.polling asks every inbox's channel)."""
+        return imap.configured(inbox)
+
+    def poll(
+        self, inbox: Inbox, *, store: Callable[[InboundMessage], bool], timeout: float, limit: int = 50
+    ) -> PollResult:
+        """Read up to `limit` unseen mails of the inbox's mailbox; `store` stores one message (True when new).
+        A mail is marked seen only after `store` returned (or it was refused as unreadable, logged)."""
+        return _poll(inbox, store=store, timeout=timeout, limit=limit)
 
     def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
         raise Refused("mail attachments arrive with the mail, not from a provider API")
