@@ -127,7 +127,9 @@ class ClaimCheck:
         language = language_finding(reply, self.language)
         if language is not None:
             out.append(language)
-        if self.answer is not None and answers_no(self.asked or self.question, reply, self.answer):
+        # An offer of a person or a question back is not a "yes": only a reply that states something is read.
+        stated = any(is_claim(x) for x in split_sentences(reply))
+        if self.answer is not None and stated and answers_no(self.asked or self.question, reply, self.answer):
             detail = f"the customer asked yes or no, and the source sentence that answers says no: {self.answer.full!r}"
             out.append(Finding("answers_no", reply[:80], detail))
         self._reply_numbers = Evidence.of([reply]).numbers

@@ -114,3 +114,9 @@ def test_the_clarifying_question_in_both_languages():
         "To give you the right answer: do you mean Express boat or Slow ferry?"
     )
     assert clarifying_question(["快船", "慢船"], "zh") == "为了给您准确的答复，请问您指的是快船还是慢船？"
+
+
+def test_an_offer_of_a_person_to_a_yes_no_question_is_not_read_as_a_yes():
+    canoes = unit("canoes")
+    offer = "Would you like me to connect you with a colleague?"
+    assert check("can i bring my canoe on the express boat", answer=canoes).findings(offer) == []
