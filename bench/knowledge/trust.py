@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from captain.runtime.knowledge import Evidence
+from captain.runtime.knowledge.conflicts import CLARIFY_QUESTION
 from captain.runtime.knowledge.grounding import specifics
 
 from .dataset import ANSWERABLE
@@ -34,6 +35,11 @@ def wrong_value(answer: Answer, corpus: Evidence) -> bool:
     if question.kind == "unanswerable":
         return bool(invented_specifics(answer.reply, question, corpus))
     return False
+
+
+def _clarifies(reply: str) -> bool:
+    """The product's one question back ("do you mean A or B?"), from its fixed texts."""
+    return any(reply.startswith(t.split("{", 1)[0]) for t in CLARIFY_QUESTION.values())
 
 
 def trust_figures(answers: Sequence[Answer], corpus: Evidence) -> dict[str, Any]:
@@ -71,6 +77,8 @@ def trust_figures(answers: Sequence[Answer], corpus: Evidence) -> dict[str, Any]
         "latency_p50_s": round(percentile(seconds, 50), 1),
         "latency_p95_s": round(percentile(seconds, 95), 1),
         "prompt_tokens_mean": round(sum(a.input_tokens for a in answers) / len(answers)) if answers else 0,
+        "model_calls_mean": round(sum(a.llm_calls for a in answers) / len(answers), 2) if answers else 0,
+        "clarifying_questions": sum(1 for a in answers if a.outcome == "reply" and _clarifies(a.reply)),
     }
 
 
@@ -85,6 +93,8 @@ ROWS = [
     ("handoffs (charged)", None),
     ("latency p50 / p95 (s)", None),
     ("prompt tokens (mean)", "prompt_tokens_mean"),
+    ("model calls per question (mean)", "model_calls_mean"),
+    ("clarifying questions asked", "clarifying_questions"),
 ]
 
 

@@ -39,3 +39,21 @@ def test_a_decline_is_recognised_in_both_languages():
     assert declines("I'm sorry, I don't have information about that. Would you like me to connect you?")
     assert declines("抱歉，我只能回答与Volta相关的问题。")
     assert not declines("France won the 2018 World Cup.")
+
+
+def test_a_question_back_is_counted_apart_and_is_neither_right_nor_wrong():
+    from bench.knowledge.harness import Answer
+    from bench.knowledge.trust import trust_figures
+    from captain.runtime.knowledge.conflicts import clarifying_question
+
+    question = q("faq", facts=[["€9"]], text="How much is an adult single?")
+    asked_back = clarifying_question(["Express boat", "Slow ferry"], "en")
+    answers = [
+        Answer(question, "inject+check", "reply", asked_back, 2.0, 1, 500, False),
+        Answer(question, "inject+check", "reply", "An adult single costs €9.", 4.0, 3, 700, True),
+    ]
+    figures = trust_figures(answers, Evidence.of(["Adult single €9", "Adult single €6"]))
+    assert figures["clarifying_questions"] == 1
+    assert figures["correct_answerable"] == "50% (1/2)"
+    assert figures["wrong_replies"] == "0% (0/2)"
+    assert figures["model_calls_mean"] == 2.0
