@@ -9,19 +9,21 @@ the admin's readable fields or a log line.
 What is read: unseen mail, fetched with BODY.PEEK[] so that reading it does not mark it seen. A mail is marked
 seen only once it is stored (EmailChannel.poll): a crash in between fetches it again, and the
 Message-ID (the dedup key) stores it once. The host is checked by the outbound policy like every address the
-helpdesk reaches for a tenant.
+helpdesk reaches for a tenant, and the connection is made to the address it checked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import imaplib
+import socket
 import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from imapclient import IMAPClient
+from imapclient import IMAPClient, imap4, tls
 
 from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
@@ -45,6 +47,51 @@ def configured(inbox: Inbox) -> bool:
     return bool(config.get("imap_host"))
 
 
+class _PinnedTLS(tls.IMAP4_TLS):
+    """IMAP over TLS to the address the outbound policy checked, with the certificate checked for the host name."""
+
+    def __init__(
+        self, host: str, port: int, context: ssl.SSLContext, timeout: float | None, address: str
+    ) -> None:
+        self._pinned = address
+        super().__init__(host, port, context, timeout)
+
+    def _create_socket(self, timeout: float | None = None) -> socket.socket:
+        sock = socket.create_connection(
+            (self._pinned, self.port), self._timeout if timeout is None else timeout
+        )
+        wrapped: socket.socket = tls.wrap_socket(sock, self.ssl_context, self.host)
+        return wrapped
+
+
+class _PinnedPlain(imap4.IMAP4WithTimeout):
+    """Plain IMAP (then maybe STARTTLS, checked for the host name) to the address the policy checked."""
+
+    def __init__(self, host: str, port: int, timeout: float | None, address: str) -> None:
+        self._pinned = address
+        super().__init__(host, port, timeout)
+
+    def _create_socket(self, timeout: float | None = None) -> socket.socket:
+        return socket.create_connection(
+            (self._pinned, self.port), self._timeout if timeout is None else timeout
+        )
+
+
+class _PinnedClient(IMAPClient):
+    """An IMAPClient that connects to the checked address, so a second DNS answer cannot move the connection
+    (as helpdesk.channels.email.smtp does for SMTP)."""
+
+    def __init__(self, host: str, *, address: str, **options: Any) -> None:
+        self._address = address
+        super().__init__(host, **options)
+
+    def _create_IMAP4(self) -> imaplib.IMAP4:  # imapclient's hook: the one place it makes the connection
+        timeout = getattr(self._timeout, "connect", None)
+        if self.ssl:
+            return _PinnedTLS(self.host, self.port, self.ssl_context, timeout, self._address)
+        return _PinnedPlain(self.host, self.port, timeout, self._address)
+
+
 class Mailbox:
     """One IMAP session on an inbox's mailbox: `with Mailbox(inbox, timeout=30) as box: box.unseen(50)`."""
 
@@ -63,13 +110,14 @@ class Mailbox:
         if not self.host or not self.username:
             raise PollUnavailable("The inbox has no IMAP host or username.")
         try:
-            checked_addresses(self.host, self.port, OutboundPolicy.from_settings())
+            address = str(checked_addresses(self.host, self.port, OutboundPolicy.from_settings())[0])
         except OutboundRefused as exc:
             raise PollUnavailable(f"IMAP host refused by the outbound policy: {exc}") from None
         context = ssl.create_default_context()
         try:
-            client = IMAPClient(
+            client = _PinnedClient(
                 self.host,
+                address=address,
                 port=self.port,
                 ssl=self.security == "ssl",
                 ssl_context=context,

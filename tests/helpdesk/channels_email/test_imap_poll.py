@@ -5,6 +5,7 @@ rest; a wrong password is a clear error that never shows the password."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from captain.answering.models import ReplyJob
 from helpdesk.channels.base import PollResult, PollUnavailable
+from helpdesk.channels.email import imap
 from helpdesk.models import Inbox, Message
 from helpdesk.services.polling import inbox_poll, inboxes_poll_all
 from tests.factories import AssistantInboxFactory
@@ -102,3 +104,29 @@ def test_the_sweep_reads_every_configured_mailbox_and_skips_the_others(server):
     server.deliver(fixture("apple_mail"))
     assert inboxes_poll_all() == 1
     assert Message.objects.filter(inbox=inbox).count() == 1
+
+
+def test_the_connection_goes_to_the_address_the_outbound_policy_checked(server, monkeypatch):
+    # The host name resolves nowhere: only the address the policy answered can have been connected to.
+    inbox = mailbox_inbox(server)
+    inbox.provider_config["imap_host"] = "mail.unresolvable.invalid"
+    inbox.save(update_fields=["provider_config"])
+    asked: list[tuple[str, int]] = []
+
+    def checked(host, port, policy):
+        asked.append((host, port))
+        return [ipaddress.ip_address("127.0.0.1")]
+
+    monkeypatch.setattr(imap, "checked_addresses", checked)
+    server.deliver(fixture("apple_mail"))
+
+    assert inbox_poll(inbox=inbox) == PollResult(stored=1)
+    assert asked == [("mail.unresolvable.invalid", server.port)]
+
+
+def test_a_host_the_outbound_policy_refuses_is_never_contacted(server):
+    inbox = mailbox_inbox(server)
+    inbox.provider_config["imap_host"] = "169.254.169.254"  # a cloud metadata address
+    inbox.save(update_fields=["provider_config"])
+    with pytest.raises(PollUnavailable, match="outbound policy"):
+        inbox_poll(inbox=inbox)
