@@ -6,6 +6,9 @@ token, another customer's Message-ID or another tenant's token starts a new conv
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from helpdesk.channels.email.threading import reply_address, token_conversation
 from helpdesk.models import Conversation, Inbox, Message
@@ -179,3 +182,22 @@ def test_a_reply_to_a_resolved_thread_follows_the_inboxs_reopen_setting(
     assert (message.conversation_id == parcel.id) is same
     parcel.refresh_from_db()
     assert parcel.status == (Conversation.Status.OPEN if same else Conversation.Status.RESOLVED)
+
+
+@given(
+    conversation_id=st.integers(min_value=1, max_value=10**12),
+    signature=st.text(alphabet="0123456789abcdef", min_size=24, max_size=24),
+)
+@hsettings(max_examples=200, deadline=None, derandomize=True, database=None)
+def test_no_guessed_signature_names_a_conversation(conversation_id, signature):
+    real = reply_address(FROM, inbox_id=7, conversation_id=conversation_id)
+    guessed = f"help+c{conversation_id}-{signature}@shop.example"
+    assert token_conversation(7, [real]) == conversation_id
+    assert token_conversation(8, [real]) is None  # the same token for another inbox
+    assert token_conversation(7, [guessed]) == (conversation_id if guessed == real else None)
+
+
+@given(addresses=st.lists(st.text(max_size=120), max_size=5))
+@hsettings(max_examples=200, deadline=None, derandomize=True, database=None)
+def test_arbitrary_recipient_text_is_read_without_error_and_names_no_conversation(addresses):
+    assert token_conversation(7, addresses) is None
