@@ -4,7 +4,7 @@ from django.urls import include, path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 
-from . import attributes, canned_responses, conversations
+from . import attributes, canned_responses, contacts, conversations
 
 app_name = "helpdesk-api"
 
@@ -55,6 +55,7 @@ urlpatterns = [
         name="attribute-definition-detail",
     ),
     *canned_responses.urlpatterns,
+    *contacts.urlpatterns,
 ]
 urlpatterns += [path("", include("helpdesk.api.teams")), path("", include("helpdesk.api.reports"))]
 urlpatterns += [path("", include("helpdesk.api.csat"))]

@@ -100,7 +100,8 @@ def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
     """The account's contacts whose name, e-mail or phone contains `query` (any case), or whose id it is
     (`12` or `#12`); newest first, each with its number of conversations."""
     contacts = Contact.objects.filter(account_id=account_id)
-    query = query.strip()[:SEARCH_MAX_CHARS]
+    # NUL taken out: PostgreSQL refuses it in a text parameter, and no name, e-mail or phone holds one.
+    query = query.replace("\x00", "").strip()[:SEARCH_MAX_CHARS]
     if query:
         match = (
             Q(name__icontains=query)

@@ -52,6 +52,14 @@ def test_a_10000_character_search_is_refused_with_a_message(agent_client, team):
     assert "Search for at most 200 characters (got 10,000)" in response.content.decode()
 
 
+def test_a_search_with_a_nul_character_or_like_wildcards_answers_a_page(agent_client, team):
+    ContactFactory(account=team.account, name="Ann")
+    for query in ("\x00ann", "%", "_", "ann' OR 1=1 --"):
+        response = agent_client.get(_url("contacts", team), {"q": query})
+        assert response.status_code == 200
+        assert ("Ann" in response.content.decode()) is (query == "\x00ann")
+
+
 def test_another_accounts_contact_is_a_404_on_every_page(agent_client, team, other_team):
     foreign = ContactFactory(account=other_team.account, name="Theirs")
     assert agent_client.get(_url("contact-detail", team, foreign.pk)).status_code == 404
