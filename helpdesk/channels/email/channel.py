@@ -58,20 +58,23 @@ def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessa
 def _poll(inbox: Inbox, *, store: Callable[[InboundMessage], bool], timeout: float, limit: int) -> PollResult:
     stored = duplicates = refused = 0
     with imap.Mailbox(inbox, timeout=timeout) as box:
-        mails, too_big = box.unseen(limit)
+        uids, too_big = box.unseen(limit)
         for uid in too_big:
             logger.warning(
                 "inbox %s: mail uid %s is over %s bytes, left unread", inbox.id, uid, imap.MAX_MAIL_BYTES
             )
-        for mail in mails:
+        for uid in uids:
+            raw = box.read(uid)
+            if raw is None:
+                continue  # expunged meanwhile by another client
             try:
-                created = store(inbound_of(mail.raw, inbox=inbox))
+                created = store(inbound_of(raw, inbox=inbox))
             except WebhookRejected as exc:
-                logger.warning("inbox %s: mail uid %s refused: %s", inbox.id, mail.uid, exc.code)
+                logger.warning("inbox %s: mail uid %s refused: %s", inbox.id, uid, exc.code)
                 refused += 1
             else:
                 stored, duplicates = stored + created, duplicates + (not created)
-            box.mark_seen([mail.uid])  # one at a time: what is marked is stored (or set aside)
+            box.mark_seen([uid])  # one at a time: what is marked is stored (or set aside)
         # Oversized mail is marked seen too, so that one of them does not hold up every later poll.
         box.mark_seen(too_big)
     return PollResult(stored=stored, duplicates=duplicates, refused=refused + len(too_big))

@@ -19,7 +19,6 @@ import imaplib
 import socket
 import ssl
 from collections.abc import Iterable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +33,6 @@ if TYPE_CHECKING:
     from helpdesk.models import Inbox
 
 MAX_MAIL_BYTES = 25 * 1024 * 1024  # a bigger mail is left in the mailbox and reported, never half-read
-
-
-@dataclass(frozen=True)
-class Fetched:
-    uid: int
-    raw: bytes
 
 
 def configured(inbox: Inbox) -> bool:
@@ -142,25 +135,39 @@ class Mailbox:
                 self._client.logout()
             self._client = None
 
-    def unseen(self, limit: int) -> tuple[list[Fetched], list[int]]:
-        """Up to `limit` unseen mails, oldest first, and the uids of those too big to read."""
-        assert self._client is not None
-        uids = sorted(self._client.search(["UNSEEN"]))[:limit]
-        if not uids:
-            return [], []
-        sizes = self._client.fetch(uids, ["RFC822.SIZE"])
+    def _client_or_fail(self) -> IMAPClient:
+        if self._client is None:
+            raise PollUnavailable("The mailbox is not open.")
+        return self._client
+
+    def unseen(self, limit: int) -> tuple[list[int], list[int]]:
+        """The uids of up to `limit` unseen mails, oldest first: (those to read, those too big to read)."""
+        client = self._client_or_fail()
+        try:
+            uids = sorted(client.search(["UNSEEN"]))[:limit]
+            sizes = client.fetch(uids, ["RFC822.SIZE"]) if uids else {}
+        except (OSError, IMAPClient.Error) as exc:
+            raise PollUnavailable(f"IMAP search failed ({type(exc).__name__})") from None
         small = [uid for uid in uids if int(sizes.get(uid, {}).get(b"RFC822.SIZE", 0)) <= MAX_MAIL_BYTES]
-        too_big = [uid for uid in uids if uid not in small]
-        fetched = self._client.fetch(small, ["BODY.PEEK[]"]) if small else {}
-        mails = [
-            Fetched(uid=uid, raw=bytes(fetched[uid][b"BODY[]"]))
-            for uid in small
-            if uid in fetched and isinstance(fetched[uid].get(b"BODY[]"), bytes)
-        ]
-        return mails, too_big
+        return small, [uid for uid in uids if uid not in small]
+
+    def read(self, uid: int) -> bytes | None:
+        """One mail's bytes, without marking it seen (one at a time: memory holds one mail, not fifty);
+        None when the server no longer has it."""
+        client = self._client_or_fail()
+        try:
+            fetched = client.fetch([uid], ["BODY.PEEK[]"])
+        except (OSError, IMAPClient.Error) as exc:
+            raise PollUnavailable(f"IMAP fetch failed ({type(exc).__name__})") from None
+        raw = fetched.get(uid, {}).get(b"BODY[]")
+        return bytes(raw) if isinstance(raw, bytes) else None
 
     def mark_seen(self, uids: Iterable[int]) -> None:
-        assert self._client is not None
+        client = self._client_or_fail()
         done = list(uids)
-        if done:
-            self._client.add_flags(done, [b"\\Seen"])
+        try:
+            if done:
+                client.add_flags(done, [b"\\Seen"])
+        except (OSError, IMAPClient.Error) as exc:
+            # Not marked: read again next poll, and stored once by its Message-ID.
+            raise PollUnavailable(f"IMAP flag update failed ({type(exc).__name__})") from None

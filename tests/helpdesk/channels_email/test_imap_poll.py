@@ -21,6 +21,7 @@ from tests.helpdesk.channels_email.imap_server import PASSWORD, USER, ImapServer
 from tests.helpdesk.channels_email.support import email_inbox, post, signed_fields
 from tests.helpdesk.channels_email.test_mime import fixture
 from tests.helpdesk.channels_widget.support import widget_inbox
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -130,3 +131,17 @@ def test_a_host_the_outbound_policy_refuses_is_never_contacted(server):
     inbox.save(update_fields=["provider_config"])
     with pytest.raises(PollUnavailable, match="outbound policy"):
         inbox_poll(inbox=inbox)
+
+
+def test_a_mailbox_that_is_down_does_not_stop_the_sweep_reading_the_others(server):
+    down = email_inbox(
+        imap_host="127.0.0.1", imap_port=str(free_port()), imap_security="none", imap_username=USER
+    )
+    with pytest.raises(PollUnavailable, match="connection or login failed"):
+        inbox_poll(inbox=down)
+    inbox = mailbox_inbox(server)
+    server.deliver(fixture("apple_mail"))
+
+    assert inboxes_poll_all() == 1
+    assert Message.objects.filter(inbox=inbox).count() == 1
+    assert not Message.objects.filter(inbox=down).exists()
