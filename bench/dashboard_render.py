@@ -292,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
             # Every seeded conversation falls in a year: the report's one duration query reads all of them.
             ("reports, 366 days (admin)", admin, f"{base}/reports/?start={year_ago}&end={today}"),
             ("notifications", agent, f"{base}/notifications/"),
+            # One contact per conversation: 10,000 contacts, each search reads them all (substring match).
+            ("contacts", agent, f"{base}/contacts/"),
+            ("contacts, page 200", agent, f"{base}/contacts/?page=200"),
+            ("contacts, search", agent, f"{base}/contacts/?q=customer+4242"),
+            ("contact page", agent, f"{base}/contacts/{data['typical'].contact_id}/"),
         ]
         results = []
         for name, client, url in pages:
