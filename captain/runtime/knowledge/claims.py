@@ -251,6 +251,8 @@ class ClaimCheck:
             if i not in holding
             and self.units[i].block != self.units[home_index].block
             and _states(e, specific.kind)
+            # A price against a price, a count against a count: not a fee against an exam score.
+            and bool(e.currencies) == bool(home.currencies)
             and abs(scores[i] - best) < self.tie_margin
             # Another value, and one the reply does not also give ("€7.50 on one boat, €13 on the other" is fine).
             and (e.numbers - home.numbers)

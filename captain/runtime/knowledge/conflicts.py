@@ -75,7 +75,9 @@ def choices(home: Unit, rivals: Sequence[Unit], *, longest: int = 60) -> list[st
     """The options a clarifying question offers: the reply's own and each rival's label, when every one is short,
     different from the others, and none is empty. Empty: nothing to ask by."""
     labels = [label(home, rivals[0]), *(label(r, home) for r in rivals)]
-    if any(not item or len(item) > longest for item in labels):
+    # An FAQ entry's title is a question ("How much is the IELTS course?"): two FAQ answers are two topics, not
+    # two options of one, and a question is no option to offer.
+    if any(not item or len(item) > longest or item.endswith(("?", "？")) for item in labels):
         return []
     unique = list(dict.fromkeys(labels))
     return unique if len(unique) == len(labels) else []

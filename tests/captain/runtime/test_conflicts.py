@@ -120,3 +120,31 @@ def test_an_offer_of_a_person_to_a_yes_no_question_is_not_read_as_a_yes():
     canoes = unit("canoes")
     offer = "Would you like me to connect you with a colleague?"
     assert check("can i bring my canoe on the express boat", answer=canoes).findings(offer) == []
+
+
+def test_two_faq_answers_are_two_topics_not_options_to_ask_about():
+    faqs = units_of(
+        [
+            ("How much is the IELTS course?", "The IELTS course costs ¥7,800."),
+            ("What do I need for the IELTS course?", "You need IELTS 5.0 or level B1."),
+        ]
+    )
+    assert choices(faqs[0], [faqs[1]]) == []
+
+
+def test_a_price_and_a_count_of_two_places_are_not_two_answers_to_one_question():
+    sources = [
+        ("Express boat", "Adult single tickets on the express boat cost €9."),
+        ("Slow ferry", "Adult single tickets on the slow ferry allow 2 bags."),
+        LUGGAGE,
+    ]
+    check = turn_check(
+        conversation=["how much is an adult single ticket?"],
+        instructions=[],
+        sources=sources,
+        question="how much is an adult single ticket?",
+        language="en",
+        encode=None,
+        sentence_support=None,
+    )
+    assert check.findings("An adult single ticket costs €9.") == []
