@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conflicts import answers_no, choices
+from .conflicts import answers_no, choices, named_one
 from .findings import Finding, language_finding
 from .grounding import Evidence, Specific, specifics
 from .tokens import has_cjk, idf_weights, tokens
@@ -210,9 +210,11 @@ class ClaimCheck:
         ]
         home_index = max(holding, key=scores.__getitem__)
         home = self.units[home_index]
-        if rivals and self.encode is not None and not home.row:
+        if rivals and self.encode is not None and not home.row and scores[home_index] > 0:
             # Words can mislead (a shared "how long"); the encoder must agree the rival is closer to the question.
             # Not between table rows: the encoder hardly tells "large locker" from "small locker", the words do.
+            # Nor when the value's sentence holds none of the question's words: the IELTS course's fee given for
+            # the HSK exam that a sentence in the sources prices on its own.
             home_cosine = self._question_cosine(home_index)
             rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:
@@ -262,7 +264,7 @@ class ClaimCheck:
             return None
         tied.sort(key=lambda i: -scores[i])
         options = choices(self.units[home_index], [self.units[i] for i in tied[:2]])
-        if not options:
+        if not options or named_one(options, self.question):
             return None
         return Finding(
             "ambiguous",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .tokens import tokens
 from .units import Unit, split_sentences
 
 # A yes/no question: English starts a sentence with an auxiliary verb; Chinese ends with 吗, or asks "A不A"
@@ -81,6 +82,17 @@ def choices(home: Unit, rivals: Sequence[Unit], *, longest: int = 60) -> list[st
         return []
     unique = list(dict.fromkeys(labels))
     return unique if len(unique) == len(labels) else []
+
+
+def named_one(options: Sequence[str], question: str) -> bool:
+    """Whether the customer's words name one of the options already ("the school in Hangzhou" when the options
+    are "Hangzhou Campus" and "Ningbo Learning Centre"): a word of one option that the others do not have."""
+    words = [set(tokens(o)) for o in options]
+    asked = set(tokens(question))
+    return any(
+        asked & (mine - set().union(*(w for j, w in enumerate(words) if j != i)))
+        for i, mine in enumerate(words)
+    )
 
 
 CLARIFY_QUESTION = {

@@ -9,6 +9,7 @@ from captain.runtime.knowledge.conflicts import (
     choices,
     clarifying_question,
     is_yes_no_question,
+    named_one,
     negates,
 )
 from captain.runtime.knowledge.units import Unit, units_of
@@ -148,3 +149,11 @@ def test_a_price_and_a_count_of_two_places_are_not_two_answers_to_one_question()
         sentence_support=None,
     )
     assert check.findings("An adult single ticket costs €9.") == []
+
+
+def test_a_customer_who_named_one_of_the_options_is_not_asked_which():
+    assert named_one(
+        ["Hangzhou Campus", "Ningbo Learning Centre"], "whats the address of the school in hangzhou"
+    )
+    assert not named_one(["Hangzhou Campus", "Ningbo Learning Centre"], "whats the address of the school")
+    assert named_one(["快船", "慢船"], "快船单程多少钱")
