@@ -29,7 +29,7 @@ import numpy as np
 
 from .conflicts import answers_no, choices, named_one
 from .findings import Finding, language_finding
-from .grounding import Evidence, Specific, specifics
+from .grounding import Evidence, Specific, quoted, specifics, squashed
 from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
@@ -92,6 +92,9 @@ class ClaimCheck:
     """Two sentences stating different values this close in how much they are about the question are a tie."""
     tie_floor: float = 0.3
     """...and both at least this much about it: the customer asked about both and said which of neither."""
+    free_text: str = ""
+    """The conversation's and the instructions' text, for quoted literals."""
+    _all_text: str = field(default="", init=False)
     _reply_numbers: frozenset[str] = field(default=frozenset(), init=False)
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
     _cosines: dict[int, float] = field(default_factory=dict, init=False)
@@ -146,6 +149,7 @@ class ClaimCheck:
             for s in found
             if not s.in_evidence(self.free) and not any(s.in_evidence(e) for e in self._unit_evidence)
         ]
+        missing += [q for q in quoted(sentence) if squashed(q) not in self._written()]
         if missing:
             return [
                 Finding(
@@ -337,6 +341,12 @@ class ClaimCheck:
             return None
         return Finding("unsupported", sentence, f"no source sentence says this (closest {best:.2f})")
 
+    def _written(self) -> str:
+        """Everything the reply may quote, squashed: the sources' sentences and what is free to repeat."""
+        if not self._all_text:
+            self._all_text = squashed("\n".join([self.free_text, *(u.full for u in self.units)]))
+        return self._all_text
+
     def _vectors(self) -> np.ndarray:
         if self._unit_vectors is None:
             assert self.encode is not None
@@ -380,6 +390,7 @@ def turn_check(
         units=[*prose, *units_of(tool_results)],
         prose_units=len(prose),
         free=Evidence.of([*conversation, *instructions]),
+        free_text="\n".join([*conversation, *instructions]),
         question=question,
         language=language,
         encode=encode,

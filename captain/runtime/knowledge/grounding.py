@@ -162,3 +162,20 @@ def specifics(reply: str) -> list[Specific]:
 def unsupported_facts(reply: str, evidence: Evidence) -> list[str]:
     """The specifics of `reply` that the evidence does not contain, as written in the reply (empty: grounded)."""
     return list(dict.fromkeys(s.written for s in specifics(reply) if not s.in_evidence(evidence)))
+
+
+_QUOTED_RE = re.compile(
+    r'"([^"\n]{2,60})"|\u201c([^\u201d\n]{2,60})\u201d|\u300c([^\u300d\n]{2,60})\u300d|\u300e([^\u300f\n]{2,60})\u300f'
+)
+_SPACE_RE = re.compile(r"\s+")
+
+
+def quoted(text: str) -> list[str]:
+    """What a reply puts in double quotes (ASCII, curly or CJK corner brackets): a password, a plan's or a
+    button's name, a code. Quoting says "exactly this", so it must be written somewhere exactly."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(text)]
+
+
+def squashed(text: str) -> str:
+    """Lower case, whitespace runs as one space: how a quoted literal is looked up."""
+    return _SPACE_RE.sub(" ", text).lower()

@@ -149,3 +149,17 @@ def test_a_heading_closes_its_sibling_when_the_document_has_no_title_heading():
 def test_a_title_that_is_also_the_first_heading_is_said_once():
     units = units_of([("Fares", "# Fares\n## Express boat\nAdults pay €9.")])
     assert units[0].context == "Fares > Express boat"
+
+
+def test_a_quoted_password_no_source_writes_is_refused():
+    findings = check("whats the wifi password at the terminal").findings(
+        'The wifi password at the terminal is "Tidewater-2024".'
+    )
+    assert [f.problem for f in findings] == ["not_in_sources"]
+    assert "Tidewater-2024" in findings[0].detail
+
+
+def test_a_quoted_name_the_sources_write_passes():
+    assert check("where do i leave big bags").findings('Ask for a "Large locker" at the terminal.') == []
+    # The customer's own words may be quoted back.
+    assert check('what is a "day pass"?').findings('We have no "day pass".') == []
