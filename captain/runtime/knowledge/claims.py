@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conflicts import answers_no, choices, named_one
+from .conflicts import answers_no, choices, named_one, wrong_column
 from .findings import Finding, language_finding
 from .grounding import Evidence, Specific, quoted, specifics, squashed
+from .statements import GENERIC_WORDS, is_claim
 from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
@@ -37,22 +38,6 @@ Encode = Callable[[list[str]], np.ndarray]
 _PUNCTUATION_RE = re.compile(r"[\W_]+", re.UNICODE)
 _NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 
-# Sentences that state nothing about the company: courtesy, offers of a person, "I do not know". EN and ZH.
-_NOT_A_CLAIM_RE = re.compile(
-    r"\b(let me know|anything else|happy to help|glad to help|hope (this|that) helps|feel free|sorry|hello|hi|"
-    r"hey|not sure|don'?t (know|have)|do not (know|have)|no information|(connect|transfer|put) you|"
-    r"member of (our|the) team|a person|human|agent)\b|\b(thank|apolog|welcom|colleague)"
-    r"|如有|还有什么|很高兴|感谢|谢谢|抱歉|不好意思|您好|你好|人工|同事|不确定|不清楚|没有找到|欢迎",
-    re.IGNORECASE,
-)
-# Words of a question that say what is asked, not what it is about: never "the thing no source mentions".
-# fmt: off
-_GENERIC_WORDS = frozenset((
-    "much", "many", "cost", "price", "does", "need", "want", "please", "tell", "know", "about", "also", "would",
-    "could", "should", "like", "long", "time", "next", "just", "still", "really", "thank", "hello", "there",
-    "their", "them", "they", "then", "than", "will", "every", "each", "your", "yours", "ours", "here", "some",
-))
-# fmt: on
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
 
@@ -214,6 +199,10 @@ class ClaimCheck:
         ]
         home_index = max(holding, key=scores.__getitem__)
         home = self.units[home_index]
+        column = wrong_column(home, lambda v: specific.in_evidence(Evidence.of([v])), self.question)
+        if column is not None:
+            detail = f"{specific.written!r} is the {column[0]!r} column of {home.text!r}; what was asked: {column[1]!r}"
+            return Finding("wrong_context", sentence, detail, (specific.written,))
         if rivals and self.encode is not None and not home.row and scores[home_index] > 0:
             # Words can mislead (a shared "how long"); the encoder must agree the rival is closer to the question.
             # Not between table rows: the encoder hardly tells "large locker" from "small locker", the words do.
@@ -248,12 +237,18 @@ class ClaimCheck:
         best = scores[home_index]
         # Only the customer's own words can show they named neither: a question in another language than the
         # sources is scored by the reply's words, which name the one it picked.
-        if best < self.tie_floor or not any(w in self._idf for w in tokens(self.question)):
+        # Only between the knowledge's sentences: a tool's result is no option to offer ("faq_lookup").
+        prose = len(self.units) if self.prose_units is None else self.prose_units
+        if (
+            best < self.tie_floor
+            or home_index >= prose
+            or not any(w in self._idf for w in tokens(self.question))
+        ):
             return None
         home = self._unit_evidence[home_index]
         tied = [
             i
-            for i, e in enumerate(self._unit_evidence)
+            for i, e in enumerate(self._unit_evidence[:prose])
             if i not in holding
             and self.units[i].block != self.units[home_index].block
             and _states(e, specific.kind)
@@ -282,7 +277,7 @@ class ClaimCheck:
         """Whether the best source sentence holding a value is about what was asked at all: it holds one of the
         question's rare words, or the encoder finds its paragraph close to the question (another language,
         other words). Without an encoder and without shared words there is nothing to tell by."""
-        asked = set(tokens(self.question)) - _GENERIC_WORDS
+        asked = set(tokens(self.question)) - GENERIC_WORDS
         if not asked:
             return True
         rare = {w for w in asked if w in self._idf}
@@ -317,7 +312,7 @@ class ClaimCheck:
         absent = [
             w
             for w in dict.fromkeys(tokens(self.question))
-            if w in said and w not in self._vocabulary and not w.isdigit() and w not in _GENERIC_WORDS
+            if w in said and w not in self._vocabulary and not w.isdigit() and w not in GENERIC_WORDS
         ]
         # A Latin word counts when the reply writes it as a name (capitalised after the sentence's first word):
         # "the Wuzhen Day Trip", not "for booking 88412".
@@ -352,14 +347,6 @@ class ClaimCheck:
             assert self.encode is not None
             self._unit_vectors = self.encode([u.full for u in self.units])
         return self._unit_vectors
-
-
-def is_claim(sentence: str) -> bool:
-    """Whether a reply sentence states something about the company (not a greeting, an offer or a question)."""
-    text = sentence.strip()
-    if not text or text.endswith(("?", "？")) or _NOT_A_CLAIM_RE.search(text):
-        return False
-    return len(tokens(text)) >= 3
 
 
 def _states(evidence: Evidence, kind: str) -> bool:

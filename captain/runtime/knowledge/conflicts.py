@@ -13,8 +13,9 @@ Pure functions over `Unit`s: no model call, a few microseconds per reply.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from .statements import GENERIC_WORDS
 from .tokens import tokens
 from .units import Unit, split_sentences
 
@@ -29,6 +30,7 @@ _YES_NO_EN_RE = re.compile(
 _YES_NO_ZH_RE = re.compile(r"吗|有没有|是否|能否|可否|([\u4e00-\u9fff])不\1")
 # Words that say "no". Not "no." before a number ("No. 5"), not 不 in words that are not a negation (不同 different,
 # 不错 good, 不久 soon, 不少 many, 不仅 not only, 不断 keep on).
+_DIGIT_RE = re.compile(r"\d")
 _NEGATION_RE = re.compile(
     r"\b(?:not|no(?!\.?\s?\d)|never|cannot|nor|none|closed|prohibited|forbidden|unavailable|non-refundable|"
     r"nonrefundable|excluded|neither)\b|n't\b|不(?![同错久少仅断过])|没有|没|无法|无需|禁止|谢绝|关闭|休息",
@@ -93,6 +95,35 @@ def named_one(options: Sequence[str], question: str) -> bool:
         asked & (mine - set().union(*(w for j, w in enumerate(words) if j != i)))
         for i, mine in enumerate(words)
     )
+
+
+def row_cells(unit: Unit) -> list[tuple[str, str]]:
+    """A table row's (header, value) cells, as `units.table_row_text` wrote them ("Adult: €60.00; Senior: €42")."""
+    if not unit.row:
+        return []
+    cells = []
+    for part in unit.text.split("; "):
+        header, sep, value = part.partition(": ")
+        if sep:
+            cells.append((header.strip(), value.strip()))
+    return cells
+
+
+def wrong_column(unit: Unit, holds: Callable[[str], bool], question: str) -> tuple[str, str] | None:
+    """A value read from the wrong column of the right row: the question names one column's header ("for
+    seniors") and the value is only in columns whose headers it does not name (the adult fare). Returns (the
+    column the value is in, the cell the question names), or None.
+
+    A row is one unit, so the value is "in the sentence about the ten-trip card" whichever column it came from;
+    only the header says whom it is for."""
+    asked = set(tokens(question)) - GENERIC_WORDS
+    cells = row_cells(unit)
+    named = [(h, v) for h, v in cells if _DIGIT_RE.search(v) and asked & (set(tokens(h)) - GENERIC_WORDS)]
+    holding = [(h, v) for h, v in cells if holds(v)]
+    if not named or not holding or any(cell in named for cell in holding):
+        return None
+    header, value = named[0]
+    return holding[0][0], f"{header}: {value}"
 
 
 CLARIFY_QUESTION = {

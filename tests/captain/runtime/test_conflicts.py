@@ -157,3 +157,51 @@ def test_a_customer_who_named_one_of_the_options_is_not_asked_which():
     )
     assert not named_one(["Hangzhou Campus", "Ningbo Learning Centre"], "whats the address of the school")
     assert named_one(["快船", "慢船"], "快船单程多少钱")
+
+
+def test_a_tool_result_is_not_an_option_to_offer():
+    question = "how much is an adult single?"
+    check = turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[FARES, LUGGAGE],
+        tool_results=[("faq_lookup", "Adult single tickets are €6 on the slow ferry.")],
+        question=question,
+        language="en",
+        encode=None,
+        sentence_support=None,
+    )
+    findings = check.findings("An adult single costs €9.")
+    assert [f.written for f in findings] == [("Express boat", "Slow ferry")]
+
+
+CARDS = (
+    "Multi-trip cards",
+    "| Card | Adult | Senior (65+) | Child (4-11) |\n|---|---|---|---|\n"
+    "| Ten-trip card | €60.00 | €42.00 | €30.00 |\n| Day card | €12.00 | €8.00 | €6.00 |",
+)
+
+
+def cards_check(question: str):
+    return turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[CARDS, LUGGAGE],
+        question=question,
+        language="en",
+        encode=None,
+        sentence_support=None,
+    )
+
+
+def test_the_adult_column_given_for_a_senior_is_refused_and_names_the_senior_cell():
+    findings = cards_check("how much is a ten trip card for seniors").findings(
+        "A ten-trip card costs €60.00."
+    )
+    assert [f.problem for f in findings] == ["wrong_context"]
+    assert "'Senior (65+): €42.00'" in findings[0].detail
+
+
+def test_the_column_asked_for_passes_and_so_does_a_row_when_no_column_is_named():
+    assert cards_check("how much is a ten trip card for seniors").findings("It costs €42.00.") == []
+    assert cards_check("how much is a ten trip card").findings("A ten-trip card costs €60.00.") == []

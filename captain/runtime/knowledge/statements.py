@@ -1,0 +1,33 @@
+"""Which sentences of a reply state something about the company (and so need a source), and which words of a
+question only say what is asked, not what it is about."""
+
+from __future__ import annotations
+
+import re
+
+from .tokens import tokens
+
+# Sentences that state nothing about the company: courtesy, offers of a person, "I do not know". EN and ZH.
+_NOT_A_CLAIM_RE = re.compile(
+    r"\b(let me know|anything else|happy to help|glad to help|hope (this|that) helps|feel free|sorry|hello|hi|"
+    r"hey|not sure|don'?t (know|have)|do not (know|have)|no information|(connect|transfer|put) you|"
+    r"member of (our|the) team|a person|human|agent)\b|\b(thank|apolog|welcom|colleague)"
+    r"|如有|还有什么|很高兴|感谢|谢谢|抱歉|不好意思|您好|你好|人工|同事|不确定|不清楚|没有找到|欢迎",
+    re.IGNORECASE,
+)
+# Words of a question that say what is asked, not what it is about: never "the thing no source mentions".
+# fmt: off
+GENERIC_WORDS = frozenset((
+    "much", "many", "cost", "price", "does", "need", "want", "please", "tell", "know", "about", "also", "would",
+    "could", "should", "like", "long", "time", "next", "just", "still", "really", "thank", "hello", "there",
+    "their", "them", "they", "then", "than", "will", "every", "each", "your", "yours", "ours", "here", "some",
+))
+# fmt: on
+
+
+def is_claim(sentence: str) -> bool:
+    """Whether a reply sentence states something about the company (not a greeting, an offer or a question)."""
+    text = sentence.strip()
+    if not text or text.endswith(("?", "？")) or _NOT_A_CLAIM_RE.search(text):
+        return False
+    return len(tokens(text)) >= 3
