@@ -20,7 +20,7 @@ from .findings import Finding, correction_note
 from .gate import Gate, GateVerdict
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
 from .step import KnowledgeStep, knowledge_event, stated, summary
-from .tokens import has_cjk
+from .tokens import has_cjk, tokens
 
 KnowledgeModeName = Literal["inject", "tool", "off"]
 
@@ -33,6 +33,8 @@ OFF_TOPIC_MESSAGE = {
     "en": "Sorry, I can only help with questions about {company}.",
     "zh": "抱歉，我只能回答与{company}相关的问题。",
 }
+FOLLOW_UP_WORDS = 8
+"""A message of at most this many words after an earlier customer turn is a follow-up (as retrieval reads it)."""
 LEDGER_KEY = "knowledge"
 """Where the turn's `SourceLedger` sits in `RunContext.extra`, for the knowledge search tool."""
 
@@ -165,7 +167,10 @@ class KnowledgeAnswerer:
         retrieval = self.base.retrieve(step.query, context=step.context, limit=settings.limit)
         step.retrieval = retrieval
         ledger.add(retrieval.sources)
-        direct = self._faq_answer(retrieval, step.query)
+        # A short follow-up ("and the gold card?") is a question about what came before: an FAQ entry close to
+        # the pair is not the answer to it as written, so the model answers (and the check reads its reply).
+        follow_up = bool(step.context) and len(tokens(step.query)) <= FOLLOW_UP_WORDS
+        direct = None if follow_up else self._faq_answer(retrieval, step.query)
         if direct is not None:
             step.action = "faq_answer"
             step.cited = [n for n, _ in ledger.add([direct])]

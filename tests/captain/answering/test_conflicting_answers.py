@@ -11,7 +11,7 @@ from captain.answering.models import ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
 from captain.runtime import semconv as sc
 from helpdesk.models import Message
-from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory
+from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import text
 
 from .knowledge_rows import document
@@ -103,3 +103,25 @@ def test_the_customers_answer_to_the_question_back_gets_the_fare_of_that_boat(fe
     assert replies(message)[-1] == "An adult single on the slow ferry costs €6."
     # The follow-up was searched and checked with the question it answers: the slow ferry's row is its evidence.
     assert "Slow ferry" in llm_settings.requests[-1]["messages"][1]["content"]
+
+
+def test_a_short_follow_up_is_answered_by_the_model_not_by_the_faq_entry_of_the_question_before(
+    ferries, llm_settings, settings
+):
+    settings.CAPTAIN = {**settings.CAPTAIN, "KNOWLEDGE_FAQ_ANSWER_SCORE": 0.65}  # the product's default
+    FaqEntryFactory(
+        assistant=ferries.assistant,
+        question="How much is a child single on the express boat?",
+        answer="A child single on the express boat costs €4.50.",
+    )
+    first = ask(ferries, "How much is a child single on the express boat?")
+    assert run_for_message(message_id=first.id) == "reply"
+    assert replies(first) == ["A child single on the express boat costs €4.50."]
+    assert llm_settings.requests == []  # the approved answer, as written
+    follow_up = MessageFactory(
+        conversation=first.conversation, content="and for adults?", reply_job=ReplyJob.Status.PENDING
+    )
+    llm_settings.push(text("An adult single on the express boat costs €9."))
+    assert run_for_message(message_id=follow_up.id) == "reply"
+    assert replies(first)[-1] == "An adult single on the express boat costs €9."
+    assert len(llm_settings.requests) == 1
