@@ -1,5 +1,5 @@
-"""Where a reply and its sources part ways without a wrong value: a "no" answered "yes", and one of two places
-(items, seasons) picked when the customer named neither.
+"""Where a reply and its sources part ways with every value in a source: a "no" answered "yes", one of two places
+(items, seasons) picked when the customer named neither, and the right table row's wrong column.
 
 Both are what a small model does most with the right sources in front of it. Asked "can I bring my kayak on the
 fast boat?" over "Kayaks are not allowed on the fast boat" and "Bicycles: €2.50", it writes "Yes, for €2.50": every
@@ -28,9 +28,9 @@ _YES_NO_EN_RE = re.compile(
     re.IGNORECASE,
 )
 _YES_NO_ZH_RE = re.compile(r"吗|有没有|是否|能否|可否|([\u4e00-\u9fff])不\1")
+_DIGIT_RE = re.compile(r"\d")
 # Words that say "no". Not "no." before a number ("No. 5"), not 不 in words that are not a negation (不同 different,
 # 不错 good, 不久 soon, 不少 many, 不仅 not only, 不断 keep on).
-_DIGIT_RE = re.compile(r"\d")
 _NEGATION_RE = re.compile(
     r"\b(?:not|no(?!\.?\s?\d)|never|cannot|nor|none|closed|prohibited|forbidden|unavailable|non-refundable|"
     r"nonrefundable|excluded|neither)\b|n't\b|不(?![同错久少仅断过])|没有|没|无法|无需|禁止|谢绝|关闭|休息",
