@@ -244,11 +244,15 @@ class ShopClerk:
     def __call__(self, request: dict[str, Any]) -> fake.Step:
         results = fake.tool_results(request)
         if results:
-            # The jade tea set's order when the whole listing is in the context; else the start of the result.
+            # The jade tea set's order when the whole listing is in the context. Else (a compressed listing) what
+            # a careful agent says: not the first order's number, which the grounding check refuses as a value
+            # about another order than the one asked about.
             found = re.findall(r'"id": "(\d+)"(?:(?!"id": ).)*TEA-SET-JADE', results[-1])
-            return self._say(
-                request, f"Tea set order: {found[0]}" if found else f"Result: {results[-1][:300]}"
-            )
+            if found:
+                return self._say(request, f"Tea set order: {found[0]}")
+            if '"id": "' in results[-1]:
+                return self._say(request, "The listing is long; I cannot see that order in it.")
+            return self._say(request, f"Result: {results[-1][:300]}")
         said, offered = fake.last_user_message(request), fake.offered_tools(request)
         if "refund_order" in offered and "refund" in said.lower():
             return fake.tool_call(
