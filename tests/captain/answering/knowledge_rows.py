@@ -1,10 +1,14 @@
-"""Knowledge rows for tests: documents with chunks embedded by the real encoder (as processing stores them)."""
+"""Knowledge rows for tests: documents with chunks embedded by the real encoder (as processing stores them), and
+the customer side of a knowledge run: a question waiting for its reply, and the replies it got."""
 
 from __future__ import annotations
 
+from captain.answering.models import ReplyJob
 from captain.assistants.models import Assistant
 from captain.knowledge.models import KnowledgeChunk, KnowledgeDocument
 from captain.knowledge.services.retrieval.passages import embed_passages, passage_text, search_tokens
+from helpdesk.models import Message
+from tests.factories import ConversationFactory, MessageFactory
 
 
 def document(
@@ -34,3 +38,18 @@ def document(
             embedding=vector,
         )
     return doc
+
+
+def ask(link, content: str) -> Message:
+    """A new conversation in `link`'s inbox whose customer message waits for the AI's reply."""
+    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
+    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
+
+
+def replies(message: Message) -> list[str]:
+    """What the customer was sent in `message`'s conversation, oldest first."""
+    return list(
+        message.conversation.messages.filter(message_type=Message.Type.OUTGOING, private=False)
+        .order_by("id")
+        .values_list("content", flat=True)
+    )

@@ -10,11 +10,10 @@ import pytest
 from captain.answering.models import ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
 from captain.runtime import semconv as sc
-from helpdesk.models import Message
-from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
+from tests.factories import AssistantInboxFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import text
 
-from .knowledge_rows import document
+from .knowledge_rows import ask, document, replies
 
 pytestmark = [pytest.mark.django_db]
 
@@ -46,19 +45,6 @@ def ferries(redis_url, llm_settings, settings):
         ],
     )
     return link
-
-
-def ask(link, content: str) -> Message:
-    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
-    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
-
-
-def replies(message: Message) -> list[str]:
-    return list(
-        message.conversation.messages.filter(message_type=Message.Type.OUTGOING, private=False)
-        .order_by("id")
-        .values_list("content", flat=True)
-    )
 
 
 def test_a_yes_where_the_source_says_no_gets_the_customer_that_sentence(ferries, llm_settings):

@@ -15,7 +15,7 @@ from helpdesk.models import Conversation, Message
 from tests.factories import AssistantInboxFactory, ConversationFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import system_prompt, text
 
-from .knowledge_rows import document
+from .knowledge_rows import document, replies
 
 pytestmark = [pytest.mark.django_db]
 
@@ -48,14 +48,6 @@ def ask(shop, content: str, *, earlier: list[tuple[str, str]] = ()) -> Message:
     for kind, said in earlier:
         MessageFactory(conversation=conversation, content=said, message_type=kind)
     return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
-
-
-def replies(message: Message) -> list[str]:
-    return list(
-        message.conversation.messages.filter(message_type=Message.Type.OUTGOING, private=False)
-        .order_by("id")
-        .values_list("content", flat=True)
-    )
 
 
 def test_sources_are_injected_and_the_reply_cites_what_it_used(shop, llm_settings):

@@ -13,10 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from captain.actions.models import CustomTool
-from captain.answering.models import CreditLedgerEntry, ReplyJob, Run, SpanRecord
+from captain.answering.models import CreditLedgerEntry, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
 from captain.runtime import semconv as sc
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation
 from tests.factories import (
     AssistantInboxFactory,
     ConversationFactory,
@@ -26,7 +26,7 @@ from tests.factories import (
 )
 from tests.support.fake_llm_server import system_prompt, text, tool_call
 
-from .knowledge_rows import document
+from .knowledge_rows import ask, document, replies
 
 pytestmark = [pytest.mark.django_db]
 
@@ -57,19 +57,6 @@ def harbour(redis_url, llm_settings, settings):
         answer="A single ticket is valid for 30 days from the day you buy it.",
     )
     return link
-
-
-def ask(link, content: str) -> Message:
-    conversation = ConversationFactory(contact_inbox__inbox=link.inbox)
-    return MessageFactory(conversation=conversation, content=content, reply_job=ReplyJob.Status.PENDING)
-
-
-def replies(message: Message) -> list[str]:
-    return list(
-        message.conversation.messages.filter(message_type=Message.Type.OUTGOING, private=False)
-        .order_by("id")
-        .values_list("content", flat=True)
-    )
 
 
 def test_a_value_from_the_neighbouring_row_is_refused_and_the_rewrite_names_the_row(harbour, llm_settings):
