@@ -36,6 +36,11 @@ class Thread:
     """The conversation it continues; None: the message starts a new conversation."""
     how: str = ""
     """What proved it ("in-reply-to", "references", "reply-token"); empty for a new conversation."""
+    inbox_id: int | None = None
+    """Set when the conversation is another inbox's of the same account (a widget chat whose away-hours answers
+    this e-mail inbox mailed): the message is stored there, as that inbox's contact `source_id`."""
+    source_id: str = ""
+    """The contact's source id in `inbox_id` (empty when `inbox_id` is None)."""
 
 
 @dataclass(frozen=True)

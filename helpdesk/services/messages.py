@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -106,12 +106,37 @@ def _conversation_for_incoming(
     return conversation, True
 
 
+def _thread_target(*, inbox: Inbox, inbound: InboundMessage) -> tuple[Inbox, InboundMessage]:
+    """Where a message is stored: its own inbox, or the inbox of another of the account's conversations its
+    channel threaded it into (an e-mail reply to a widget chat's follow-up mail, Thread.inbox_id). That is
+    followed only while the contact there still has the sender's e-mail; otherwise a new conversation here."""
+    thread = inbound.thread
+    if thread is None or thread.inbox_id is None or thread.inbox_id == inbox.id:
+        return inbox, inbound
+    target = Inbox.objects.filter(id=thread.inbox_id, account_id=inbox.account_id).first()
+    sender = inbound.contact.email
+    if (
+        target is None
+        or not sender
+        or not ContactInbox.objects.filter(
+            inbox=target, source_id=thread.source_id, contact__email__iexact=sender
+        ).exists()
+    ):
+        return inbox, replace(inbound, thread=Thread(conversation_id=None))
+    return target, replace(
+        inbound,
+        contact=InboundContact(source_id=thread.source_id),
+        thread=Thread(conversation_id=thread.conversation_id, how=thread.how),
+    )
+
+
 @transaction.atomic
 def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     """Store a customer message exactly once and, after commit, hand it to the AI if the AI is in charge.
 
     Duplicates are decided by the unique (inbox, provider message id) constraint, never by a prior check alone.
     """
+    inbox, inbound = _thread_target(inbox=inbox, inbound=inbound)
     existing = Message.objects.filter(inbox=inbox, provider_message_id=inbound.provider_message_id).first()
     if existing is not None:
         return IngestResult(message=existing, created=False)

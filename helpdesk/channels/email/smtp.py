@@ -67,10 +67,11 @@ def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailM
     mail["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = reply_message_id(message.id, from_address)
-    # The signed reply address threads the customer's answer even when their client drops In-Reply-To (only in
-    # the conversation's own inbox: a token is signed for one inbox).
+    # The signed reply address threads the customer's answer even when their client drops In-Reply-To. It is
+    # signed for the sending inbox, which is where the answer arrives (a widget chat's follow-up: the e-mail
+    # inbox, whose threading returns it to the chat).
     reply_to = reply_address(from_address, inbox_id=inbox.id, conversation_id=message.conversation_id)
-    if reply_to and inbox.id == message.inbox_id:
+    if reply_to:
         mail["Reply-To"] = formataddr((str(config.get("from_name") or inbox.name), reply_to))
     in_reply_to, references = _thread(message, from_address)
     if in_reply_to:

@@ -10,7 +10,10 @@
 3. Anything else (a new mail, a forwarded mail, an unknown or forged id or token) starts a new conversation.
 
 Only the sender's own conversations are ever matched: knowing someone else's Message-ID or token proves nothing
-about the sender, and helpdesk.services.messages checks the same again under its lock.
+about the sender, and helpdesk.services.messages checks the same again under its lock. One kind lies outside this
+inbox: a widget chat whose away-hours answers this inbox mailed (`followed_conversations`). A reply to such a mail
+(by its headers or the reply address, as above) returns to that chat when the sender is the e-mail its visitor
+left; the Thread then names the chat's inbox and visitor, and the message is stored there.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hmac
 import re
 from collections.abc import Iterable
 
+from django.db.models import Q, QuerySet
 from django.utils.crypto import salted_hmac
 
 from helpdesk.models import Conversation, Inbox, Message
@@ -66,6 +70,17 @@ def _header_ids(mail: ParsedMail) -> list[str]:
     return ids[:50]  # a References list of thousands is a forgery; the newest are the ones that matter
 
 
+def followed_conversations(inbox: Inbox, sender: str) -> QuerySet[Conversation]:
+    """Conversations of the account's other inboxes whose answers this inbox mails (a widget inbox whose
+    `follow_up_inbox` is this one, helpdesk.channels.widget.follow_up), with `sender` as the contact's e-mail:
+    the only conversations outside this inbox a reply may continue."""
+    return Conversation.objects.filter(
+        account_id=inbox.account_id,
+        inbox__provider_config__follow_up_inbox=str(inbox.id),
+        contact__email__iexact=sender,
+    ).exclude(inbox=inbox)
+
+
 def _header_conversation(inbox: Inbox, mail: ParsedMail) -> tuple[int, str] | None:
     ids = _header_ids(mail)
     if not ids:
@@ -73,7 +88,8 @@ def _header_conversation(inbox: Inbox, mail: ParsedMail) -> tuple[int, str] | No
     ours = {int(m.group(1)): ref for ref in ids if (m := _OUR_REPLY.match(ref))}
     theirs = [ref for ref in ids if not _OUR_REPLY.match(ref)]
     rows = Message.objects.filter(
-        inbox=inbox, conversation__contact_inbox__source_id=mail.sender
+        Q(inbox=inbox, conversation__contact_inbox__source_id=mail.sender)
+        | Q(conversation__in=followed_conversations(inbox, mail.sender))
     ).values_list("id", "provider_message_id", "message_type", "conversation_id")
     found: dict[str, int] = {}
     for message_id, _, message_type, conversation_id in rows.filter(id__in=list(ours)):
@@ -87,17 +103,30 @@ def _header_conversation(inbox: Inbox, mail: ParsedMail) -> tuple[int, str] | No
     return None
 
 
+def _thread(inbox: Inbox, sender: str, conversation_id: int, how: str) -> Thread | None:
+    """The Thread into `conversation_id` when it is the sender's in this inbox or a followed one; else None."""
+    if Conversation.objects.filter(id=conversation_id, inbox=inbox, contact_inbox__source_id=sender).exists():
+        return Thread(conversation_id=conversation_id, how=how)
+    elsewhere = (
+        followed_conversations(inbox, sender)
+        .filter(id=conversation_id)
+        .values_list("inbox_id", "contact_inbox__source_id")
+        .first()
+    )
+    if elsewhere is None:
+        return None
+    return Thread(conversation_id=conversation_id, how=how, inbox_id=elsewhere[0], source_id=elsewhere[1])
+
+
 def thread_of(inbox: Inbox, mail: ParsedMail, *, recipients: Iterable[str] = ()) -> Thread:
     """The conversation `mail` continues (see the module docstring); Thread(None) for a new conversation."""
     by_headers = _header_conversation(inbox, mail)
-    if by_headers is not None:
-        return Thread(conversation_id=by_headers[0], how=by_headers[1])
+    if by_headers is not None and (thread := _thread(inbox, mail.sender, *by_headers)) is not None:
+        return thread
     conversation_id = token_conversation(inbox.id, [*recipients, *mail.recipients])
     if (
         conversation_id is not None
-        and Conversation.objects.filter(
-            id=conversation_id, inbox=inbox, contact_inbox__source_id=mail.sender
-        ).exists()
+        and (thread := _thread(inbox, mail.sender, conversation_id, "reply-token")) is not None
     ):
-        return Thread(conversation_id=conversation_id, how="reply-token")
+        return thread
     return Thread(conversation_id=None)

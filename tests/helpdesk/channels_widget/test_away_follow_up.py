@@ -7,34 +7,19 @@ from __future__ import annotations
 
 import email
 import email.policy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from helpdesk.channels.registry import channel_for
 from helpdesk.models import Inbox, Message
 from helpdesk.services.messages import message_create_agent_reply
 from tests.factories import UserFactory
 from tests.helpdesk.channels_email.support import email_inbox
-from tests.helpdesk.channels_email.test_smtp_out import Sink
 from tests.helpdesk.channels_widget.support import call, new_visitor, send, widget_inbox
 from tests.helpdesk.channels_widget.test_business_hours import ALWAYS_OPEN, closed_now
-from tests.support.servers import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sink() -> Iterator[tuple[Sink, int]]:
-    handler, port = Sink(), free_port()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield handler, port
-    finally:
-        controller.stop()
 
 
 def inboxes(port: int, *, hours: str, **widget_config: Any) -> tuple[Inbox, Inbox]:
@@ -80,7 +65,8 @@ def test_the_answer_to_an_away_question_follows_by_e_mail_threaded(client, sink)
     assert one["Message-ID"] == f"<helpdesk-reply-{first.id}@shop.example>"
     assert two["In-Reply-To"] == one["Message-ID"]
     assert two["References"].split() == [one["Message-ID"]]
-    assert one["Reply-To"] is None  # a reply token is for the e-mail inbox's own conversations only
+    # The reply address is signed for the e-mail inbox, where the answer arrives (it returns to the chat).
+    assert one["Reply-To"].addresses[0].addr_spec.startswith(f"help+c{first.conversation_id}-")
 
 
 def test_a_question_asked_in_business_hours_is_answered_in_the_chat_only(client, sink):
