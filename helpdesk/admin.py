@@ -491,6 +491,10 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'First line of every reply, e.g. "Hello {name}," ({name}: the customer\'s name).',
     ),
     "sign_off": ("Sign-off", 'Last line of every reply, e.g. "Best regards, Acme support".'),
+    "ai_replies_per_hour": (
+        "AI replies per contact and hour",
+        "Past this the AI leaves a contact's mail to people (stops mail loops). Empty: 10; 0: no limit.",
+    ),
     "imap_host": ("IMAP host", "To poll a mailbox for new mail (instead of, or besides, a Mailgun route)."),
     "imap_port": ("IMAP port", "Empty: 993 (ssl) or 143."),
     "imap_security": ("IMAP security", '"ssl" (default), "starttls" or "none".'),

@@ -80,6 +80,7 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "from_name": _text,
         "greeting": _text,
         "sign_off": _text,
+        "ai_replies_per_hour": _pattern(r"[0-9]{1,4}", "must be a whole number (0: no limit)"),
         "imap_host": _pattern(r"[A-Za-z0-9.-]{1,200}", "must be a host name or address"),
         "imap_port": _pattern(r"[0-9]{1,5}", "must be a port number"),
         "imap_security": _pattern(r"ssl|starttls|none", 'must be "ssl", "starttls" or "none"'),

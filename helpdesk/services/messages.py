@@ -18,6 +18,7 @@ from .attachments import attachments_create
 from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
 from .notifications import notify_mentions
+from .rate_limits import ai_reply_limit_check
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,9 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     )
     if not created:
         return IngestResult(message=message, created=False)
+    if for_ai and not ai_reply_limit_check(inbox=inbox, contact_id=contact_inbox.contact_id).allowed:
+        for_ai = False
+        _leave_for_people(conversation)
     # The files it reports are fetched after commit; their rows commit with the message.
     attachments_create(message=message, reported=inbound.attachments)
     if for_ai:
@@ -180,6 +184,17 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
         message_id = message.id
         transaction.on_commit(lambda: responder.message_received(message_id))
     return IngestResult(message=message, created=True)
+
+
+def _leave_for_people(conversation: Conversation) -> None:
+    """The contact had as many AI replies this hour as the inbox allows (helpdesk.services.rate_limits): the
+    message waits for a person, and the team sees why."""
+    conversation.status = Conversation.Status.OPEN
+    message_create_activity(
+        conversation=conversation,
+        content="The AI answered this contact as often as the inbox allows in an hour: this message waits for "
+        "a person.",
+    )
 
 
 def message_create_greeting(*, conversation: Conversation, content: str) -> Message:
@@ -236,12 +251,18 @@ def message_create_agent_reply(*, conversation: Conversation, user: User, conten
         sender_user=user,
         content=content,
     )
+    taken: tuple[str, ...] = ()
     if conversation.status == Conversation.Status.PENDING:
+        # Answering takes the conversation over, as "Take over" does: it is the person's own (assigned to them
+        # when nobody is), out of "Needs people" while they hold it.
         conversation.status = Conversation.Status.OPEN
+        conversation.taken_at = timezone.now()
+        conversation.assignee_id = conversation.assignee_id or user.pk
+        taken = ("taken_at", "assignee")
         message_create_activity(conversation=conversation, content=f"{user} took over from the AI.")
         ai_taken_over(conversation=conversation)
     conversation.waiting_since = None
-    _touch(conversation, "status", "waiting_since")
+    _touch(conversation, "status", "waiting_since", *taken)
     delivery_enqueue(message=message)
     return message
 

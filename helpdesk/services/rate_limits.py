@@ -7,6 +7,11 @@
 - Per client address, failed authentication only: past the limit, the client's further failures are answered
   429 instead of 401. A correctly signed request is never refused by it (providers and proxies share addresses).
 
+- Per contact, AI replies (`ai_reply_limit_check`): a customer message is handed to the AI at most `limit` times
+  an hour per contact and inbox (the inbox's `ai_replies_per_hour` setting, else its channel's default: e-mail
+  has one, chat channels none). Past it the message is stored and left for people: an auto-responder that does
+  not say it is one, or a mail loop, cannot make the AI answer without end.
+
 When Redis cannot be reached the limiter FAILS OPEN: the message is stored as if there were no limit. Losing a
 customer's message is worse than letting a flood through for the length of a Redis outage, and the webhook must
 stay fast, so the client has short timeouts and, after a failure, Redis is not asked again for a few seconds.
@@ -25,12 +30,14 @@ from functools import cache
 import redis
 from django.conf import settings
 
+from helpdesk.channels.registry import UnknownChannel, channel_for
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Inbox
 
 logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
+AI_REPLY_WINDOW_SECONDS = 3600
 # Short enough that a Redis outage adds little to a webhook's latency (the goal is p95 < 250 ms).
 SOCKET_TIMEOUT_SECONDS = 0.25
 # After a Redis error, skip the limiter for this long instead of paying the timeout on every request.
@@ -88,20 +95,53 @@ def webhook_auth_failure_check(*, client: str, now: float | None = None) -> Rate
     return _count(lambda window: f"helpdesk:webhook-auth-failures:{digest}:{window}", limit, "a client", now)
 
 
-def _count(key_for: Callable[[int], str], limit: int, what: str, now: float | None) -> RateLimitDecision:
+def ai_reply_limit_for(inbox: Inbox) -> int:
+    """AI replies per contact and hour on `inbox`: its `ai_replies_per_hour` setting (digits; "0": no limit),
+    else its channel's default (`ai_replies_per_contact_per_hour`, an optional attribute of a channel)."""
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    configured = str(config.get("ai_replies_per_hour") or "")
+    if configured.isdigit():
+        return int(configured)
+    try:
+        channel = channel_for(inbox)
+    except UnknownChannel:
+        return 0
+    return int(getattr(channel, "ai_replies_per_contact_per_hour", 0) or 0)
+
+
+def ai_reply_limit_check(*, inbox: Inbox, contact_id: int, now: float | None = None) -> RateLimitDecision:
+    """Count one message of `contact_id` handed to the AI on `inbox` and say whether it may be (this hour)."""
+    token = hashlib.sha256(inbox.webhook_token.encode()).hexdigest()[:12]
+    return _count(
+        lambda window: f"helpdesk:ai-replies:{inbox.pk}:{token}:{contact_id}:{window}",
+        ai_reply_limit_for(inbox),
+        f"contact {contact_id} of inbox {inbox.pk}",
+        now,
+        window_seconds=AI_REPLY_WINDOW_SECONDS,
+    )
+
+
+def _count(
+    key_for: Callable[[int], str],
+    limit: int,
+    what: str,
+    now: float | None,
+    *,
+    window_seconds: int = WINDOW_SECONDS,
+) -> RateLimitDecision:
     if limit <= 0:
         return RateLimitDecision(allowed=True, limit=0, counted=False)
     url = settings.REDIS_URL
     if _paused_until.get(url, 0.0) > time.monotonic():
         return RateLimitDecision(allowed=True, limit=limit, counted=False)
     current = _now() if now is None else now
-    window = int(current // WINDOW_SECONDS)
+    window = int(current // window_seconds)
     key = key_for(window)
     try:
         pipe = _client(url).pipeline(transaction=True)
         pipe.incr(key)
         # A little longer than the window so a slow clock between web processes cannot reset it early.
-        pipe.expire(key, WINDOW_SECONDS + 5)
+        pipe.expire(key, window_seconds + 5)
         count, _ = pipe.execute()
     except Exception as exc:
         # Any failure of the client, not only RedisError: under concurrent webhooks on PostgreSQL, redis-py
@@ -117,6 +157,6 @@ def _count(key_for: Callable[[int], str], limit: int, what: str, now: float | No
         return RateLimitDecision(allowed=True, limit=limit, counted=False)
     _paused_until.pop(url, None)
     if int(count) > limit:
-        retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - current))
+        retry_after = max(1, math.ceil((window + 1) * window_seconds - current))
         return RateLimitDecision(allowed=False, limit=limit, retry_after=retry_after)
     return RateLimitDecision(allowed=True, limit=limit)

@@ -80,11 +80,21 @@ def _poll(inbox: Inbox, *, store: Callable[[InboundMessage], bool], timeout: flo
     return PollResult(stored=stored, duplicates=duplicates, refused=refused + len(too_big))
 
 
+TEXT_LIMIT = 10_000
+"""What the AI is told one reply may hold: a letter, longer than a chat message (Slack's section 3,000, Telegram's
+and WhatsApp's 4,096). Nothing is cut at send time: one mail carries any length (an agent's long answer too)."""
+
+AI_REPLIES_PER_CONTACT_PER_HOUR = 10
+"""Default of the inbox's `ai_replies_per_hour` (helpdesk.services.rate_limits): a person rarely writes support
+ten mails an hour; an auto-responder that does not mark its mail, or a mail loop, does it in minutes."""
+
+
 class EmailChannel:
     """E-mail: inbound through a Mailgun route, replies over the inbox's SMTP server."""
 
     channel_type = "email"
-    text_limit: int | None = None
+    text_limit: int | None = TEXT_LIMIT
+    ai_replies_per_contact_per_hour = AI_REPLIES_PER_CONTACT_PER_HOUR
     supports_commands = False
     fetches_media = False
 

@@ -25,6 +25,7 @@ from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
 
 from ..base import DeliveryResult
+from .letter import letter_text
 from .threading import reply_address
 
 if TYPE_CHECKING:
@@ -85,12 +86,15 @@ def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailM
 
 
 def _as_letter(message: Message, config: dict[str, object]) -> str:
-    """The reply as a letter: the inbox's greeting (`{name}`: the customer's name) and sign-off around the text.
-    Quick-reply suggestions are a chat's buttons and are left out: the text stands on its own."""
-    name = message.conversation.contact.name.strip() if message.conversation.contact else ""
-    greeting = str(config.get("greeting") or "").replace("{name}", name or "there").strip()
-    sign_off = str(config.get("sign_off") or "").strip()
-    return "\n\n".join(part for part in (greeting, message.content.strip(), sign_off) if part) + "\n"
+    """The reply as a letter (helpdesk.channels.email.letter). Quick-reply suggestions are a chat's buttons and
+    are left out: the text stands on its own."""
+    return letter_text(
+        message.content,
+        name=message.conversation.contact.name if message.conversation.contact else "",
+        greeting=str(config.get("greeting") or ""),
+        sign_off=str(config.get("sign_off") or ""),
+        written_by_ai=message.sender_type == message.SenderType.ASSISTANT,
+    )
 
 
 def send(message: Message, *, timeout: float, via: Inbox | None = None, to: str = "") -> DeliveryResult:
