@@ -27,8 +27,7 @@ FUZZ = hsettings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 MAILS = [
-    path.read_bytes()
-    for path in sorted([*FIXTURES.glob("*.eml"), *(FIXTURES / "automated").glob("*.eml")])
+    path.read_bytes() for path in sorted([*FIXTURES.glob("*.eml"), *(FIXTURES / "automated").glob("*.eml")])
 ]
 JUNK = [
     b"\x00",
