@@ -290,6 +290,7 @@ def _knowledge_facts(node: SpanNode, a: dict[str, Any], span: SpanRecord) -> Fac
         ("when nothing was found, the gate said", a.get(sc.CAPTAIN_KNOWLEDGE_VERDICT)),
         ("sources (number, ref, score, cited)", _sources_line(a.get(sc.CAPTAIN_KNOWLEDGE_SOURCES))),
         ("not in any source (grounding check)", a.get(sc.CAPTAIN_KNOWLEDGE_UNSUPPORTED)),
+        ("closest FAQ answer not sent as written: it leaves out", a.get(sc.CAPTAIN_KNOWLEDGE_FAQ_LEFT_OUT)),
         ("retrieval ms", a.get(sc.CAPTAIN_KNOWLEDGE_LATENCY_MS)),
     ]
 

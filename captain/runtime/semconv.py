@@ -163,6 +163,9 @@ CAPTAIN_KNOWLEDGE_UNSUPPORTED: Final = "captain.knowledge.unsupported"
 CAPTAIN_KNOWLEDGE_EVIDENCE: Final = "captain.knowledge.evidence"
 """JSON list of the source sentences put first in the prompt, with their scores (only when content is recorded)."""
 CAPTAIN_KNOWLEDGE_LATENCY_MS: Final = "captain.knowledge.retrieval_ms"
+CAPTAIN_KNOWLEDGE_FAQ_LEFT_OUT: Final = "captain.knowledge.faq_left_out"
+"""The customer's specific words the closest FAQ entry leaves out, so it was not sent as written (only when
+content is recorded: they are the customer's words)."""
 
 EVENT_TRANSFER_PROMISED: Final = "captain.transfer_promised"
 """Span event on the agent span: the reply announced a transfer but no transfer tool was called."""

@@ -118,6 +118,8 @@ class TracingHooks(RunHooks, TeamHooks):
             attributes[sc.CAPTAIN_KNOWLEDGE_VERDICT] = step.verdict
         if self.record_content and step.query:
             attributes[sc.CAPTAIN_KNOWLEDGE_QUERY] = step.query
+        if self.record_content and step.faq_left_out:
+            attributes[sc.CAPTAIN_KNOWLEDGE_FAQ_LEFT_OUT] = ", ".join(step.faq_left_out)
         if self.record_content and step.evidence:
             attributes[sc.CAPTAIN_KNOWLEDGE_EVIDENCE] = json.dumps(
                 [

@@ -248,6 +248,8 @@ class AssistantKnowledge:
             best_score=float(np.max(vector_scores)),
             latency_ms=(time.monotonic() - started) * 1000,
             candidates=tuple(candidates),
+            term_passages={t: loaded.terms.df.get(t, 0) for t in tokens(query)},
+            passages=loaded.terms.passages,
         )
 
 

@@ -16,6 +16,7 @@ from .citations import cited_numbers, strip_markers
 from .claims import Encode, turn_check
 from .conflicts import clarifying_question
 from .evidence import clear_answer, evidence_block, select_evidence
+from .faq_direct import FaqChoice, faq_direct
 from .findings import Finding, correction_note
 from .gate import Gate, GateVerdict
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
@@ -170,8 +171,9 @@ class KnowledgeAnswerer:
         # A short follow-up ("and the gold card?") is a question about what came before: an FAQ entry close to
         # the pair is not the answer to it as written, so the model answers (and the check reads its reply).
         follow_up = bool(step.context) and len(tokens(step.query)) <= FOLLOW_UP_WORDS
-        direct = None if follow_up else self._faq_answer(retrieval, step.query)
-        if direct is not None:
+        choice = FaqChoice(None) if follow_up else self._faq_choice(retrieval, step.query)
+        step.faq_left_out = list(choice.left_out)
+        if (direct := choice.entry) is not None:
             step.action = "faq_answer"
             step.cited = [n for n, _ in ledger.add([direct])]
             return _fixed(node, Reply(direct.text))
@@ -282,23 +284,11 @@ class KnowledgeAnswerer:
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
-    def _faq_answer(self, retrieval: Retrieval, query: str) -> Source | None:
-        """The approved answer to give as written, if one FAQ entry clearly is the question asked.
-
-        A small model paraphrasing an approved answer can only lose or bend its facts; an answer people approved
-        is the best reply there is when the question is clearly the same (measured: docs/knowledge.md)."""
-        threshold = self.settings.faq_answer_score
-        if threshold is None:
-            return None
-        faqs = sorted((s for s in retrieval.sources if s.kind == "faq"), key=lambda s: -s.score)
-        if not faqs or faqs[0].score < threshold:
-            return None
-        if len(faqs) > 1 and faqs[0].score - faqs[1].score < self.settings.faq_answer_margin:
-            return None
-        best = faqs[0]
-        if _language(best.title + best.text) != _language(query):
-            return None  # the customer gets an answer in their own language: the model translates
-        return best
+    def _faq_choice(self, retrieval: Retrieval, query: str) -> FaqChoice:
+        settings = self.settings
+        return faq_direct(
+            retrieval, query, threshold=settings.faq_answer_score, margin=settings.faq_answer_margin
+        )
 
     def _run(self, node: str, messages: list[dict[str, Any]], agents: dict[str, Agent]) -> RunResult:
         return self.runner.run(agents=agents, start_key=node, messages=messages, context=self.context)

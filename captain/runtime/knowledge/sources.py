@@ -45,6 +45,11 @@ class Retrieval:
     latency_ms: float = 0.0
     candidates: tuple[dict[str, Any], ...] = field(default=())
     """The best candidates, kept or not, with their scores: what the debug log shows about a miss."""
+    term_passages: dict[str, int] = field(default_factory=dict)
+    """For each of the query's words, how many of the assistant's passages (chunks and FAQ entries) contain it:
+    a word few passages state is a specific thing the customer named."""
+    passages: int = 0
+    """How many passages the assistant has (what `term_passages` counts out of)."""
 
     @property
     def found(self) -> bool:

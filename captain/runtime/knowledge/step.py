@@ -30,6 +30,8 @@ class KnowledgeStep:
     """Why the grounding check refused a reply, per attempt that failed it (plain words per finding)."""
     evidence: list[Scored] = field(default_factory=list)
     """The source sentences put first in the prompt, best first."""
+    faq_left_out: list[str] = field(default_factory=list)
+    """The customer's specific words the closest FAQ entry leaves out (so it was not sent as written)."""
     latency_ms: float = 0.0
 
     def records(self) -> list[dict[str, Any]]:
@@ -73,6 +75,7 @@ def knowledge_event(step: KnowledgeStep) -> RunEvent:
             "best_score": round(retrieval.best_score, 3) if retrieval else None,
             "sources": step.records(),
             "unsupported": step.unsupported,
+            "faq_left_out": step.faq_left_out,
             "evidence": [
                 {"source": e.number, "text": e.unit.full[:300], "score": round(e.score, 3)}
                 for e in step.evidence
