@@ -61,6 +61,10 @@ class InboundMessage:
     """Why a machine wrote it (a bounce, an auto-reply): stored, never answered by the AI; empty for a person."""
     thread: Thread | None = None
     """Set by a channel that threads by itself (e-mail); None for chat: the sender's open conversation."""
+    display_html: str = ""
+    """An HTML rendering kept for people to read, already sanitised by the channel (e-mail); the AI reads `text`."""
+    cc: tuple[str, ...] = ()
+    """Others the customer copied (an e-mail's Cc), shown to the agents on the conversation."""
 
 
 @dataclass(frozen=True)

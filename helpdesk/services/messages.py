@@ -17,6 +17,7 @@ from .activities import message_create_activity
 from .attachments import attachments_create
 from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
+from .message_extras import conversation_cc_set, message_html_keep
 from .notifications import notify_mentions
 from .rate_limits import ai_reply_limit_check
 
@@ -167,6 +168,8 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
         _leave_for_people(conversation)
     # The files it reports are fetched after commit; their rows commit with the message.
     attachments_create(message=message, reported=inbound.attachments)
+    message_html_keep(message=message, html=inbound.display_html)
+    conversation_cc_set(conversation=conversation, cc=inbound.cc)
     if for_ai:
         # In this transaction: the AI's job (captain's table) commits with the message or not at all.
         responder.message_stored(message)
@@ -176,7 +179,14 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     if new_conversation and inbound.subject:
         conversation.subject = inbound.subject[:255]
     conversation.save(
-        update_fields=["status", "snoozed_until", "last_activity_at", "waiting_since", "subject"]
+        update_fields=[
+            "status",
+            "snoozed_until",
+            "last_activity_at",
+            "waiting_since",
+            "subject",
+            "custom_attributes",
+        ]
     )
     if new_conversation and inbox.greeting_message.strip():
         message_create_greeting(conversation=conversation, content=inbox.greeting_message)

@@ -42,8 +42,8 @@ def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessa
     the delivering service names (Mailgun's `recipient` field), where the reply token may be when no header is."""
     mail = parse_mail(raw)
     # What every database stores: NUL characters (PostgreSQL refuses them) and lone surrogates left out.
-    sender, name, text, subject, message_id = storable(
-        [mail.sender, mail.sender_name, mail.text or "(no text)", mail.subject, mail.message_id]
+    sender, name, text, subject, message_id, html = storable(
+        [mail.sender, mail.sender_name, mail.text or "(no text)", mail.subject, mail.message_id, mail.html]
     )
     return InboundMessage(
         provider_message_id=message_id,
@@ -52,6 +52,8 @@ def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessa
         subject=subject,
         automated=mail.automated,
         thread=thread_of(inbox, mail, recipients=[recipient] if recipient else []),
+        display_html=html,
+        cc=tuple(storable(list(mail.cc))),
     )
 
 

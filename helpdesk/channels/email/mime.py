@@ -28,6 +28,7 @@ from html.parser import HTMLParser
 from mailparser_reply import EmailReplyParser
 
 from ..base import WebhookRejected
+from .html import sanitized_html
 
 REPLY_LANGUAGES = ["en", "zh", "de", "fr", "es"]
 MAX_TEXT_LENGTH = 20_000
@@ -50,6 +51,10 @@ class ParsedMail:
     """Why the mail is automated (e.g. "Auto-Submitted: auto-replied"); empty for a person's mail."""
     recipients: tuple[str, ...] = ()
     """The addresses it was sent to (To, Cc, Delivered-To, X-Original-To), lower case: where a reply token is."""
+    html: str = ""
+    """Its HTML part, sanitised for people to read (helpdesk.channels.email.html); "" when it has none."""
+    cc: tuple[str, ...] = ()
+    """The addresses in its Cc header, lower case: whom the customer copied."""
 
 
 class _TextOfHtml(HTMLParser):
@@ -104,6 +109,16 @@ def _body_text(message: EmailMessage) -> str:
     if not isinstance(content, str):
         return ""
     return html_text(content) if part.get_content_subtype() == "html" else content
+
+
+def _body_html(message: EmailMessage) -> str:
+    """The HTML part, sanitised; "" without one or when it cannot be decoded (the text is read anyway)."""
+    try:
+        part = message.get_body(preferencelist=("html",))
+        content = part.get_content() if part is not None else ""
+    except (LookupError, KeyError, ValueError, AssertionError, UnicodeError, AttributeError):
+        return ""
+    return sanitized_html(content) if isinstance(content, str) else ""
 
 
 def automated_reason(message: Message, sender: str) -> str:
@@ -164,6 +179,8 @@ def parse_mail(raw: bytes) -> ParsedMail:
         recipients=tuple(
             recipients(", ".join(_header(message, h) for h in ("To", "Cc", "Delivered-To", "X-Original-To")))
         )[:50],
+        html=_body_html(message),
+        cc=tuple(recipients(_header(message, "Cc")))[:50],
     )
 
 
