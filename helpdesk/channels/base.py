@@ -44,6 +44,17 @@ class Thread:
 
 
 @dataclass(frozen=True)
+class ReceivedFile:
+    """A file that arrives inside a message (an e-mail's attachment), bytes and all: checked and stored at
+    ingest (helpdesk.services.attachments.attachment_store_received), never fetched."""
+
+    file_name: str
+    content_type: str
+    """As the sender declared it; the first bytes decide what is stored."""
+    data: bytes
+
+
+@dataclass(frozen=True)
 class InboundMessage:
     """A customer message, parsed from any channel's payload."""
 
@@ -65,6 +76,8 @@ class InboundMessage:
     """An HTML rendering kept for people to read, already sanitised by the channel (e-mail); the AI reads `text`."""
     cc: tuple[str, ...] = ()
     """Others the customer copied (an e-mail's Cc), shown to the agents on the conversation."""
+    files: tuple[ReceivedFile, ...] = ()
+    """Files that came inside the message (e-mail); `attachments` are files reported by reference."""
 
 
 @dataclass(frozen=True)

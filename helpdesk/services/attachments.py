@@ -336,6 +336,36 @@ def attachment_fetch(attachment: Attachment, *, timeout: float | None = None) ->
     return FetchResult(attachment.status)
 
 
+def attachment_store_received(
+    *, message: Message, file_name: str, declared_type: str, data: bytes
+) -> Attachment:
+    """A file that arrived inside the message (an e-mail's part) instead of by reference: checked as a download
+    is (declared type, size, first bytes) and stored, or recorded refused with the reason, so the message always
+    shows it was there."""
+    declared = _normalised_type(declared_type)
+    attachment = Attachment.objects.create(
+        account_id=message.account_id,
+        message=message,
+        kind=_kind("", declared),
+        provider_ref="received",
+        content_type=declared_type[:100],
+        size=min(len(data), 2**31 - 1),
+        file_name=file_name[:255],
+    )
+    try:
+        _check_declared(declared, len(data))
+        content_type = sniff_content_type(data[:SNIFF_BYTES], kind=attachment.kind)
+        if content_type is None:
+            raise Refused("the file's content is not an accepted image or audio format")
+        with tempfile.SpooledTemporaryFile(max_size=1024 * 1024) as spool:
+            spool.write(data)
+            spool.seek(0)
+            _store(attachment, spool, len(data), content_type)
+    except Refused as exc:
+        _mark(attachment, Attachment.Status.REFUSED, str(exc))
+    return attachment
+
+
 def attachment_fetch_by_id(*, attachment_id: int) -> FetchResult | None:
     """The task's entry point: None when the row is gone (its message was deleted)."""
     attachment = Attachment.objects.select_related("message__inbox").filter(pk=attachment_id).first()

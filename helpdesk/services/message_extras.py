@@ -4,6 +4,9 @@
   `message.html` and listed with its files, so an agent can open the mail as it was laid out. The dashboard serves
   it like every file (helpdesk.views.attachments: only to the account's people, `nosniff`, and a sandboxing
   Content-Security-Policy under which nothing runs or loads);
+- files that came inside the message (an e-mail's attachments), each checked like a downloaded file and stored,
+  or recorded refused with the reason (helpdesk.services.attachments.attachment_store_received): a type we do not
+  keep or a file over the size limit is a note on the message, and the message is stored all the same;
 - the addresses the customer copied (an e-mail's Cc), kept on the conversation under the reserved custom
   attribute key `cc` (no column of its own: that is a migration of the helpdesk app), latest mail first.
 """
@@ -11,12 +14,16 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from helpdesk.channels.base import ReceivedFile
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Attachment, Conversation, Message
+
+from .attachments import attachment_store_received
 
 HTML_FILE_NAME = "message.html"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
@@ -47,13 +54,33 @@ def message_html_keep(*, message: Message, html: str) -> Attachment | None:
         row.file.name = default_storage.save(name, ContentFile(data, name=name))
         row.status = Attachment.Status.STORED
     row.save()
-    # The dashboard lists a message's files when it reports some (helpdesk.channels.base.InboundMessage).
-    message.attachments = [
-        *message.attachments,
-        {"type": "file", "file_name": HTML_FILE_NAME, "content_type": "text/html"},
-    ]
-    message.save(update_fields=["attachments"])
+    _listed(message, [row])
     return row
+
+
+def message_files_keep(*, message: Message, files: Sequence[ReceivedFile]) -> list[Attachment]:
+    """Store (or record refused, with why) each file that came inside `message`."""
+    rows = [
+        attachment_store_received(
+            message=message, file_name=item.file_name, declared_type=item.content_type, data=item.data
+        )
+        for item in files
+    ]
+    _listed(message, rows)
+    return rows
+
+
+def _listed(message: Message, rows: Sequence[Attachment]) -> None:
+    """The dashboard lists a message's files when its `attachments` report some (InboundMessage.attachments)."""
+    if rows:
+        message.attachments = [
+            *message.attachments,
+            *(
+                {"type": row.kind, "file_name": row.file_name, "content_type": row.content_type}
+                for row in rows
+            ),
+        ]
+        message.save(update_fields=["attachments"])
 
 
 def conversation_cc_set(*, conversation: Conversation, cc: tuple[str, ...]) -> None:

@@ -17,7 +17,7 @@ from .activities import message_create_activity
 from .attachments import attachments_create
 from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
-from .message_extras import conversation_cc_set, message_html_keep
+from .message_extras import conversation_cc_set, message_files_keep, message_html_keep
 from .notifications import notify_mentions
 from .rate_limits import ai_reply_limit_check
 
@@ -169,6 +169,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     # The files it reports are fetched after commit; their rows commit with the message.
     attachments_create(message=message, reported=inbound.attachments)
     message_html_keep(message=message, html=inbound.display_html)
+    message_files_keep(message=message, files=inbound.files)
     conversation_cc_set(conversation=conversation, cc=inbound.cc)
     if for_ai:
         # In this transaction: the AI's job (captain's table) commits with the message or not at all.

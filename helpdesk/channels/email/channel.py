@@ -54,6 +54,7 @@ def inbound_of(raw: bytes, *, inbox: Inbox, recipient: str = "") -> InboundMessa
         thread=thread_of(inbox, mail, recipients=[recipient] if recipient else []),
         display_html=html,
         cc=tuple(storable(list(mail.cc))),
+        files=mail.files,
     )
 
 

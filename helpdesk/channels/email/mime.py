@@ -20,18 +20,23 @@ import email
 import email.policy
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
+from typing import TypeVar
 
 from mailparser_reply import EmailReplyParser
 
-from ..base import WebhookRejected
+from ..base import ReceivedFile, WebhookRejected
 from .html import sanitized_html
 
 REPLY_LANGUAGES = ["en", "zh", "de", "fr", "es"]
 MAX_TEXT_LENGTH = 20_000
+MAX_FILES = 20
+"""Files kept of one mail: a mail with more is stored with its first twenty files only."""
+T = TypeVar("T")
 _MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
 
 
@@ -55,6 +60,8 @@ class ParsedMail:
     """Its HTML part, sanitised for people to read (helpdesk.channels.email.html); "" when it has none."""
     cc: tuple[str, ...] = ()
     """The addresses in its Cc header, lower case: whom the customer copied."""
+    files: tuple[ReceivedFile, ...] = ()
+    """Its attachments and inline images (at most MAX_FILES), as sent; checked where they are stored."""
 
 
 class _TextOfHtml(HTMLParser):
@@ -121,6 +128,26 @@ def _body_html(message: EmailMessage) -> str:
     return sanitized_html(content) if isinstance(content, str) else ""
 
 
+def _files(message: EmailMessage) -> tuple[ReceivedFile, ...]:
+    """Every part that is a file rather than the text or HTML read above: one with a file name, or one that is not
+    text (an inline image). Reports inside a bounce (message/*, text/rfc822-headers) are text for people."""
+    bodies = {id(message.get_body(preferencelist=(kind,))) for kind in ("plain", "html")}
+    found: list[ReceivedFile] = []
+    for part in message.walk():
+        if part.is_multipart() or id(part) in bodies or len(found) >= MAX_FILES:
+            continue
+        content_type = part.get_content_type()
+        name = part.get_filename() or ""
+        if not name and content_type.startswith(("text/", "message/")):
+            continue
+        data = part.get_payload(decode=True)
+        if isinstance(data, bytes):
+            # A name in 8-bit junk may hold lone surrogates or NUL, which no database stores.
+            clean = str(name).encode("utf-8", "replace").decode("utf-8").replace("\x00", "")[:255]
+            found.append(ReceivedFile(file_name=clean, content_type=content_type[:100], data=data))
+    return tuple(found)
+
+
 def automated_reason(message: Message, sender: str) -> str:
     """Why `message` was written by a machine (see the module docstring); "" for a person's message."""
     auto_submitted = _header(message, "Auto-Submitted").lower()
@@ -181,7 +208,16 @@ def parse_mail(raw: bytes) -> ParsedMail:
         )[:50],
         html=_body_html(message),
         cc=tuple(recipients(_header(message, "Cc")))[:50],
+        files=_safely(_files, message, ()),
     )
+
+
+def _safely(read: Callable[[EmailMessage], T], message: EmailMessage, default: T) -> T:
+    """`read(message)`, or `default` when a damaged part makes the stdlib raise: the text is stored anyway."""
+    try:
+        return read(message)
+    except (LookupError, KeyError, ValueError, AssertionError, UnicodeError, AttributeError, TypeError):
+        return default
 
 
 def recipients(value: str) -> list[str]:

@@ -21,6 +21,7 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate
 from typing import TYPE_CHECKING
 
+from helpdesk.models import Attachment
 from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
 
@@ -82,7 +83,33 @@ def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailM
     # We are a robot answering a person: say so, so their auto-responders do not answer us (RFC 3834).
     mail["Auto-Submitted"] = "auto-replied"
     mail.set_content(_as_letter(message, config))
+    _attach_files(mail, message)
     return mail
+
+
+class MissingFile(Exception):
+    """A file of the reply is recorded as stored but is no longer in the storage."""
+
+
+def _attach_files(mail: EmailMessage, message: Message) -> None:
+    """The reply's stored files (an agent's attachment, checked when it was stored) as MIME parts, by the type
+    found in their bytes."""
+    for attachment in message.files.filter(status=Attachment.Status.STORED).order_by("id"):
+        try:
+            with attachment.file.open("rb") as handle:
+                data = handle.read()
+        except (FileNotFoundError, ValueError) as exc:
+            raise MissingFile(
+                f"The file {attachment.file_name or attachment.pk} is no longer stored."
+            ) from exc
+        maintype, _, subtype = attachment.content_type.split(";", 1)[0].strip().partition("/")
+        extension = attachment.file.name.rpartition(".")[2]
+        mail.add_attachment(
+            data,
+            maintype=maintype or "application",
+            subtype=subtype or "octet-stream",
+            filename=attachment.file_name or f"{attachment.kind}-{attachment.pk}.{extension}",
+        )
 
 
 def _as_letter(message: Message, config: dict[str, object]) -> str:
@@ -112,7 +139,10 @@ def send(message: Message, *, timeout: float, via: Inbox | None = None, to: str 
         return DeliveryResult(
             ok=False, permanent=True, error=f"SMTP host refused by the outbound policy: {exc}"
         )
-    mail = build(message, via=inbox, to=to)
+    try:
+        mail = build(message, via=inbox, to=to)
+    except MissingFile as exc:
+        return DeliveryResult(ok=False, permanent=True, error=str(exc))
     try:
         _deliver(mail, address=address, host=host, port=port, security=security, timeout=timeout, inbox=inbox)
     except smtplib.SMTPResponseException as exc:

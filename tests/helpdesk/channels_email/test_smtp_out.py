@@ -10,9 +10,11 @@ from collections.abc import Iterator
 import pytest
 from aiosmtpd.controller import Controller
 
+from helpdesk.channels.email.mime import parse_mail
 from helpdesk.channels.email.threading import token_conversation
 from helpdesk.channels.registry import channel_for
 from helpdesk.models import Message
+from helpdesk.services.attachments import attachment_store_received
 from helpdesk.services.messages import message_create_agent_reply
 from tests.factories import UserFactory
 from tests.helpdesk.channels_email.support import email_inbox, post, signed_fields
@@ -155,3 +157,46 @@ def test_a_reply_is_written_as_a_letter_with_the_inboxs_greeting_and_sign_off(cl
     body = body.replace("\r\n", "\n")  # SMTP's line ends
     assert body == "Hello Ann Lee,\n\nIt will go to your office.\n\nBest regards,\nShop Support\n"
     assert "Track my parcel" not in body  # chat buttons are not part of a letter
+
+
+def test_an_agents_file_goes_out_as_a_mime_part_of_the_reply(client, sink):
+    handler, port = sink
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    photo = parse_mail(fixture("gmail_attachments")).files[1].data  # a real PNG
+    reply = reply_to_mail(client, inbox, fixture("gmail_reply"), "Here is the label.")
+    stored = attachment_store_received(
+        message=reply, file_name="label.png", declared_type="image/png", data=photo
+    )
+    refused = attachment_store_received(
+        message=reply, file_name="notes.pdf", declared_type="application/pdf", data=b"%PDF-1.4"
+    )
+    assert (stored.status, refused.status) == ("stored", "refused")
+
+    assert send(reply).ok
+
+    mail = email.message_from_bytes(handler.mails[0][2], policy=email.policy.default)
+    assert mail.get_content_type() == "multipart/mixed"
+    assert mail.get_body(preferencelist=("plain",)).get_content().strip() == "Here is the label."
+    (part,) = mail.iter_attachments()  # the refused file was never stored, so it is not sent
+    assert (part.get_filename(), part.get_content_type()) == ("label.png", "image/png")
+    assert part.get_content() == photo
+
+
+def test_a_reply_whose_file_is_gone_from_storage_fails_with_the_reason(client, sink):
+    handler, port = sink
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    photo = parse_mail(fixture("gmail_attachments")).files[1].data
+    reply = reply_to_mail(client, inbox, fixture("gmail_reply"), "Here is the label.")
+    stored = attachment_store_received(
+        message=reply, file_name="label.png", declared_type="image/png", data=photo
+    )
+    stored.file.storage.delete(stored.file.name)
+
+    result = send(reply)
+
+    assert (result.ok, result.permanent, result.error) == (
+        False,
+        True,
+        "The file label.png is no longer stored.",
+    )
+    assert handler.mails == []
