@@ -138,6 +138,9 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
 
     Duplicates are decided by the unique (inbox, provider message id) constraint, never by a prior check alone.
     """
+    # The inbox the message arrived at sets the AI reply limit (helpdesk.services.rate_limits): an e-mail answer
+    # threaded into a chat is still mail, and an unmarked auto-responder there must not loop with the AI.
+    arrived_at = inbox
     inbox, inbound = _thread_target(inbox=inbox, inbound=inbound)
     existing = Message.objects.filter(inbox=inbox, provider_message_id=inbound.provider_message_id).first()
     if existing is not None:
@@ -163,7 +166,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     )
     if not created:
         return IngestResult(message=message, created=False)
-    if for_ai and not ai_reply_limit_check(inbox=inbox, contact_id=contact_inbox.contact_id).allowed:
+    if for_ai and not ai_reply_limit_check(inbox=arrived_at, contact_id=contact_inbox.contact_id).allowed:
         for_ai = False
         _leave_for_people(conversation)
     # The files it reports are fetched after commit; their rows commit with the message.

@@ -12,10 +12,12 @@ from email.message import EmailMessage
 
 import pytest
 
+from captain.answering.models import ReplyJob
 from helpdesk.channels.base import InboundContact, InboundMessage, Thread
 from helpdesk.channels.widget import visitor_token
 from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.services.messages import message_ingest
+from tests.factories import AssistantInboxFactory
 from tests.helpdesk.channels_email.test_threading import deliver, thread_fixture
 from tests.helpdesk.channels_widget.support import call
 from tests.helpdesk.channels_widget.test_away_follow_up import answer, inboxes, visitor_asks
@@ -139,3 +141,25 @@ def test_the_ingest_service_checks_again_that_the_sender_is_the_chats_visitor(cl
 
     assert stored.inbox_id == mail_inbox.id
     assert stored.conversation_id != question.conversation_id
+
+
+def test_replies_by_mail_into_the_chat_count_against_the_e_mail_inboxs_ai_limit(client, sink, redis_url):
+    """An auto-responder that does not say it is one, answering every follow-up mail, would otherwise loop with
+    the AI through the chat (whose own channel has no limit)."""
+    mail_inbox, chat, question, reply = followed_up(client, sink)
+    AssistantInboxFactory(inbox=chat, assistant__account=chat.account)
+    Conversation.objects.filter(pk=question.conversation_id).update(status=Conversation.Status.PENDING)
+    mail_inbox.provider_config["ai_replies_per_hour"] = "1"
+    mail_inbox.save()
+    first = thread_fixture("gmail_reply_to_us", REPLY_ID=reply.id, REPLY_TO="x")
+    second = first.replace(b"gmail-thread@", b"gmail-thread-2@")
+
+    deliver(client, mail_inbox, first)
+    later = deliver(client, mail_inbox, second)
+
+    assert later.conversation_id == question.conversation_id
+    assert list(ReplyJob.objects.values_list("message__provider_message_id", flat=True)) == [
+        "<CAF=k2pT3x7Q+gmail-thread@mail.gmail.com>"
+    ]
+    later.conversation.refresh_from_db()
+    assert later.conversation.status == Conversation.Status.OPEN
