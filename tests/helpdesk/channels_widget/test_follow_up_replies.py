@@ -11,9 +11,14 @@ import email.policy
 from email.message import EmailMessage
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from captain.answering.models import ReplyJob
 from helpdesk.channels.base import InboundContact, InboundMessage, Thread
+from helpdesk.channels.email.mime import ParsedMail
+from helpdesk.channels.email.threading import thread_of
 from helpdesk.channels.widget import visitor_token
 from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.services.messages import message_ingest
@@ -22,6 +27,7 @@ from tests.helpdesk.channels_email.test_threading import deliver, thread_fixture
 from tests.helpdesk.channels_widget.support import call
 from tests.helpdesk.channels_widget.test_away_follow_up import answer, inboxes, visitor_asks
 from tests.helpdesk.channels_widget.test_business_hours import ALWAYS_OPEN, closed_now
+from tests.support.row_state import rolled_back
 
 pytestmark = pytest.mark.django_db
 
@@ -163,3 +169,37 @@ def test_replies_by_mail_into_the_chat_count_against_the_e_mail_inboxs_ai_limit(
     ]
     later.conversation.refresh_from_db()
     assert later.conversation.status == Conversation.Status.OPEN
+
+
+@hsettings(
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(sender=st.emails(), right_headers=st.booleans(), right_token=st.booleans())
+def test_no_other_sender_reaches_the_chat_whatever_headers_and_address_they_copy(
+    client, sink, sender, right_headers, right_token
+):
+    """Fuzz: any sender but the visitor, with our real Message-ID and/or the real signed reply address of the
+    follow-up, is threaded nowhere near the chat."""
+    with rolled_back():
+        handler, _ = sink
+        mail_inbox, _, question, reply = followed_up(client, sink)
+        reply_to = sent(handler)["Reply-To"].addresses[0].addr_spec
+        mail = ParsedMail(
+            message_id="<fuzz@example.org>",
+            sender=sender.lower(),
+            sender_name="",
+            subject="Re: Shop chat",
+            text="hello",
+            in_reply_to=f"<helpdesk-reply-{reply.id}@shop.example>" if right_headers else "",
+            references=(f"<helpdesk-reply-{reply.id}@shop.example>",) if right_headers else (),
+            automated="",
+            recipients=(reply_to,) if right_token else (),
+        )
+        thread = thread_of(mail_inbox, mail)
+        if sender.lower() == VISITOR:
+            return  # the visitor herself: that is the threading the other tests check
+        assert thread.conversation_id != question.conversation_id
+        assert thread.inbox_id is None
