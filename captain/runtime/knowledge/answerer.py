@@ -242,7 +242,9 @@ class KnowledgeAnswerer:
             return self._kept_promise(retry, step)
         step.unsupported.append([summary(f) for f in findings])
         language = _language(step.query)
-        straight = clear_answer(step.evidence, language=language, question=step.query)
+        # No source sentence answers a question about something no source mentions, however close it scores.
+        unknown = any(f.problem == "unknown_topic" for f in findings)
+        straight = None if unknown else clear_answer(step.evidence, language=language, question=step.query)
         if straight is not None:
             step.action = "evidence_answer"
             return dataclasses.replace(retry, outcome=Reply(straight.text))
@@ -327,6 +329,7 @@ class KnowledgeAnswerer:
             sentence_support=self.settings.sentence_support,
             answer=step.evidence[0].unit if step.evidence else None,
             asked=step.query,
+            known=[w for w, n in (step.retrieval.term_passages if step.retrieval else {}).items() if n],
         )
         return check.findings(result.outcome.text)
 

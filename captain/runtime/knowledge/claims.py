@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conflicts import answers_no, choices, named_one, wrong_column
+from .conflicts import answers_no, choices, named_one, unsourced_topic, wrong_column
 from .findings import Finding, language_finding
 from .grounding import Evidence, Specific, quoted, specifics, squashed
 from .statements import GENERIC_WORDS, is_claim
@@ -79,6 +79,9 @@ class ClaimCheck:
     """...and both at least this much about it: the customer asked about both and said which of neither."""
     free_text: str = ""
     """The conversation's and the instructions' text, for quoted literals."""
+    told: frozenset[str] = frozenset()
+    """Words a yes or no may be about without this turn's sources holding them: the instructions' words, and the
+    question's words the assistant's knowledge mentions elsewhere ("open" in a question about Monday hours)."""
     _all_text: str = field(default="", init=False)
     _reply_numbers: frozenset[str] = field(default=frozenset(), init=False)
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
@@ -154,7 +157,7 @@ class ClaimCheck:
         if absent:
             return [
                 Finding(
-                    "not_in_sources",
+                    "unknown_topic",
                     sentence,
                     f"no source says anything about {', '.join(repr(w) for w in absent)}",
                     tuple(absent),
@@ -167,8 +170,13 @@ class ClaimCheck:
                 if finding is not None:
                     out.append(finding)
         elif not found:
-            unsupported = self._unsupported_sentence(sentence)
-            if unsupported is not None:
+            topic = unsourced_topic(self.asked or self.question, sentence, self._vocabulary | self.told)
+            if topic and self.units:
+                listed = ", ".join(repr(w) for w in topic)
+                out.append(
+                    Finding("unknown_topic", sentence, f"no source says anything about {listed}", topic)
+                )
+            elif (unsupported := self._unsupported_sentence(sentence)) is not None:
                 out.append(unsupported)
         return out
 
@@ -369,15 +377,18 @@ def turn_check(
     sentence_support: float | None,
     answer: Unit | None = None,
     asked: str = "",
+    known: Sequence[str] = (),
 ) -> ClaimCheck:
     """The check of one turn: `sources` are (title, text) of the knowledge given, `tool_results` (tool name,
-    result) what the tools returned; what the customer and the builder wrote is free to repeat."""
+    result) what the tools returned; what the customer and the builder wrote is free to repeat. `known`: words of
+    the question that the assistant's knowledge mentions somewhere, even if not in this turn's sources."""
     prose = units_of(sources)
     return ClaimCheck(
         units=[*prose, *units_of(tool_results)],
         prose_units=len(prose),
         free=Evidence.of([*conversation, *instructions]),
         free_text="\n".join([*conversation, *instructions]),
+        told=frozenset([*tokens("\n".join(instructions)), *known]),
         question=question,
         language=language,
         encode=encode,

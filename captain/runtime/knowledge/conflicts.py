@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from .statements import GENERIC_WORDS
-from .tokens import tokens
+from .statements import GENERIC_WORDS, is_claim
+from .tokens import has_cjk, tokens
 from .units import Unit, split_sentences
 
 # A yes/no question: English starts a sentence with an auxiliary verb; Chinese ends with 吗, or asks "A不A"
@@ -141,3 +141,34 @@ def clarifying_question(options: Sequence[str], language: str) -> str:
     else:
         joined = _OR["zh"].join(options)
     return CLARIFY_QUESTION[language].format(options=joined)
+
+
+# The verbs a yes or no question is asked with: they say what is asked, not what about.
+# fmt: off
+_ASKING_VERBS = frozenset((
+    "give", "bring", "take", "offer", "allow", "allowed", "get", "make", "come", "have", "need", "provide",
+    "accept", "change", "still", "able", "possible",
+))
+# fmt: on
+
+
+def unsourced_topic(asked: str, sentence: str, known: frozenset[str]) -> tuple[str, ...]:
+    """The words of a yes or no question that a reply's "yes" or "no" sentence repeats and no source mentions:
+    "No, we do not offer scholarships for the intensive course." when no source says anything about scholarships.
+    Such a sentence has no value to check, yet states something nobody wrote. Latin words of four letters or more
+    only: a reply repeats and rephrases the question's Chinese character pairs freely, so a pair missing from the
+    sources says little (measured on the bundled help centres: docs/knowledge.md#the-grounding-check)."""
+    if not is_yes_no_question(asked) or not is_claim(sentence):
+        return ()
+    said = set(tokens(sentence))
+    return tuple(
+        w
+        for w in dict.fromkeys(tokens(asked))
+        if w in said
+        and w not in known
+        and len(w) >= 4
+        and not has_cjk(w)
+        and not w.isdigit()
+        and w not in GENERIC_WORDS
+        and w not in _ASKING_VERBS
+    )

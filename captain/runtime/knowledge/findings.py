@@ -10,8 +10,16 @@ from typing import Literal
 from .tokens import has_cjk
 
 Problem = Literal[
-    "not_in_sources", "wrong_context", "unsupported", "language", "echo", "answers_no", "ambiguous"
+    "not_in_sources",
+    "unknown_topic",
+    "wrong_context",
+    "unsupported",
+    "language",
+    "echo",
+    "answers_no",
+    "ambiguous",
 ]
+"""`unknown_topic`: the reply repeats what the customer asked about, and no source mentions it at all."""
 
 
 @dataclass(frozen=True)

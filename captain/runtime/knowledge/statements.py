@@ -20,7 +20,7 @@ _NOT_A_CLAIM_RE = re.compile(
 GENERIC_WORDS = frozenset((
     "much", "many", "cost", "price", "does", "need", "want", "please", "tell", "know", "about", "also", "would",
     "could", "should", "like", "long", "time", "next", "just", "still", "really", "thank", "hello", "there",
-    "their", "them", "they", "then", "than", "will", "every", "each", "your", "yours", "ours", "here", "some",
+    "their", "them", "they", "then", "than", "will", "every", "each", "your", "yours", "ours", "mine", "here", "some",
 ))
 # fmt: on
 

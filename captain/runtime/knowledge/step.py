@@ -40,6 +40,7 @@ class KnowledgeStep:
 
 _PROBLEM_WORDS = {
     "not_in_sources": "in no source",
+    "unknown_topic": "about something no source mentions",
     "wrong_context": "a source's value for something else",
     "unsupported": "a sentence no source supports",
     "language": "not in the customer's language",

@@ -10,6 +10,7 @@ import pytest
 from captain.answering.models import ReplyJob, Run, SpanRecord
 from captain.answering.services.runs import run_for_message
 from captain.runtime import semconv as sc
+from captain.runtime.promises import HONEST_HANDOFF
 from tests.factories import AssistantInboxFactory, FaqEntryFactory, MessageFactory
 from tests.support.fake_llm_server import text
 
@@ -111,3 +112,20 @@ def test_a_short_follow_up_is_answered_by_the_model_not_by_the_faq_entry_of_the_
     assert run_for_message(message_id=follow_up.id) == "reply"
     assert replies(first)[-1] == "An adult single on the express boat costs €9."
     assert len(llm_settings.requests) == 1
+
+
+def test_a_no_about_something_no_source_mentions_gets_people_free(ferries, llm_settings):
+    # No source says anything about student discounts: the model's "no" is as invented as a "yes" would be.
+    message = ask(ferries, "Is there a student discount on the adult single for the express boat?")
+    said = "No, there is no student discount on the adult single for the express boat."
+    llm_settings.push(text(said), text(said))
+    outcome = run_for_message(message_id=message.id)
+    assert said not in replies(message)
+    # Nor the adult fare that scores closest: no source sentence answers a question about student discounts.
+    assert replies(message) == [HONEST_HANDOFF["en"]]
+    correction = llm_settings.requests[1]["messages"][1]["content"]
+    assert "no source says anything about 'student', 'discount'" in correction
+    run = Run.objects.get()
+    assert (outcome, run.credit_used) == ("human_handoff", False)
+    span = SpanRecord.objects.get(name=sc.SPAN_KNOWLEDGE)
+    assert span.attributes[sc.CAPTAIN_KNOWLEDGE_ACTION] == "grounding_handoff"

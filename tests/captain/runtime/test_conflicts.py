@@ -11,6 +11,7 @@ from captain.runtime.knowledge.conflicts import (
     is_yes_no_question,
     named_one,
     negates,
+    unsourced_topic,
 )
 from captain.runtime.knowledge.units import Unit, units_of
 
@@ -205,3 +206,59 @@ def test_the_adult_column_given_for_a_senior_is_refused_and_names_the_senior_cel
 def test_the_column_asked_for_passes_and_so_does_a_row_when_no_column_is_named():
     assert cards_check("how much is a ten trip card for seniors").findings("It costs €42.00.") == []
     assert cards_check("how much is a ten trip card").findings("A ten-trip card costs €60.00.") == []
+
+
+def test_a_yes_or_no_about_something_no_source_mentions_is_refused():
+    # Nothing in the sources says anything about student discounts: "no" is as invented as "yes" would be.
+    question = "Do you give student discounts on the express boat?"
+    for said in (
+        "No, we do not give student discounts on the express boat.",
+        "Yes, students get a discount.",
+    ):
+        [finding] = check(question).findings(said)
+        assert finding.problem == "unknown_topic"
+        assert "student" in finding.written
+    # What the sources do talk about is not refused this way (the canoe's "no" has its own check).
+    assert (
+        check("Can I bring my bicycle on the express boat?").findings("Yes, you can bring your bicycle.")
+        == []
+    )
+
+
+def test_the_topic_check_reads_only_yes_or_no_questions_and_latin_words():
+    assert unsourced_topic("how much is a student ticket", "A student ticket is cheaper.", frozenset()) == ()
+    assert unsourced_topic("有学生优惠吗", "没有学生优惠。", frozenset()) == ()
+    assert unsourced_topic("do you give student discounts?", "Would you like a person?", frozenset()) == ()
+    assert unsourced_topic(
+        "do you give student discounts?", "No, we don't give student discounts.", frozenset({"student"})
+    ) == ("discount",)
+
+
+def test_a_word_the_assistants_knowledge_mentions_elsewhere_is_not_refused():
+    # "open" is not in this turn's sources, but the help centre has it (retrieval counted it): the answer may
+    # rest on what the sources say in other words ("closed on Mondays").
+    question = "is the ticket office open on mondays?"
+    said = "No, the ticket office is not open on Mondays."
+    on_its_own = turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[("Ticket office", "The ticket office is closed on Mondays.")],
+        question=question,
+        language="en",
+        encode=None,
+        sentence_support=None,
+        asked=question,
+    )
+    assert [f.written for f in on_its_own.findings(said)] == [("open",)]
+    with_knowledge = turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[("Ticket office", "The ticket office is closed on Mondays.")],
+        question=question,
+        language="en",
+        encode=None,
+        sentence_support=None,
+        asked=question,
+        known=["open", "ticket", "office"],
+    )
+    assert with_knowledge.findings(said) == []
