@@ -16,13 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.ids import IdFilterField
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Message, Team
 from helpdesk.selectors import access_conversation, account_members, conversation_list, conversation_messages
 from helpdesk.services.conversations import (
     conversation_add_label,
     conversation_assign,
     conversation_set_priority,
     conversation_set_status,
+    conversation_set_team,
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
 
@@ -54,6 +55,7 @@ class ConversationOutputSerializer(serializers.ModelSerializer):
             "inbox",
             "contact",
             "assignee",
+            "team",
             "ai_agent_key",
             "waiting_since",
             "escalation_reason",
@@ -245,7 +247,7 @@ class ConversationLabelApi(AccountApi):
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation_add_label(conversation=conversation, name=data.validated_data["label"])
+        conversation_add_label(conversation=conversation, name=data.validated_data["label"], by=request.user)
         return conversation_response(conversation)
 
 
@@ -263,7 +265,9 @@ class ConversationPriorityApi(AccountApi):
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation_set_priority(conversation=conversation, priority=data.validated_data["priority"])
+        conversation_set_priority(
+            conversation=conversation, priority=data.validated_data["priority"], by=request.user
+        )
         return conversation_response(conversation)
 
 
@@ -293,4 +297,29 @@ class ConversationAssigneeApi(AccountApi):
         conversation_assign(
             conversation=conversation, assignee=data.validated_data["user_id"], by=request.user
         )
+        return conversation_response(conversation)
+
+
+class ConversationTeamApi(AccountApi):
+    """`POST .../conversations/<cid>/team/ {team_id | null}`: only the account's teams qualify."""
+
+    class InputSerializer(serializers.Serializer):
+        team_id = serializers.PrimaryKeyRelatedField(queryset=Team.objects.none(), allow_null=True)
+
+        class Meta:
+            ref_name = "ConversationTeamInput"
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # Scoped per request: another account's team "does not exist". Without an account (schema
+            # generation) no team qualifies.
+            if "account_id" in self.context:
+                self.fields["team_id"].queryset = Team.objects.filter(account_id=self.context["account_id"])
+
+    @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
+    def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
+        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        data = self.InputSerializer(data=request.data, context=self.serializer_context())
+        data.is_valid(raise_exception=True)
+        conversation_set_team(conversation=conversation, team=data.validated_data["team_id"], by=request.user)
         return conversation_response(conversation)

@@ -34,6 +34,7 @@ urlpatterns = [
         conversations.ConversationAssigneeApi.as_view(),
         name="conversation-assignee",
     ),
+    path(f"{CONVERSATION}team/", conversations.ConversationTeamApi.as_view(), name="conversation-team"),
     path(
         f"{CONVERSATION}custom-attributes/",
         attributes.ConversationAttributesApi.as_view(),

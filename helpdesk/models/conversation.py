@@ -22,7 +22,7 @@ class Conversation(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending (AI is handling it)"
-        OPEN = "open", "Open (needs people)"
+        OPEN = "open", "Open (people handle it)"
         RESOLVED = "resolved", "Resolved"
         SNOOZED = "snoozed", "Snoozed"
 
@@ -53,6 +53,11 @@ class Conversation(models.Model):
     # Since when the customer has waited for an answer from people (set on escalation, cleared on reply).
     waiting_since = models.DateTimeField(null=True, blank=True)
     escalation_reason = models.TextField(blank=True)
+    # A person took the conversation (took it over from the AI, or a person assigned it): while somebody holds it,
+    # it is theirs and leaves "Needs people". Cleared when the AI has it again or hands it to the team anew.
+    taken_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a person last took the conversation (not round-robin)."
+    )
     # Typed values for the account's conversation attribute definitions (helpdesk.models.attributes), by key.
     custom_attributes = models.JSONField(default=dict, blank=True)
     subject = models.CharField(max_length=255, blank=True, help_text="E-mail: the subject of the first mail.")

@@ -36,7 +36,9 @@ class Folder:
         if self.key == "ai":
             return Q(status=Conversation.Status.PENDING)
         if self.key == "needs-people":
-            return Q(status=Conversation.Status.OPEN)
+            # Handed to people and nobody took it: unassigned, or only given by the round-robin. A conversation
+            # a person took (took over from the AI, or assigned) is theirs while they hold it ("Mine").
+            return Q(status=Conversation.Status.OPEN) & (Q(taken_at__isnull=True) | Q(assignee__isnull=True))
         if self.key == "mine":
             return Q(assignee_id=user.pk) & ~Q(status=Conversation.Status.RESOLVED)
         if self.key == "unassigned":
@@ -52,7 +54,10 @@ FOLDERS: dict[str, Folder] = {
     f.key: f
     for f in (
         Folder(
-            "needs-people", "Needs people", "Handed to the team, oldest waiting first.", oldest_first=True
+            "needs-people",
+            "Needs people",
+            "Handed to the team and nobody took it yet, oldest waiting first.",
+            oldest_first=True,
         ),
         Folder("ai", "AI is handling", "The AI answers these conversations."),
         Folder("mine", "Mine", "Assigned to you and not resolved."),

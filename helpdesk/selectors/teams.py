@@ -24,3 +24,13 @@ def access_team(*, account_id: int, team_id: int) -> Team:
     if team is None:
         raise Http404("No such team.")
     return team
+
+
+def account_team(*, account_id: int, team_id: int) -> Team | None:
+    """One of the account's teams (without its members), or None: another account's team is not found."""
+    return Team.objects.filter(account_id=account_id, pk=team_id).first()
+
+
+def account_team_choices(*, account_id: int) -> QuerySet[Team]:
+    """The account's teams by name, id and name only (a choice list: one query)."""
+    return Team.objects.filter(account_id=account_id).order_by("name", "id").only("id", "name")

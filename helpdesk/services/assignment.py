@@ -77,8 +77,10 @@ def conversation_auto_assign(*, conversation: Conversation) -> User | None:
         return None
     chosen = candidates[0]
     TeamMember.objects.filter(pk=chosen.pk).update(last_assigned_at=timezone.now())
-    Conversation.objects.filter(pk=conversation.pk).update(assignee=chosen.user)
+    # Round-robin gives it to someone; nobody took it yet: it stays in "Needs people" until a person does.
+    Conversation.objects.filter(pk=conversation.pk).update(assignee=chosen.user, taken_at=None)
     conversation.assignee = chosen.user
+    conversation.taken_at = None
     conversation_changed(conversation, change="assignee")  # .update() sends no signal
     message_create_activity(
         conversation=conversation, content=f"Assigned to {chosen.user} ({team.name}, round-robin)."

@@ -14,13 +14,14 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from helpdesk.models import Conversation
+from helpdesk.models import Conversation, Team
 
 from .conversations import (
     conversation_add_label,
     conversation_assign,
     conversation_set_priority,
     conversation_set_status,
+    conversation_set_team,
 )
 
 BULK_LIMIT = 1000
@@ -33,7 +34,7 @@ class BulkTooLarge(ValueError):
 
 @dataclass(frozen=True)
 class BulkAction:
-    """What to do to each conversation: `kind` is resolve, assign, label, snooze or priority."""
+    """What to do to each conversation: `kind` is resolve, assign, label, snooze, priority or team."""
 
     kind: str
     assignee: User | None = None
@@ -44,6 +45,8 @@ class BulkAction:
     """snooze: the wake-up time."""
     priority: str = ""
     """priority: one of Conversation.Priority."""
+    team: Team | None = None
+    """team: one of the account's teams (None: no team)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class BulkResult:
     """Ids that are not conversations of this account."""
 
 
-KINDS = ("resolve", "assign", "label", "snooze", "priority")
+KINDS = ("resolve", "assign", "label", "snooze", "priority", "team")
 
 
 def _apply_one(*, conversation: Conversation, action: BulkAction, actor: User) -> None:
@@ -64,7 +67,7 @@ def _apply_one(*, conversation: Conversation, action: BulkAction, actor: User) -
     elif action.kind == "assign":
         conversation_assign(conversation=conversation, assignee=action.assignee, by=actor)
     elif action.kind == "label":
-        conversation_add_label(conversation=conversation, name=action.label)
+        conversation_add_label(conversation=conversation, name=action.label, by=actor)
     elif action.kind == "snooze":
         conversation_set_status(
             conversation=conversation,
@@ -73,7 +76,9 @@ def _apply_one(*, conversation: Conversation, action: BulkAction, actor: User) -
             snoozed_until=action.snoozed_until,
         )
     elif action.kind == "priority":
-        conversation_set_priority(conversation=conversation, priority=action.priority)
+        conversation_set_priority(conversation=conversation, priority=action.priority, by=actor)
+    elif action.kind == "team":
+        conversation_set_team(conversation=conversation, team=action.team, by=actor)
 
 
 def conversations_bulk_apply(
@@ -86,6 +91,8 @@ def conversations_bulk_apply(
         raise ValueError("Snoozing needs a wake-up time.")
     if action.kind == "priority" and action.priority not in Conversation.Priority.values:
         raise ValueError(f"Unknown priority {action.priority!r}")
+    if action.kind == "team" and action.team is not None and action.team.account_id != account_id:
+        raise ValueError("That team is not one of this account's.")
     ids = sorted(set(conversation_ids))
     if len(ids) > BULK_LIMIT:
         raise BulkTooLarge(f"At most {BULK_LIMIT} conversations at once.")

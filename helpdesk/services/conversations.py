@@ -1,4 +1,8 @@
-"""Changing a conversation: escalate to people, status, labels, priority, assignee."""
+"""Changing a conversation: escalate to people, status, take over, labels, priority, assignee, team.
+
+Every change a person or the AI makes writes an activity line in the thread (who did what), only when something
+changed: a label that was already there, or the same priority again, says nothing.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from django.utils import timezone
 from helpdesk.models import Conversation, Label, Message, Team
 from helpdesk.realtime.events import conversation_changed
 
-from .activities import message_create_activity
+from .activities import AI, Actor, actor_name, message_create_activity
 from .assignment import conversation_auto_assign
 from .csat import csat_request_after_resolution
 from .messages import ai_taken_over, message_create_note
@@ -26,14 +30,16 @@ def conversation_escalate(
     reason: str,
     customer_message: str,
     priority: str | None = None,
-    by: str = "The AI",
+    by: str = AI,
     team_id: int | None = None,
+    actor: User | None = None,
 ) -> Message | None:
     """Hand the conversation to people: status `open`, the reason kept as a private note, the customer told.
 
     `reason` is what the people who pick it up read (plain language; the AI's internals stay in its debug log).
     `team_id` names the team that picks it up: the conversation is assigned round-robin among its available
-    members (helpdesk.services.assignment), and whoever should know is notified.
+    members (helpdesk.services.assignment), and whoever should know is notified (never `actor`, the person who
+    handed it over, if one did). Handed to the team anew, it is nobody's yet: back in "Needs people".
 
     Returns the outgoing message to the customer (queued for delivery), or None if there was nothing to say.
     """
@@ -48,18 +54,21 @@ def conversation_escalate(
     conversation.escalated_at = conversation.escalated_at or now
     conversation.escalation_reason = reason[:2000]
     conversation.snoozed_until = None
-    fields = ["status", "waiting_since", "escalated_at", "escalation_reason", "snoozed_until"]
+    conversation.taken_at = None
+    fields = ["status", "waiting_since", "escalated_at", "escalation_reason", "snoozed_until", "taken_at"]
     if priority and priority in Conversation.Priority.values:
         conversation.priority = priority
         fields.append("priority")
-    if team_id is not None and Team.objects.filter(pk=team_id, account_id=conversation.account_id).exists():
-        conversation.team_id = team_id
+    team = Team.objects.filter(pk=team_id, account_id=conversation.account_id).first() if team_id else None
+    if team is not None:
+        conversation.team = team
         fields.append("team")
     conversation.save(update_fields=fields)
     message_create_note(conversation=conversation, content=f"Handoff reason: {reason}")
-    message_create_activity(conversation=conversation, content=f"{by} handed the conversation to the team.")
+    to_whom = f"the team {team.name}" if team is not None else "the team"
+    message_create_activity(conversation=conversation, content=f"{by} handed the conversation to {to_whom}.")
     assignee = conversation_auto_assign(conversation=conversation)
-    notify_escalated(conversation=conversation, assignee=assignee)
+    notify_escalated(conversation=conversation, assignee=assignee, actor=actor)
     if not customer_message.strip():
         return None
     return message_create_ai_reply(
@@ -105,11 +114,23 @@ def conversation_set_status(
         conversation.waiting_since = None
         fields.append("waiting_since")
     if status == Conversation.Status.PENDING:
-        # Handing back to the AI starts again at triage.
+        # Handing back to the AI starts again at triage; nobody holds it any more.
         conversation.ai_agent_key = ""
-        fields.append("ai_agent_key")
+        conversation.taken_at = None
+        fields += ["ai_agent_key", "taken_at"]
+    taking_over = (
+        previous == Conversation.Status.PENDING
+        and status == Conversation.Status.OPEN
+        and isinstance(actor, User)
+    )
+    if taking_over:
+        # Taken from the AI by a person: theirs, not the team's queue ("Needs people") while they hold it.
+        conversation.taken_at = timezone.now()
+        fields.append("taken_at")
     conversation.save(update_fields=fields)
-    if status == Conversation.Status.SNOOZED:
+    if taking_over:
+        message_create_activity(conversation=conversation, content=f"{actor} took over from the AI.")
+    elif status == Conversation.Status.SNOOZED:
         until = timezone.localtime(snoozed_until).strftime("%Y-%m-%d %H:%M %Z")
         message_create_activity(
             conversation=conversation, content=f"{actor} snoozed the conversation until {until}."
@@ -121,24 +142,51 @@ def conversation_set_status(
     if status == Conversation.Status.RESOLVED:
         conversation_id = conversation.pk
         transaction.on_commit(lambda: csat_request_after_resolution(conversation_id=conversation_id))
-    if (
-        previous == Conversation.Status.PENDING
-        and status == Conversation.Status.OPEN
-        and isinstance(actor, User)
-    ):
+    if taking_over:
         ai_taken_over(conversation=conversation)
+    return conversation
+
+
+@transaction.atomic
+def conversation_take_over(*, conversation: Conversation, user: User) -> Conversation:
+    """A person takes the conversation for themselves: from the AI (it stays quiet from now on), from the team's
+    queue, or from a colleague. It is assigned to them and leaves "Needs people" while they hold it. One activity
+    line; nobody is notified (they did it themselves)."""
+    conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
+    from_ai = conversation.status == Conversation.Status.PENDING
+    if conversation.status != Conversation.Status.OPEN:
+        # From the AI: "took over from the AI"; a resolved or snoozed one is reopened first.
+        conversation = conversation_set_status(
+            conversation=conversation, status=Conversation.Status.OPEN, actor=user
+        )
+    if conversation.assignee_id == user.pk and conversation.taken_at is not None:
+        return conversation
+    line = None
+    if not from_ai:
+        holder = conversation.assignee if conversation.assignee_id not in (None, user.pk) else None
+        line = (
+            f"{user} took the conversation over from {holder}."
+            if holder
+            else f"{user} took the conversation."
+        )
+    _assign(conversation=conversation, assignee=user, by=user, line=line)
     return conversation
 
 
 @overload
 def conversation_add_label(
-    *, conversation: Conversation, name: str, create: Literal[True] = True
+    *, conversation: Conversation, name: str, by: Actor, create: Literal[True] = True
 ) -> Label: ...
 @overload
-def conversation_add_label(*, conversation: Conversation, name: str, create: bool) -> Label | None: ...
-def conversation_add_label(*, conversation: Conversation, name: str, create: bool = True) -> Label | None:
-    """Put a label on the conversation. With `create=False` only one of the account's existing labels (None
-    when there is no such label): the AI may use the team's labels but not invent new ones."""
+def conversation_add_label(
+    *, conversation: Conversation, name: str, by: Actor, create: bool
+) -> Label | None: ...
+def conversation_add_label(
+    *, conversation: Conversation, name: str, by: Actor, create: bool = True
+) -> Label | None:
+    """Put a label on the conversation (`by`: a person, or "The AI", "The website"). With `create=False` only
+    one of the account's existing labels (None when there is no such label): the AI may use the team's labels but
+    not invent new ones."""
     label: Label | None
     if create:
         label, _ = Label.objects.get_or_create(account_id=conversation.account_id, name=name)
@@ -146,32 +194,92 @@ def conversation_add_label(*, conversation: Conversation, name: str, create: boo
         label = Label.objects.filter(account_id=conversation.account_id, name=name).first()
         if label is None:
             return None
-    conversation.labels.add(label)
+    if not conversation.labels.filter(pk=label.pk).exists():
+        conversation.labels.add(label)
+        message_create_activity(
+            conversation=conversation, content=f"{actor_name(by)} added the label “{label.name}”."
+        )
     return label
 
 
-def conversation_remove_label(*, conversation: Conversation, name: str) -> bool:
+def conversation_remove_label(*, conversation: Conversation, name: str, by: Actor) -> bool:
     """Take a label off the conversation (the label itself stays for the account). False if it was not on it."""
     label = Label.objects.filter(account_id=conversation.account_id, name=name).first()
     if label is None or not conversation.labels.filter(pk=label.pk).exists():
         return False
     conversation.labels.remove(label)
+    message_create_activity(
+        conversation=conversation, content=f"{actor_name(by)} removed the label “{label.name}”."
+    )
     return True
 
 
-def conversation_set_priority(*, conversation: Conversation, priority: str) -> None:
+def conversation_set_priority(*, conversation: Conversation, priority: str, by: Actor) -> None:
     if priority not in Conversation.Priority.values:
         raise ValueError(f"Unknown priority {priority!r}")
-    Conversation.objects.filter(pk=conversation.pk).update(priority=priority)
+    changed = (
+        Conversation.objects.filter(pk=conversation.pk).exclude(priority=priority).update(priority=priority)
+    )
     conversation.priority = priority
+    if not changed:
+        return
     conversation_changed(conversation, change="priority")  # .update() sends no signal
+    who = actor_name(by)
+    line = (
+        f"{who} removed the priority."
+        if priority == Conversation.Priority.NONE
+        else f"{who} set the priority to {Conversation.Priority(priority).label.lower()}."
+    )
+    message_create_activity(conversation=conversation, content=line)
+
+
+def conversation_set_team(*, conversation: Conversation, team: Team | None, by: Actor) -> None:
+    """Give the conversation to one of the account's teams (None: no team). Another account's team is refused.
+    Nobody is assigned or told: the team's round-robin picks people at escalation."""
+    if team is not None and team.account_id != conversation.account_id:
+        raise ValueError("That team is not one of this account's.")
+    previous = Conversation.objects.filter(pk=conversation.pk).values_list(
+        "team__name", "team_id"
+    ).first() or ("", None)
+    team_id = team.pk if team is not None else None
+    if previous[1] == team_id:
+        return
+    Conversation.objects.filter(pk=conversation.pk).update(team=team)
+    conversation.team = team
+    conversation_changed(conversation, change="team")  # .update() sends no signal
+    who = actor_name(by)
+    line = (
+        f"{who} gave the conversation to the team {team.name}."
+        if team is not None
+        else f"{who} took the conversation off the team {previous[0]}."
+    )
+    message_create_activity(conversation=conversation, content=line)
 
 
 def conversation_assign(*, conversation: Conversation, assignee: User | None, by: User | None = None) -> None:
-    """Assign to a person (or nobody). The new assignee is notified unless they assigned themselves."""
-    previous = conversation.assignee_id
-    Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee)
+    """Assign to a person (or nobody). Assigned by a person (`by`), the conversation is taken: it leaves "Needs
+    people" while someone holds it. The new assignee is notified unless they assigned themselves."""
+    who = str(by) if by is not None else "Someone"
+    if assignee is None:
+        line = f"{who} unassigned the conversation."
+    elif by is not None and by.pk == assignee.pk:
+        line = f"{who} assigned the conversation to themselves."
+    else:
+        line = f"{who} assigned the conversation to {assignee}."
+    _assign(conversation=conversation, assignee=assignee, by=by, line=line)
+
+
+def _assign(*, conversation: Conversation, assignee: User | None, by: User | None, line: str | None) -> None:
+    """The assignment itself: the row (and `taken_at`), the live event, the activity line when the assignee
+    changed, and the new assignee's notification."""
+    previous = Conversation.objects.filter(pk=conversation.pk).values_list("assignee_id", flat=True).first()
+    taken_at = timezone.now() if assignee is not None and by is not None else None
+    Conversation.objects.filter(pk=conversation.pk).update(assignee=assignee, taken_at=taken_at)
     conversation.assignee = assignee
+    conversation.taken_at = taken_at
     conversation_changed(conversation, change="assignee")  # .update() sends no signal
-    if assignee is not None and assignee.pk != previous and (by is None or by.pk != assignee.pk):
+    changed = (assignee.pk if assignee is not None else None) != previous
+    if line and changed:
+        message_create_activity(conversation=conversation, content=line)
+    if assignee is not None and changed and (by is None or by.pk != assignee.pk):
         notify_assigned(conversation=conversation, assignee=assignee, by=by)

@@ -161,10 +161,13 @@ def escalation_recipients(*, conversation: Conversation) -> list[User]:
     return list(members.order_by("id"))
 
 
-def notify_escalated(*, conversation: Conversation, assignee: User | None) -> None:
+def notify_escalated(*, conversation: Conversation, assignee: User | None, actor: User | None = None) -> None:
+    """`actor`: the person who handed the conversation to people, if one did: never told about it."""
     number = conversation.pk
     customer = _customer(conversation)
     if assignee is not None:
+        if actor is not None and actor.pk == assignee.pk:
+            return
         _notify(
             conversation=conversation,
             kind=Notification.Kind.ASSIGNED,
@@ -177,8 +180,12 @@ def notify_escalated(*, conversation: Conversation, assignee: User | None) -> No
         conversation=conversation,
         kind=Notification.Kind.ESCALATION,
         text=f"Conversation #{number} with {customer} needs people.",
-        recipients=escalation_recipients(conversation=conversation),
-        actor=None,
+        recipients=[
+            user
+            for user in escalation_recipients(conversation=conversation)
+            if actor is None or user.pk != actor.pk
+        ],
+        actor=actor,
     )
 
 

@@ -108,7 +108,8 @@ def visitor_add_label(*, inbox: Inbox, source_id: str, name: str) -> bool:
     )
     if conversation is None:
         return False
-    return conversation_add_label(conversation=conversation, name=name, create=False) is not None
+    added = conversation_add_label(conversation=conversation, name=name, by="The website", create=False)
+    return added is not None
 
 
 def visitor_set_contact(*, inbox: Inbox, source_id: str, name: str, email: str) -> None:

@@ -1,4 +1,5 @@
-"""Bulk select on the conversation lists: tick conversations, choose resolve, assign, label, snooze or priority.
+"""Bulk select on the conversation lists: tick conversations, choose resolve, assign, label, snooze, priority or
+team.
 
 A plain form (the list's checkboxes belong to it through `form=`), so it works without JavaScript; the work is
 done by `helpdesk.services.bulk`, which runs each conversation through the same service as one at a time.
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_POST
 
 from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import account_member, dashboard
+from helpdesk.selectors.teams import account_team
 from helpdesk.services.bulk import BULK_LIMIT, KINDS, BulkAction, BulkTooLarge, conversations_bulk_apply
 
 from .base import ACCOUNT, AuthenticatedHttpRequest, account_view
@@ -30,6 +32,7 @@ DONE = {
     "label": "Labelled",
     "snooze": "Snoozed",
     "priority": "Changed the priority of",
+    "team": "Changed the team of",
 }
 
 
@@ -39,6 +42,7 @@ class BulkForm(forms.Form):
     label = forms.SlugField(required=False, max_length=64, allow_unicode=True)
     until = forms.ChoiceField(required=False, choices=[("", ""), *SNOOZE_CHOICES])
     priority = forms.ChoiceField(required=False, choices=[("", ""), *Conversation.Priority.choices])
+    team = forms.CharField(required=False, max_length=20)
 
 
 def _ids(request: AuthenticatedHttpRequest) -> list[int]:
@@ -63,6 +67,12 @@ def _action(request: AuthenticatedHttpRequest, membership: Membership, form: Bul
     if kind == "priority":
         priority = form.cleaned_data["priority"]
         return BulkAction(kind, priority=priority) if priority else "Choose a priority from the list."
+    if kind == "team":
+        value = form.cleaned_data["team"]
+        if value == "":
+            return BulkAction(kind)
+        team = account_team(account_id=membership.account_id, team_id=int(value) if value.isdigit() else 0)
+        return BulkAction(kind, team=team) if team else "That team is not one of this account's."
     return BulkAction(kind)
 
 

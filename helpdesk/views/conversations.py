@@ -36,12 +36,15 @@ from helpdesk.selectors import (
 )
 from helpdesk.selectors.contacts import contact_panel
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
+from helpdesk.selectors.teams import account_team, account_team_choices
 from helpdesk.services.conversations import (
     conversation_add_label,
     conversation_assign,
     conversation_remove_label,
     conversation_set_priority,
     conversation_set_status,
+    conversation_set_team,
+    conversation_take_over,
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
 
@@ -112,6 +115,7 @@ def side_context(membership: Membership, conversation: Conversation) -> dict[str
         "members": list(account_members(account_id=membership.account_id)),
         "account_labels": account_labels(account_id=membership.account_id),
         "priorities": Conversation.Priority.choices,
+        "teams": list(account_team_choices(account_id=membership.account_id)),
         "reroute": reroute_form(conversation),
         "attributes": attributes_panel(account_id=membership.account_id, conversation=conversation),
         "contact_panel": contact_panel(account_id=membership.account_id, conversation=conversation),
@@ -334,11 +338,11 @@ def conversation_status(
         raise Http404("No such action.")
     status, done = STATUS_ACTIONS[action]
     following = _queue_next(request, membership, conversation, action)
-    with transaction.atomic():
+    if action == "take_over":
+        # Taking over means "I answer this one": it lands in the person's own list, out of "Needs people".
+        conversation_take_over(conversation=conversation, user=request.user)
+    else:
         conversation_set_status(conversation=conversation, status=status, actor=request.user)
-        if action == "take_over":
-            # Taking over means "I answer this one": it lands in the person's own list.
-            conversation_assign(conversation=conversation, assignee=request.user, by=request.user)
     return _done(request, membership, conversation, done, following=following)
 
 
@@ -415,11 +419,13 @@ def conversation_label(
     form = LabelForm(request.POST)
     if form.is_valid() and request.POST.get("action") == "remove":
         name = form.cleaned_data["name"].lower()
-        removed = conversation_remove_label(conversation=conversation, name=name)
+        removed = conversation_remove_label(conversation=conversation, name=name, by=request.user)
         text = f"Label “{name}” removed." if removed else f"The label “{name}” was not on the conversation."
         return _done(request, membership, conversation, text)
     if form.is_valid():
-        label = conversation_add_label(conversation=conversation, name=form.cleaned_data["name"].lower())
+        label = conversation_add_label(
+            conversation=conversation, name=form.cleaned_data["name"].lower(), by=request.user
+        )
         return _done(request, membership, conversation, f"Label “{label.name}” added.")
     return _done(
         request, membership, conversation, "A label is one word: letters, digits, - and _.", ok=False
@@ -435,7 +441,27 @@ def conversation_priority(
     form = PriorityForm(request.POST)
     if not form.is_valid():
         return _done(request, membership, conversation, "Choose a priority from the list.", ok=False)
-    conversation_set_priority(conversation=conversation, priority=form.cleaned_data["priority"])
+    conversation_set_priority(
+        conversation=conversation, priority=form.cleaned_data["priority"], by=request.user
+    )
     return _done(
         request, membership, conversation, f"Priority set to {conversation.get_priority_display().lower()}."
     )
+
+
+@require_POST
+@account_view()
+def conversation_team(
+    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
+) -> HttpResponse:
+    """`team`: one of the account's teams, or "" for none. Another account's team is simply not found."""
+    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    value = request.POST.get("team", "")
+    if value == "":
+        conversation_set_team(conversation=conversation, team=None, by=request.user)
+        return _done(request, membership, conversation, "The conversation has no team now.")
+    team = account_team(account_id=membership.account_id, team_id=int(value) if value.isdigit() else 0)
+    if team is None:
+        return _done(request, membership, conversation, "That team is not one of this account's.", ok=False)
+    conversation_set_team(conversation=conversation, team=team, by=request.user)
+    return _done(request, membership, conversation, f"Team set to {team.name}.")

@@ -37,6 +37,7 @@ urlpatterns = [
     path(f"{CONVERSATION}assignee/", conversations.conversation_assignee, name="conversation-assignee"),
     path(f"{CONVERSATION}labels/", conversations.conversation_label, name="conversation-label"),
     path(f"{CONVERSATION}priority/", conversations.conversation_priority, name="conversation-priority"),
+    path(f"{CONVERSATION}team/", conversations.conversation_team, name="conversation-team"),
     path(
         f"{CONVERSATION}attributes/<slug:target>/",
         attributes.conversation_attributes,

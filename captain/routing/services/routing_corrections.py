@@ -258,6 +258,7 @@ def conversation_reroute(*, conversation: Conversation, key: str, user: User) ->
                 reason=f"{user} re-routed the conversation to people.",
                 customer_message=handoff_message_for(conversation, assistant),
                 by=str(user),
+                actor=user,
             )
             moved = True
     elif status in (Conversation.Status.PENDING, Conversation.Status.OPEN):

@@ -155,6 +155,13 @@
       // The poll compares the server's status with this: a change made here is not "changed elsewhere".
       root.dataset.status = status.dataset.status;
     }
+    // On a phone the panel is full screen while it is the page's target ("Actions", #side-panel); the swapped-in
+    // panel is a new element that is not the target, so it would fall back under the conversation after every
+    // action. Target it again (replace: no new history entry).
+    var panel = document.getElementById("side-panel");
+    if (panel && window.location.hash === "#side-panel" && !panel.matches(":target")) {
+      window.location.replace("#side-panel");
+    }
   });
   document.body.addEventListener("htmx:responseError", function (event) {
     var result = document.getElementById("action-result");

@@ -41,14 +41,16 @@ def test_a_rolled_back_change_publishes_nothing_and_a_committed_one_publishes(re
 
     with pytest.raises(Rollback), transaction.atomic():
         ConversationFactory(contact_inbox__inbox=inbox)
-        conversation_set_priority(conversation=conversation, priority="urgent")
+        conversation_set_priority(conversation=conversation, priority="urgent", by="The AI")
         raise Rollback
     assert drain(pubsub) == []
 
     with transaction.atomic():
-        conversation_set_priority(conversation=conversation, priority="high")
+        conversation_set_priority(conversation=conversation, priority="high", by="The AI")
         assert drain(pubsub, 0.2) == []  # not before the commit
-    (event,) = drain(pubsub)
+    # The change and its activity line ("The AI set the priority to high.").
+    event, line = drain(pubsub)
+    assert line["type"] == "message" and line["message_type"] == "activity"
     assert event["type"] == "conversation" and event["change"] == "priority"
     assert event["conversation_id"] == conversation.id and event["priority"] == "high"
 

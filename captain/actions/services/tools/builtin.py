@@ -13,6 +13,7 @@ from captain.runtime.knowledge.sources import source_text
 from helpdesk.models import Conversation
 from helpdesk.selectors import access_conversation, label_names
 from helpdesk.services import conversations as conversation_services
+from helpdesk.services.activities import AI
 from helpdesk.services.messages import message_create_note
 
 NOTHING_RELEVANT = "Nothing relevant was found in the knowledge base."
@@ -66,7 +67,7 @@ def add_label(ctx: RunContext, args: dict[str, Any]) -> str:
     conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
         conversation_services.conversation_add_label(
-            conversation=conversation, name=args["label"], create=False
+            conversation=conversation, name=args["label"], by=AI, create=False
         )
     return f"Label '{args['label']}' added."
 
@@ -74,7 +75,9 @@ def add_label(ctx: RunContext, args: dict[str, Any]) -> str:
 def set_priority(ctx: RunContext, args: dict[str, Any]) -> str:
     conversation = None if is_dry_run(ctx) else _conversation(ctx)
     if conversation is not None:
-        conversation_services.conversation_set_priority(conversation=conversation, priority=args["priority"])
+        conversation_services.conversation_set_priority(
+            conversation=conversation, priority=args["priority"], by=AI
+        )
     return f"Priority set to {args['priority']}."
 
 
