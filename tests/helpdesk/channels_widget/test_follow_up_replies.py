@@ -23,6 +23,7 @@ from helpdesk.channels.widget import visitor_token
 from helpdesk.models import Conversation, Inbox, Message
 from helpdesk.services.messages import message_ingest
 from tests.factories import AssistantInboxFactory
+from tests.helpdesk.channels_email.test_mime import FIXTURES
 from tests.helpdesk.channels_email.test_threading import deliver, thread_fixture
 from tests.helpdesk.channels_widget.support import call
 from tests.helpdesk.channels_widget.test_away_follow_up import answer, inboxes, visitor_asks
@@ -203,3 +204,21 @@ def test_no_other_sender_reaches_the_chat_whatever_headers_and_address_they_copy
             return  # the visitor herself: that is the threading the other tests check
         assert thread.conversation_id != question.conversation_id
         assert thread.inbox_id is None
+
+
+def test_the_visitors_out_of_office_answer_to_a_follow_up_is_kept_in_the_chat_and_never_answered(
+    client, sink
+):
+    handler, _ = sink
+    mail_inbox, chat, question, reply = followed_up(client, sink)
+    AssistantInboxFactory(inbox=chat, assistant__account=chat.account)
+    Conversation.objects.filter(pk=question.conversation_id).update(status=Conversation.Status.PENDING)
+    vacation = (FIXTURES / "automated" / "gmail_vacation.eml").read_bytes()
+
+    message = deliver(
+        client, mail_inbox, vacation.replace(b"helpdesk-reply-10@", f"helpdesk-reply-{reply.id}@".encode())
+    )
+
+    assert (message.conversation_id, message.inbox_id) == (question.conversation_id, chat.id)
+    assert ReplyJob.objects.count() == 0
+    assert len(handler.mails) == 1  # only the follow-up itself
