@@ -255,7 +255,14 @@ class MembershipInline(AccountScopedInlineMixin, admin.TabularInline):
 
     model = Membership
     extra = 0
-    fields = ["user", "role", "availability", "max_open_assignments", "email_notifications"]
+    fields = [
+        "user",
+        "role",
+        "availability",
+        "max_open_assignments",
+        "email_notifications",
+        "escalation_notifications",
+    ]
 
 
 @admin.register(Account)

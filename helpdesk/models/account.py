@@ -73,6 +73,11 @@ class Membership(models.Model):
     email_notifications = models.BooleanField(
         default=True, help_text="Also send this person's notifications by e-mail."
     )
+    escalation_notifications = models.BooleanField(
+        default=True,
+        help_text="Be told when a conversation is handed to people and not assigned to this person (its team's "
+        "members, else the administrators, are told).",
+    )
 
     class Meta:
         constraints = [

@@ -6,8 +6,11 @@ the rows are written with the change, so a rolled back escalation notifies nobod
 sent is logged, never raised: a broken SMTP server must not undo an escalation.
 
 Who is told:
-- escalation: the person it was assigned to automatically (kind `assigned`); else the conversation's team;
-  else every member of the account (kind `escalation`).
+- escalation: the person it was assigned to automatically (kind `assigned`); else the members of the
+  conversation's team; else (no team, or none of its members left in the account) the account's administrators
+  (kind `escalation`), never everyone. Inboxes have no members of their own, so there is no inbox step. Who keeps
+  `Membership.escalation_notifications` off is not told of escalations (assignments and mentions still reach
+  them), and the person who handed the conversation over is never told.
 - assigned: the new assignee, unless they assigned themselves.
 - mention: each member of the account named `@username` in a private note, never its author.
 
@@ -151,14 +154,17 @@ def send_emails(emails: list[_Email]) -> int:
 
 
 def escalation_recipients(*, conversation: Conversation) -> list[User]:
-    """The conversation's team's members who are still in the account, else every member of the account."""
-    members = User.objects.filter(memberships__account_id=conversation.account_id, is_active=True)
+    """Who is told that a conversation waits for people: the members of its team who are still in the account,
+    else the account's administrators; without those who muted escalations."""
+    memberships = Membership.objects.filter(account_id=conversation.account_id, user__is_active=True)
+    audience = memberships.none()
     if conversation.team_id is not None:
         team_user_ids = TeamMember.objects.filter(team_id=conversation.team_id).values("user_id")
-        team = list(members.filter(pk__in=team_user_ids).order_by("id"))
-        if team:
-            return team
-    return list(members.order_by("id"))
+        audience = memberships.filter(user_id__in=team_user_ids)
+    if not audience.exists():
+        audience = memberships.filter(role=Membership.Role.ADMIN)
+    wanting = audience.filter(escalation_notifications=True).values("user_id")
+    return list(User.objects.filter(pk__in=wanting).order_by("id"))
 
 
 def notify_escalated(*, conversation: Conversation, assignee: User | None, actor: User | None = None) -> None:
@@ -259,4 +265,12 @@ def membership_set_email_notifications(*, membership: Membership, enabled: bool)
     if membership.email_notifications != enabled:
         membership.email_notifications = enabled
         membership.save(update_fields=["email_notifications"])
+    return membership
+
+
+def membership_set_escalation_notifications(*, membership: Membership, enabled: bool) -> Membership:
+    """One's own choice: be told (or not) when a conversation is handed to people and not assigned to oneself."""
+    if membership.escalation_notifications != enabled:
+        membership.escalation_notifications = enabled
+        membership.save(update_fields=["escalation_notifications"])
     return membership

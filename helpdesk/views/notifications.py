@@ -21,6 +21,7 @@ from helpdesk.selectors.notifications import access_notification, unread_count, 
 from helpdesk.services.notifications import (
     conversation_path,
     membership_set_email_notifications,
+    membership_set_escalation_notifications,
     notification_mark_read,
     notifications_mark_all_read,
 )
@@ -103,9 +104,19 @@ def notifications_email(request: HttpRequest, membership: Membership) -> HttpRes
     return _answer(request, membership, email_notifications=enabled)
 
 
+@require_POST
+@account_view()
+def notifications_escalations(request: HttpRequest, membership: Membership) -> HttpResponse:
+    """Be told of escalations not assigned to oneself in this account (`escalations=on`) or not (anything else)."""
+    enabled = request.POST.get("escalations") == "on"
+    membership_set_escalation_notifications(membership=membership, enabled=enabled)
+    return _answer(request, membership, escalation_notifications=enabled)
+
+
 urlpatterns: list[URLPattern] = [
     path(f"{ACCOUNT}notifications/", notification_list, name="notifications"),
     path(f"{ACCOUNT}notifications/read-all/", notifications_read_all, name="notifications-read-all"),
     path(f"{ACCOUNT}notifications/email/", notifications_email, name="notifications-email"),
+    path(f"{ACCOUNT}notifications/escalations/", notifications_escalations, name="notifications-escalations"),
     path(f"{ACCOUNT}notifications/<id:notification_id>/read/", notification_read, name="notification-read"),
 ]

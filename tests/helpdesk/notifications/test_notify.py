@@ -109,7 +109,7 @@ def test_an_auto_assigned_escalation_tells_the_assignee_only(
     assert "Jane Doe" in email.subject
 
 
-def test_an_unassigned_escalation_tells_the_team_else_everyone_in_the_account(
+def test_an_unassigned_escalation_tells_the_team_else_the_accounts_administrators(
     acme, globex, events, django_capture_on_commit_callbacks
 ):
     account, people, conversation = acme
@@ -125,32 +125,31 @@ def test_an_unassigned_escalation_tells_the_team_else_everyone_in_the_account(
     assert [(n.user.username, n.kind) for n in rows()] == [("carol", "escalation")]
     assert [e["user_id"] for _, e in events()] == [people["carol"].id]
 
+    # Without a team: the administrators (alice and bob), not every agent (carol), never everyone.
+    Membership.objects.filter(user__in=[people["alice"], people["bob"]]).update(role=Membership.Role.ADMIN)
     other = ConversationFactory(contact_inbox__inbox=conversation.inbox)
     Notification.objects.all().delete()
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         conversation_escalate(conversation=other, reason="Question", customer_message="")
-    assert sorted(n.user.username for n in rows()) == ["alice", "bob", "carol"]
+    assert sorted(n.user.username for n in rows()) == ["alice", "bob"]
     assert {n.kind for n in rows()} == {"escalation"}
     published = events()
     assert {a for a, _ in published} == {account.id}
-    assert sorted(e["user_id"] for _, e in published) == sorted(p.id for p in people.values())
-    assert sorted(m.to[0] for m in mail.outbox) == [
-        "alice@example.com",
-        "bob@example.com",
-        "carol@example.com",
-    ]
+    assert sorted(e["user_id"] for _, e in published) == sorted([people["alice"].id, people["bob"].id])
+    assert sorted(m.to[0] for m in mail.outbox) == ["alice@example.com", "bob@example.com"]
     assert not rows(user=globex[1])
 
 
 def test_email_only_for_people_who_want_it_and_have_an_address(acme, django_capture_on_commit_callbacks):
     _account, people, conversation = acme
+    Membership.objects.filter(account=_account).update(role=Membership.Role.ADMIN)
     Membership.objects.filter(user=people["alice"]).update(email_notifications=False)
     people["carol"].email = ""
     people["carol"].save()
     with django_capture_on_commit_callbacks(execute=True):
         conversation_escalate(conversation=conversation, reason="Refund", customer_message="")
-    assert len(rows()) == 3  # in the app: everyone
+    assert len(rows()) == 3  # in the app: every administrator
     assert [m.to for m in mail.outbox] == [["bob@example.com"]]
 
 
