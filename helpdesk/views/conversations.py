@@ -50,6 +50,7 @@ from helpdesk.services.messages import message_create_agent_reply, message_creat
 
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
+from .composer import composer_kind, remember_composer_kind
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
 from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next, workspace
 
@@ -159,6 +160,7 @@ def conversation_detail(
         canned_url=reverse("dashboard:canned-search", args=[membership.account_id, conversation.pk]),
         poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),
         poll_interval_ms=POLL_INTERVAL_MS,
+        composer_kind=composer_kind(request, conversation.pk),
         **side_context(membership, conversation),
     )
     return render(request, "dashboard/conversation_detail.html", context)
@@ -317,6 +319,7 @@ def conversation_reply(
         flash.error(request, "Write a message first (at most 10,000 characters).")
         return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
+    remember_composer_kind(request, conversation.pk, form.cleaned_data["kind"])
     if form.cleaned_data["kind"] == "note":
         message_create_note(conversation=conversation, content=content, user=request.user)
         flash.success(request, "Private note added.")

@@ -142,7 +142,11 @@ def test_note_and_reply_look_different_and_a_note_is_never_delivered(browser, li
     thread_note = page.locator(f"#m-{note.id}")
     expect(thread_note).to_have_class("msg note")
     expect(thread_note).to_contain_text("not seen by the customer")
-    # After sending, the composer is back to replying (the safe default), and a reply is delivered.
+    # After a note the composer stays on "note" for this conversation (it is remembered, not reset to reply);
+    # the agent switches to reply on purpose, and a reply is delivered.
+    expect(send).to_have_text("Add note", use_inner_text=True)
+    expect(composer).to_have_attribute("data-kind", "note")
+    page.check("input[name=kind][value=reply]")
     expect(send).to_have_text("Send reply", use_inner_text=True)
     page.fill("#composer-text", "Your refund is on its way.")
     send.click()
