@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from .chinese import unknown_words
 from .statements import GENERIC_WORDS, is_claim
 from .tokens import has_cjk, tokens
 from .units import Unit, split_sentences
@@ -155,20 +156,24 @@ _ASKING_VERBS = frozenset((
 def unsourced_topic(asked: str, sentence: str, known: frozenset[str]) -> tuple[str, ...]:
     """The words of a yes or no question that a reply's "yes" or "no" sentence repeats and no source mentions:
     "No, we do not offer scholarships for the intensive course." when no source says anything about scholarships.
-    Such a sentence has no value to check, yet states something nobody wrote. Latin words of four letters or more
-    only: a reply repeats and rephrases the question's Chinese character pairs freely, so a pair missing from the
-    sources says little (measured on the bundled help centres: docs/knowledge.md#the-grounding-check)."""
+    Such a sentence has no value to check, yet states something nobody wrote. Latin words of four letters or more,
+    and Chinese words as jieba segments them ("转给" in "潮汐卡积分可以转给家人用吗"): a single character pair is
+    not a word (measured on the bundled help centres: docs/knowledge.md#the-grounding-check)."""
     if not is_yes_no_question(asked) or not is_claim(sentence):
         return ()
+    chinese = unknown_words(asked, sentence, known) if has_cjk(asked) else []
     said = set(tokens(sentence))
-    return tuple(
-        w
-        for w in dict.fromkeys(tokens(asked))
-        if w in said
-        and w not in known
-        and len(w) >= 4
-        and not has_cjk(w)
-        and not w.isdigit()
-        and w not in GENERIC_WORDS
-        and w not in _ASKING_VERBS
+    return (
+        *chinese,
+        *(
+            w
+            for w in dict.fromkeys(tokens(asked))
+            if w in said
+            and w not in known
+            and len(w) >= 4
+            and not has_cjk(w)
+            and not w.isdigit()
+            and w not in GENERIC_WORDS
+            and w not in _ASKING_VERBS
+        ),
     )

@@ -13,6 +13,7 @@ from captain.runtime.knowledge.conflicts import (
     negates,
     unsourced_topic,
 )
+from captain.runtime.knowledge.tokens import tokens
 from captain.runtime.knowledge.units import Unit, units_of
 
 LUGGAGE = (
@@ -225,9 +226,9 @@ def test_a_yes_or_no_about_something_no_source_mentions_is_refused():
     )
 
 
-def test_the_topic_check_reads_only_yes_or_no_questions_and_latin_words():
+def test_the_topic_check_reads_only_yes_or_no_questions_and_words_not_pairs():
     assert unsourced_topic("how much is a student ticket", "A student ticket is cheaper.", frozenset()) == ()
-    assert unsourced_topic("有学生优惠吗", "没有学生优惠。", frozenset()) == ()
+    assert unsourced_topic("有学生优惠吗", "没有学生优惠。", frozenset(tokens("学生优惠"))) == ()
     assert unsourced_topic("do you give student discounts?", "Would you like a person?", frozenset()) == ()
     assert unsourced_topic(
         "do you give student discounts?", "No, we don't give student discounts.", frozenset({"student"})
@@ -262,3 +263,14 @@ def test_a_word_the_assistants_knowledge_mentions_elsewhere_is_not_refused():
         known=["open", "ticket", "office"],
     )
     assert with_knowledge.findings(said) == []
+
+
+def test_a_chinese_yes_or_no_about_something_no_source_mentions_is_refused():
+    # "转给" (pass on to) is in no source: whether points can be given to family is nobody's word.
+    known = frozenset(tokens("潮汐卡 积分 家人 会员"))
+    assert unsourced_topic("潮汐卡积分可以转给家人用吗", "潮汐卡积分可以转给家人用。", known) == ("转给",)
+    # Character pairs that span two words ("生办", "办潮") are not words: only "额外" is unknown here.
+    known = frozenset(tokens("学生 潮汐卡 折扣"))
+    assert unsourced_topic("学生办潮汐卡有没有额外的折扣", "学生办潮汐卡没有额外的折扣。", known) == ("额外",)
+    # Every word known: nothing to refuse.
+    assert unsourced_topic("周日开门吗", "周日不开门。", frozenset(tokens("周日 开门"))) == ()
