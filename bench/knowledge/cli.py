@@ -55,7 +55,9 @@ HELP = "Benchmark answering from knowledge (tool, inject, inject+check) on a hel
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.knowledge", description=HELP)
     parser.add_argument(
-        "--sets", default="main,heldout,ebike,harbour,vetclinic", help="Comma-separated set directories under data/."
+        "--sets",
+        default="main,heldout,ebike,harbour,vetclinic",
+        help="Comma-separated set directories under data/.",
     )
     parser.add_argument(
         "--strategies", default=PRODUCT_STRATEGY, help=f"Of: {', '.join(STRATEGIES)} (the last is compared)."
