@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import threading
 from typing import Any, Literal
 
 from captain.conf import captain_setting
@@ -112,8 +113,12 @@ def _task_finished(task_id: str | None = None, **kwargs: Any) -> None:
 
 
 def _worker_ready(**kwargs: Any) -> None:
-    """A worker that just started queues the prompt warm-up (background lane): the model server then has the
-    assistants' fixed prompts cached before the first customer writes."""
+    """A worker that just started loads the Chinese segmenter's dictionary in the background (the grounding check
+    reads Chinese words; ~0.7 s once per process), and queues the prompt warm-up (background lane): the model
+    server then has the assistants' fixed prompts cached before the first customer writes."""
+    from captain.runtime.knowledge import chinese
+
+    threading.Thread(target=chinese.warm, name="segmenter-warm-up", daemon=True).start()
     if int(captain_setting("PROMPT_WARM_ASSISTANTS")) <= 0 or not _runs_warm_up(kwargs.get("sender")):
         return
     from captain.queue import task

@@ -26,6 +26,11 @@ ASKING_WORDS = frozenset((
 # fmt: on
 
 
+def warm() -> None:
+    """Load the dictionary now (a worker starting), not in the first customer's reply that needs it."""
+    jieba.initialize()
+
+
 def words(text: str) -> Iterator[str]:
     """The words of two or more Han characters in `text`, in order, without the asking words."""
     for word in jieba.lcut(text):

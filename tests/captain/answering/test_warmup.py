@@ -81,3 +81,17 @@ def test_of_two_lane_workers_only_the_background_one_queues_the_warm_up(link, re
         signals.worker_ready.send(sender=_Consumer(app))
     queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain_background", 0, -1)]
     assert queued == ["captain.tasks.prompt_prefixes_warm"]
+
+
+def test_a_starting_worker_loads_the_chinese_segmenter_off_the_reply_path(settings):
+    import threading
+
+    import jieba
+
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
+    jieba.dt.initialized = False  # as in a worker process that has not read a Chinese question yet
+    signals.worker_ready.send(sender=None)
+    for loader in threading.enumerate():
+        if loader.name == "segmenter-warm-up":
+            loader.join(timeout=30)
+    assert jieba.dt.initialized
