@@ -1,10 +1,12 @@
 """Canned responses over the REST API: `accounts/<id>/canned-responses/[<cid>/]`.
 
-Members (agents) read, `?q=` searches short codes and contents like the composer's `/` picker; administrators
-create, change and delete. Another account's canned response answers 404, like a missing one.
+Members (agents too) read, create and change them, `?q=` searches short codes and contents like the composer's `/`
+picker; administrators delete. Another account's canned response answers 404, like a missing one.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -23,7 +25,7 @@ from helpdesk.services.canned import (
 )
 
 from .attributes import service_errors_as_400
-from .auth import AccountAdminOrReadOnlyApi, Pagination, paginated_response
+from .auth import AccountApi, IsAccountAdmin, Pagination, paginated_response
 
 # The documented pattern spells out every letter and digit it allows (helpdesk.api.schema.ecma_pattern).
 SHORT_CODE_HELP = "Letters and digits of any script, `_` and `-` (stored lower case): typed after `/`."
@@ -69,9 +71,8 @@ class CannedFilterSerializer(serializers.Serializer):
         ref_name = "CannedResponseFilter"
 
 
-class CannedCollectionApi(AccountAdminOrReadOnlyApi):
-    """`GET` the account's canned responses (`?q=` searches, `?limit=&offset=` pages) / `POST` one
-    (administrators)."""
+class CannedCollectionApi(AccountApi):
+    """`GET` the account's canned responses (`?q=` searches, `?limit=&offset=` pages) / `POST` one (any member)."""
 
     # Documents the page envelope and `limit`/`offset` (drf-spectacular reads it); a search is paged too, so
     # the operation has one shape.
@@ -97,8 +98,12 @@ class CannedCollectionApi(AccountAdminOrReadOnlyApi):
         return Response(CannedOutputSerializer(canned).data, status=status.HTTP_201_CREATED)
 
 
-class CannedDetailApi(AccountAdminOrReadOnlyApi):
-    """`GET`, `PATCH`/`PUT`, `DELETE` one canned response (writes: administrators)."""
+class CannedDetailApi(AccountApi):
+    """`GET`, `PATCH`/`PUT` (any member), `DELETE` (administrators) one canned response."""
+
+    def get_permissions(self) -> list[Any]:
+        permissions = super().get_permissions()
+        return [*permissions, IsAccountAdmin()] if self.request.method == "DELETE" else permissions
 
     def _canned(self, canned_id: int) -> CannedResponse:
         return access_canned_response(account_id=self.account_id, canned_id=canned_id)

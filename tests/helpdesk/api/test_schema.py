@@ -171,7 +171,7 @@ def test_every_operation_with_a_body_documents_400_and_415():
     [
         # Any member reads; a non-member is 404, never 403; no filters, nothing to refuse.
         (f"{ACCOUNT}/teams/", "get", {"200", "401", "404", "429"}, {"400", "403", "405", "415"}),
-        # Only administrators write (403); `?q=` is validated (400).
+        # Members write (403 only for a failed CSRF check under session authentication); `?q=` is validated (400).
         (f"{ACCOUNT}/canned-responses/", "get", {"400"}, {"403", "415"}),
         (f"{ACCOUNT}/canned-responses/", "post", {"400", "403", "415"}, set()),
         # Administrators only, and the dates are checked.
@@ -203,16 +203,18 @@ def no_throttle_leftovers():
 def test_error_answers_are_the_documented_error_bodies(admin, agent, no_throttle_leftovers):
     stranger = MembershipFactory(role=Membership.Role.ADMIN)
     canned = f"/api/v1/accounts/{admin.account_id}/canned-responses/"
+    one = CannedResponse.objects.create(account_id=admin.account_id, short_code="hi", content="Hello")
     answers = {
-        401: APIClient().get(canned),
-        403: client_of(agent).post(canned, {"short_code": "hi", "content": "Hello"}, format="json"),
-        404: client_of(stranger).get(canned),
-        415: client_of(admin).post(canned, "short_code=hi", content_type="text/plain"),
+        401: (APIClient().get(canned), ""),
+        # Agents add and change canned responses; deleting one is for administrators.
+        403: (client_of(agent).delete(f"{canned}{one.pk}/"), "{canned_id}/"),
+        404: (client_of(stranger).get(canned), ""),
+        415: (client_of(admin).post(canned, "short_code=hi", content_type="text/plain"), ""),
     }
-    for code, response in answers.items():
+    for code, (response, tail) in answers.items():
         assert response.status_code == code, response.content
         assert_documented(
-            response, path=f"{ACCOUNT}/canned-responses/", method=response.request["REQUEST_METHOD"]
+            response, path=f"{ACCOUNT}/canned-responses/{tail}", method=response.request["REQUEST_METHOD"]
         )
 
 
