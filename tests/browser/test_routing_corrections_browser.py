@@ -59,7 +59,8 @@ def test_a_person_reroutes_and_an_admin_accepts_the_correction(browser, live_ser
 
     page.goto(f"{live_server.url}/app/accounts/{assistant.account_id}/conversations/{conversation.id}/")
     form = page.locator("#reroute-form")
-    expect(form).to_contain_text("The AI sent “Where is my parcel?” to Refunds.")
+    expect(form).to_contain_text("The AI took “Where is my parcel?” as: Refunds.")
+    expect(form).not_to_contain_text("Triage")  # plain words for agents, not the router's
     form.locator("select[name=key]").select_option("shipping")
     browser.shot("reroute")
     form.locator("button[data-action='reroute']").click()

@@ -66,8 +66,10 @@ def test_the_conversation_page_offers_every_node_and_shows_the_routed_message_es
     assert f'action="{conversation_url(team, conversation, "reroute/")}"' in html
     options = ['value="assistant"', 'value="refunds" selected', 'value="shipping"', 'value="human"']
     assert all(option in html for option in options)
-    assert "Triage (Helper)" in html and "People (the team)" in html
-    assert "to Refunds." in html  # where the router sent the message
+    # Plain words for agents: no "Triage (Helper)", "People (the team)" or "This should have gone to".
+    assert "General questions (the AI sorts them out)" in html and "A person on the team" in html
+    assert "Triage (" not in html and "People (the team)" not in html and "should have gone" not in html
+    assert "as: Refunds." in html  # where the router sent the message
     assert XSS not in html and "&lt;script&gt;" in html
 
 

@@ -28,6 +28,20 @@ _GROUNDING = re.compile(
 )
 
 
+# A model's own `handoff_to_human` reason is sometimes a label, not a sentence ("customer request",
+# "user_requested_human", "Escalation"): agents read what it means.
+_ASKED_LABEL = re.compile(
+    r"^(the )?(customer|user|client|visitor)( has)?( explicitly)? (request(s|ed)?|asks?( for)?|asked( for)?|wants?)"
+    r"( (a|an|to (talk|speak) (to|with)))?( (human|person|agent|people|staff|someone|representative|operator))?$"
+    r"|^(human|agent|person|live agent)( (handoff|hand off|request(ed)?|needed|required))?$"
+    r"|^(escalation|escalate|handoff|hand off|transfer)( to (a )?(human|person|agent|people))?$"
+)
+
+
+def _label(text: str) -> str:
+    return " ".join(re.sub(r"[_\-.:!]+", " ", text.lower()).split())
+
+
 def plain_handoff_reason(reason: str) -> str:
     """The escalation reason agents read for a run's handoff `reason` (see the module docstring)."""
     text = reason.strip()
@@ -38,6 +52,8 @@ def plain_handoff_reason(reason: str) -> str:
         if "asks for a person" in detail:
             return ASKED_FOR_PERSON
         return ROUTED_TO_PEOPLE
+    if _ASKED_LABEL.match(_label(text)):
+        return ASKED_FOR_PERSON
     if text == "Nothing in the knowledge answers the question.":
         return NOT_IN_KNOWLEDGE
     grounding = _GROUNDING.match(text)

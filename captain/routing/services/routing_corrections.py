@@ -131,6 +131,16 @@ def node_titles(assistant: Assistant) -> dict[str, str]:
     return titles
 
 
+AGENT_TRIAGE_TITLE = "General questions (the AI sorts them out)"
+AGENT_HUMAN_TITLE = "A person on the team"
+
+
+def agent_titles(assistant: Assistant) -> dict[str, str]:
+    """What agents read for each node on the conversation page: the topics by their titles, without the
+    router's words ("triage", the assistant's name, "node")."""
+    return {**node_titles(assistant), TRIAGE_KEY: AGENT_TRIAGE_TITLE, HUMAN_KEY: AGENT_HUMAN_TITLE}
+
+
 def record_correction(
     *, conversation: Conversation, message: Message, right_key: str, signal: str, routed_to: str
 ) -> RoutingExample | None:
@@ -194,7 +204,7 @@ def reroute_options(*, conversation: Conversation) -> RerouteOptions | None:
     assistant = assistant_for_conversation(conversation)
     if assistant is None:
         return None
-    titles = node_titles(assistant)
+    titles = agent_titles(assistant)
     keys = [*learnable_keys(assistant), HUMAN_KEY]
     decision = last_routed(conversation.pk)
     return RerouteOptions(
@@ -269,9 +279,9 @@ def conversation_reroute(*, conversation: Conversation, key: str, user: User) ->
             )
         conversation.ai_agent_key = key
         conversation.save(update_fields=["ai_agent_key"])
-        title = node_titles(assistant).get(key, key)
+        title = agent_titles(assistant).get(key, key)
         message_create_activity(
-            conversation=conversation, content=f"{user} re-routed the conversation to {title}."
+            conversation=conversation, content=f"{user} moved the conversation to the topic {title}."
         )
         moved = True
     conversation.refresh_from_db(fields=["status"])

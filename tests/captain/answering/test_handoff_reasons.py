@@ -34,6 +34,12 @@ SEMANTIC = (
             "The AI's reply stated '59 EUR', which no source supports (grounding check).",
             "The AI's answer stated things the knowledge does not support, so it was not sent ('59 EUR').",
         ),
+        # A model's label instead of a sentence: what it means.
+        ("customer request", ASKED_FOR_PERSON),
+        ("Customer requested human", ASKED_FOR_PERSON),
+        ("user_requested_human", ASKED_FOR_PERSON),
+        ("Escalation.", ASKED_FOR_PERSON),
+        ("the user wants a human", ASKED_FOR_PERSON),
         # Written for people already: the agent's own handoff reason, credits, configuration.
         ("Customer wants to cancel the contract", "Customer wants to cancel the contract"),
         ("The account's AI credit limit is reached.", "The account's AI credit limit is reached."),

@@ -451,4 +451,4 @@ def test_rerouting_without_any_routed_message_only_moves_the_node(setup):
     # Nothing said to the customer; the team sees who moved it in the thread.
     assert not Message.objects.filter(conversation=conversation, message_type="outgoing").exists()
     activity = Message.objects.get(conversation=conversation, message_type="activity")
-    assert activity.content.endswith("re-routed the conversation to Refunds.")
+    assert activity.content.endswith("moved the conversation to the topic Refunds.")
