@@ -10,6 +10,9 @@ class Contact(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="contacts")
     name = models.CharField(max_length=200, blank=True)
     email = models.EmailField(blank=True)
+    phone = models.CharField(
+        max_length=31, blank=True, help_text="Digits, spaces and + ( ) . / - (checked on edit)."
+    )
     # Typed values for the account's contact attribute definitions (helpdesk.models.attributes), by key.
     custom_attributes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

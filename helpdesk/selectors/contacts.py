@@ -93,7 +93,6 @@ def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPane
 CONTACTS_PAGE_SIZE = 25
 SEARCH_MAX_CHARS = 200
 """Longer search text is refused with a message (helpdesk.views.contacts): no name, e-mail or phone is that long."""
-PHONE_KEY = "phone"  # where helpdesk.services.contacts stores the phone (no column of its own yet)
 
 
 def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
@@ -103,11 +102,7 @@ def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
     # NUL taken out: PostgreSQL refuses it in a text parameter, and no name, e-mail or phone holds one.
     query = query.replace("\x00", "").strip()[:SEARCH_MAX_CHARS]
     if query:
-        match = (
-            Q(name__icontains=query)
-            | Q(email__icontains=query)
-            | Q(**{f"custom_attributes__{PHONE_KEY}__icontains": query})
-        )
+        match = Q(name__icontains=query) | Q(email__icontains=query) | Q(phone__icontains=query)
         digits = query.removeprefix("#")
         if (
             digits.isascii() and digits.isdigit() and len(digits) < 19
@@ -149,9 +144,8 @@ def possible_duplicates(*, contact: Contact, limit: int = 5) -> list[Contact]:
         same |= Q(name__iexact=contact.name)
     if contact.email:
         same |= Q(email__iexact=contact.email)
-    phone = (contact.custom_attributes or {}).get(PHONE_KEY)
-    if isinstance(phone, str) and phone:
-        same |= Q(**{f"custom_attributes__{PHONE_KEY}": phone})
+    if contact.phone:
+        same |= Q(phone=contact.phone)
     if not same:
         return []
     return list(

@@ -4,8 +4,8 @@ Every function takes contacts already fetched for the caller's account (`access_
 refuses to mix two accounts itself as well, so a caller that forgot a check still cannot move one tenant's
 conversations to another. Refusals are `ValidationError`s whose messages a person can act on.
 
-The phone number has no column of its own yet (adding one is a migration of the helpdesk app, which this
-module does not own): it is stored under the reserved key `phone` of `custom_attributes`, validated here.
+The phone number is the contact's `phone` column (migration 0015 moved it out of the reserved `phone` key of
+`custom_attributes`, where it lived before), validated here; `phone` stays a reserved attribute key.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from helpdesk.services.attributes import (
 )
 
 PHONE_KEY = "phone"
+"""A reserved contact attribute key: the phone is a column (a definition named `phone` is not offered)."""
 NAME_MAX_CHARS = 200
 PHONE_RE = re.compile(r"^\+?[0-9][0-9 ()./-]{2,30}$")
 CSV_MAX_BYTES = 5 * 1024 * 1024
@@ -42,8 +43,7 @@ CSV_MAX_ERRORS = 50
 
 
 def contact_phone(contact: Contact) -> str:
-    value = (contact.custom_attributes or {}).get(PHONE_KEY, "")
-    return value if isinstance(value, str) else str(value)
+    return contact.phone
 
 
 def _clean_fields(*, name: str | None, email: str | None, phone: str | None) -> dict[str, str]:
@@ -77,18 +77,10 @@ def _clean_fields(*, name: str | None, email: str | None, phone: str | None) -> 
 def _apply(contact: Contact, cleaned: Mapping[str, str]) -> list[str]:
     """Set the cleaned fields on the contact; the names of the columns that changed."""
     changed = []
-    for name in ("name", "email"):
+    for name in ("name", "email", "phone"):
         if name in cleaned and getattr(contact, name) != cleaned[name]:
             setattr(contact, name, cleaned[name])
             changed.append(name)
-    if "phone" in cleaned and contact_phone(contact) != cleaned["phone"]:
-        attributes = dict(contact.custom_attributes or {})
-        if cleaned["phone"]:
-            attributes[PHONE_KEY] = cleaned["phone"]
-        else:
-            attributes.pop(PHONE_KEY, None)
-        contact.custom_attributes = attributes
-        changed.append("custom_attributes")
     return changed
 
 
@@ -104,14 +96,14 @@ def contact_update(
     attributes (`custom_attributes_update`'s rules). All or nothing: one refused value and nothing is stored."""
     cleaned = _clean_fields(name=name, email=email, phone=phone)
     with transaction.atomic():
-        # Locked and re-read: the attributes panel merges into the same JSON document (the phone lives there).
+        # Locked and re-read: the attributes panel merges into the same row's JSON document.
         row = Contact.objects.select_for_update().get(pk=contact.pk)
         changed = _apply(row, cleaned)
         if changed:
             row.save(update_fields=changed)
         if attributes:
             custom_attributes_update(target=row, changes=attributes)
-    for name in ("name", "email", "custom_attributes"):
+    for name in ("name", "email", "phone", "custom_attributes"):
         setattr(contact, name, getattr(row, name))
     return contact
 
@@ -182,14 +174,14 @@ def contact_merge(*, kept: Contact, duplicate: Contact, actor: str) -> Contact:
             moved = [latest] if latest else []
         for conversation in moved:
             message_create_activity(conversation=conversation, content=line)
-    for name in ("name", "email", "custom_attributes"):
+    for name in ("name", "email", "phone", "custom_attributes"):
         setattr(kept, name, getattr(row, name))
     return kept
 
 
 def _fill_empty(row: Contact, other: Contact) -> list[str]:
     changed = []
-    for name in ("name", "email"):
+    for name in ("name", "email", "phone"):
         if not getattr(row, name) and getattr(other, name):
             setattr(row, name, getattr(other, name))
             changed.append(name)

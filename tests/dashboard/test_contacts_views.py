@@ -26,7 +26,7 @@ def _url(name: str, team, *args) -> str:
 
 def test_list_searches_by_name_email_and_phone(agent_client, team, other_team):
     ContactFactory(account=team.account, name="Ann Lee", email="ann@shop.test")
-    ContactFactory(account=team.account, name="Bob", custom_attributes={"phone": "+44 20 7946 0000"})
+    ContactFactory(account=team.account, name="Bob", phone="+44 20 7946 0000")
     ContactFactory(account=other_team.account, name="Ann Elsewhere")
     page = agent_client.get(_url("contacts", team), {"q": "ann"}).content.decode()
     assert "Ann Lee" in page and "Bob" not in page and "Elsewhere" not in page
@@ -72,7 +72,7 @@ def test_another_accounts_contact_is_a_404_on_every_page(agent_client, team, oth
 
 
 def test_contact_page_shows_the_contact_and_their_conversations(agent_client, team):
-    contact = ContactFactory(account=team.account, name="Ann", custom_attributes={"phone": "+1 555 0100"})
+    contact = ContactFactory(account=team.account, name="Ann", phone="+1 555 0100")
     conversation = ConversationFactory(contact_inbox=ContactInboxFactory(inbox=team.inbox, contact=contact))
     ContactFactory(account=team.account, name="Ann")
     page = agent_client.get(_url("contact-detail", team, contact.pk)).content.decode()
@@ -146,9 +146,7 @@ def test_merge_with_garbage_or_itself_says_so(agent_client, team):
 
 
 def test_export_is_csv_the_import_reads_back_with_formulas_defused(admin_client, team):
-    ContactFactory(
-        account=team.account, name="=HYPERLINK(1)", email="a@x.test", custom_attributes={"phone": "+1 555"}
-    )
+    ContactFactory(account=team.account, name="=HYPERLINK(1)", email="a@x.test", phone="+1 555")
     response = admin_client.get(_url("contacts-export", team))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
