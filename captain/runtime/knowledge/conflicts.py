@@ -153,7 +153,9 @@ _ASKING_VERBS = frozenset((
 # fmt: on
 
 
-def unsourced_topic(asked: str, sentence: str, known: frozenset[str]) -> tuple[str, ...]:
+def unsourced_topic(
+    asked: str, sentence: str, known: frozenset[str], *, chinese: bool = True
+) -> tuple[str, ...]:
     """The words of a yes or no question that a reply's "yes" or "no" sentence repeats and no source mentions:
     "No, we do not offer scholarships for the intensive course." when no source says anything about scholarships.
     Such a sentence has no value to check, yet states something nobody wrote. Latin words of four letters or more,
@@ -161,10 +163,10 @@ def unsourced_topic(asked: str, sentence: str, known: frozenset[str]) -> tuple[s
     not a word (measured on the bundled help centres: docs/knowledge.md#the-grounding-check)."""
     if not is_yes_no_question(asked) or not is_claim(sentence):
         return ()
-    chinese = unknown_words(asked, sentence, known) if has_cjk(asked) else []
+    words = unknown_words(asked, sentence, known) if chinese and has_cjk(asked) else []
     said = set(tokens(sentence))
     return (
-        *chinese,
+        *words,
         *(
             w
             for w in dict.fromkeys(tokens(asked))

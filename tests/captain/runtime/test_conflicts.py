@@ -274,3 +274,10 @@ def test_a_chinese_yes_or_no_about_something_no_source_mentions_is_refused():
     assert unsourced_topic("学生办潮汐卡有没有额外的折扣", "学生办潮汐卡没有额外的折扣。", known) == ("额外",)
     # Every word known: nothing to refuse.
     assert unsourced_topic("周日开门吗", "周日不开门。", frozenset(tokens("周日 开门"))) == ()
+
+
+def test_chinese_words_are_not_read_against_english_sources():
+    # An English help centre's answer to a Chinese question shares none of its words: that says nothing about
+    # whether a source holds the answer ("Paya Lebar 服务点星期天是关闭的" from "closed on Sundays").
+    findings = check("快船可以带自行车吗").findings("可以，快船可以带自行车。")
+    assert "unknown_topic" not in [f.problem for f in findings]
