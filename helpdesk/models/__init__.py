@@ -2,7 +2,7 @@ from .account import Account, Membership
 from .attachment import Attachment
 from .attributes import CustomAttributeDefinition
 from .canned import CannedResponse
-from .contact import Contact, ContactInbox
+from .contact import Contact, ContactInbox, ContactNote
 from .conversation import Conversation, Label
 from .csat import CsatResponse
 from .delivery import Delivery
@@ -17,6 +17,7 @@ __all__ = [
     "CannedResponse",
     "Contact",
     "ContactInbox",
+    "ContactNote",
     "Conversation",
     "CsatResponse",
     "CustomAttributeDefinition",

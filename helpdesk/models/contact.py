@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 from .account import Account
@@ -36,3 +37,21 @@ class ContactInbox(models.Model):
 
     def __str__(self) -> str:
         return f"{self.contact} on {self.inbox}"
+
+
+class ContactNote(models.Model):
+    """A note about a customer for the team (never seen by the customer), on the contact's page."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    content = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["contact", "-id"], name="contact_note_contact_idx")]
+
+    def __str__(self) -> str:
+        return f"Note on {self.contact_id}: {self.content[:40]}"

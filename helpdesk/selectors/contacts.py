@@ -10,7 +10,7 @@ from datetime import datetime
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
-from helpdesk.models import Contact, ContactInbox, Conversation, Message
+from helpdesk.models import Contact, ContactInbox, ContactNote, Conversation, Message
 
 PAST_CONVERSATIONS = 10
 LAST_WORDS_CHARS = 120
@@ -163,3 +163,15 @@ def contact_in_account(*, account_id: int, contact_id: int) -> Contact | None:
 def contacts_for_export(*, account_id: int) -> Iterator[Contact]:
     """Every contact of the account, oldest first, read in chunks so a large account does not fill memory."""
     return Contact.objects.filter(account_id=account_id).order_by("pk").iterator(chunk_size=2000)
+
+
+NOTES_SHOWN = 50
+
+
+def contact_notes(*, account_id: int, contact_id: int) -> list[ContactNote]:
+    """The contact's latest notes, newest first, with their authors (one query); only this account's."""
+    return list(
+        ContactNote.objects.filter(account_id=account_id, contact_id=contact_id)
+        .select_related("author")
+        .order_by("-id")[:NOTES_SHOWN]
+    )

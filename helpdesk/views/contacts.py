@@ -31,11 +31,13 @@ from helpdesk.selectors.contacts import (
     contact_channel_ids,
     contact_conversations,
     contact_in_account,
+    contact_notes,
     contact_page,
     contacts_for_export,
     possible_duplicates,
 )
 from helpdesk.services.attributes import attribute_value_from_text
+from helpdesk.services.contact_notes import NOTE_MAX_CHARS, contact_note_create
 from helpdesk.services.contacts import (
     CSV_BASE_COLUMNS,
     CSV_MAX_BYTES,
@@ -104,8 +106,26 @@ def contact_detail(request: HttpRequest, membership: Membership, contact_id: int
         conversations=contact_conversations(account_id=account_id, contact_id=contact.pk),
         channel_ids=contact_channel_ids(account_id=account_id, contact_id=contact.pk),
         duplicates=possible_duplicates(contact=contact),
+        notes=contact_notes(account_id=account_id, contact_id=contact.pk),
+        note_max=NOTE_MAX_CHARS,
     )
     return render(request, "dashboard/contact_detail.html", context)
+
+
+@require_POST
+@account_view()
+def contact_note_add(
+    request: AuthenticatedHttpRequest, membership: Membership, contact_id: int
+) -> HttpResponse:
+    """Add a note about the contact (any member); another account's contact is a 404."""
+    contact = access_contact(account_id=membership.account_id, contact_id=contact_id)
+    try:
+        contact_note_create(contact=contact, author=request.user, content=request.POST.get("content", ""))
+    except ValidationError as exc:
+        flash.error(request, f"Note not added: {' '.join(exc.messages)}")
+    else:
+        flash.success(request, "Note added.")
+    return redirect("dashboard:contact-detail", membership.account_id, contact.pk)
 
 
 def _attribute_changes(request: HttpRequest, contact: Contact, account_id: int) -> dict[str, object]:
@@ -227,4 +247,5 @@ urlpatterns: list[URLPattern] = [
     path(CONTACT, contact_detail, name="contact-detail"),
     path(f"{CONTACT}edit/", contact_edit, name="contact-edit"),
     path(f"{CONTACT}merge/", contact_merge_view, name="contact-merge"),
+    path(f"{CONTACT}notes/", contact_note_add, name="contact-note-add"),
 ]
