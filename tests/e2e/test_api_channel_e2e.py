@@ -112,7 +112,8 @@ def test_human_handoff_is_delivered_and_costs_nothing(client, stack):
     assert receiver.events[0]["json"]["text"] == link.assistant.handoff_message
     conversation = Conversation.objects.get()
     assert conversation.status == Conversation.Status.OPEN
-    assert conversation.escalation_reason == "customer asked for a person"
+    # The model's bare label reads in plain words for agents (captain.answering.services.handoff_reasons).
+    assert conversation.escalation_reason == "The customer asked for a person."
     assert CreditLedgerEntry.objects.count() == 0
     run = Run.objects.get()
     assert run.outcome == "human_handoff" and run.credit_used is False
