@@ -149,6 +149,9 @@ def clarifying_question(options: Sequence[str], language: str) -> str:
 _ASKING_VERBS = frozenset((
     "give", "bring", "take", "offer", "allow", "allowed", "get", "make", "come", "have", "need", "provide",
     "accept", "change", "still", "able", "possible",
+    # Words that place the customer's own situation in time ("an item I bought last week"): not the topic.
+    "bought", "ordered", "last", "week", "weeks", "month", "months", "year", "years", "yesterday", "today",
+    "tomorrow", "ago",
 ))
 # fmt: on
 

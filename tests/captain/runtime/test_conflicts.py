@@ -281,3 +281,9 @@ def test_chinese_words_are_not_read_against_english_sources():
     # whether a source holds the answer ("Paya Lebar 服务点星期天是关闭的" from "closed on Sundays").
     findings = check("快船可以带自行车吗").findings("可以，快船可以带自行车。")
     assert "unknown_topic" not in [f.problem for f in findings]
+
+
+def test_the_customers_own_situation_is_not_the_topic():
+    # The README demo's first question: "bought", "last", "week" are in no source and are not what is asked.
+    said = "Yes, you can return an item you bought last week within 30 days."
+    assert unsourced_topic("Can I return an item I bought last week?", said, frozenset({"return", "item"})) == ()
