@@ -286,4 +286,6 @@ def test_chinese_words_are_not_read_against_english_sources():
 def test_the_customers_own_situation_is_not_the_topic():
     # The README demo's first question: "bought", "last", "week" are in no source and are not what is asked.
     said = "Yes, you can return an item you bought last week within 30 days."
-    assert unsourced_topic("Can I return an item I bought last week?", said, frozenset({"return", "item"})) == ()
+    assert (
+        unsourced_topic("Can I return an item I bought last week?", said, frozenset({"return", "item"})) == ()
+    )
