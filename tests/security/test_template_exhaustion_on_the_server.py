@@ -26,12 +26,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 POWER_CHAIN = "{{ (9**100**100**100**100) % 7 }}"
 WIDE = ["{{ 'x'|center(50000000) }}", "{{ '%50000000d'|format(1) }}", "{{ 'x'|indent(50000000) }}"]
 ATTACK_SECONDS = 3.0
+TOOL_HOST = "127.0.0.1"
 
 
 @pytest.fixture
 def web(redis_url, tmp_path) -> Iterator[WebServer]:
+    # The tool's host is an address the policy allowlists, so saving it asks no DNS server: a lookup leaves this
+    # machine (tests reach only 127.0.0.1), and a lost resolver packet once made one save wait glibc's 5 s retry.
     server = start_web_server(
-        env={"DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": redis_url},
+        env={
+            "DATABASE_URL": database_url_for_subprocess(),
+            "REDIS_URL": redis_url,
+            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": f"{TOOL_HOST}:443",
+        },
         log_path=tmp_path / "web.log",
     )
     yield server
@@ -45,11 +52,11 @@ def attacks(account_id: int, assistant_id: int) -> list[tuple[str, str, dict]]:
         "name": "order_status",
         "description": "Look up an order.",
         "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
-        "url_template": "https://shop.example/orders/{{ order_id }}",
+        "url_template": f"https://{TOOL_HOST}/orders/{{{{ order_id }}}}",
     }
     saves: list[tuple[str, str, dict]] = []
     for payload in [POWER_CHAIN, *WIDE]:
-        saves.append(("POST", tools, {**tool, "url_template": "https://shop.example/" + payload}))
+        saves.append(("POST", tools, {**tool, "url_template": f"https://{TOOL_HOST}/" + payload}))
         saves.append(("POST", tools, {**tool, "response_template": payload}))
         saves.append(("POST", tools, {**tool, "confirmation_template": payload}))
         saves.append(
@@ -97,6 +104,14 @@ def test_an_admin_saving_exhausting_templates_is_refused_fast_and_a_bystander_ne
 
     assert answers and bystander
     assert {status for status, _ in answers} == {400}, web.log()[-2000:]
-    assert max(seconds for _, seconds in answers) < 1.0
+    slowest = max(range(len(answers)), key=lambda i: answers[i][1])
+    method, path, body = saves[slowest % len(saves)]
+    assert answers[slowest][1] < 1.0, f"slowest save: {answers[slowest][1]:.2f} s, {method} {path} {body}"
     assert max(bystander) < 1.0, f"slowest sign-in page: {max(bystander):.2f} s"
     assert len(bystander) >= 10  # the page was asked for all through the attack
+    # The same tool without a payload saves: the refusals above were the templates', not the URL's.
+    headers = {"Authorization": f"Token {token}"}
+    method, path, body = saves[1]
+    clean = {key: value for key, value in body.items() if key != "response_template"}
+    saved = httpx.post(web.url + path, json=clean, headers=headers, timeout=10)
+    assert saved.status_code == 201, saved.text
