@@ -77,6 +77,8 @@ def replay_set(centre: HelpCentre, runs: dict[str, dict[str, Any]]) -> list[dict
                 answer=evidence[0].unit if evidence else None,
                 asked=question.question,
                 known=[w for w, n in found.term_passages.items() if n],
+                term_passages=found.term_passages,
+                passages=found.passages,
             )
             findings = check.findings(saved["reply"])
             rows.append(

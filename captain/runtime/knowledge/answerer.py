@@ -330,6 +330,8 @@ class KnowledgeAnswerer:
             answer=step.evidence[0].unit if step.evidence else None,
             asked=step.query,
             known=[w for w, n in (step.retrieval.term_passages if step.retrieval else {}).items() if n],
+            term_passages=step.retrieval.term_passages if step.retrieval else None,
+            passages=step.retrieval.passages if step.retrieval else 0,
         )
         return check.findings(result.outcome.text)
 

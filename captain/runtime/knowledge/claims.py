@@ -22,12 +22,12 @@ No model call: it runs on every reply and costs a few milliseconds. Calibrated o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conflicts import answers_no, choices, named_one, unsourced_topic, wrong_column
+from .conflicts import answers_no, choices, named_one, named_words, unsourced_topic, word_pairs, wrong_column
 from .findings import Finding, language_finding
 from .grounding import Evidence, Specific, quoted, specifics, squashed
 from .statements import GENERIC_WORDS, is_claim
@@ -40,6 +40,10 @@ _NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
+NAMED_SHARE = 0.05
+NAMED_LEAST = 3
+"""A question's topic word at most max(NAMED_LEAST, NAMED_SHARE x passages) of the assistant's passages hold names
+the specific thing asked about (`conflicts.named_words`): "狂犬" in a vet clinic's help centre, not "狗狗"."""
 
 
 @dataclass
@@ -82,6 +86,10 @@ class ClaimCheck:
     told: frozenset[str] = frozenset()
     """Words a yes or no may be about without this turn's sources holding them: the instructions' words, and the
     question's words the assistant's knowledge mentions elsewhere ("open" in a question about Monday hours)."""
+    named: frozenset[str] = frozenset()
+    """The question's topic words that few of the assistant's passages hold (`named_words`): the thing the customer
+    named, as the help centre words it. A value from a sentence in the question's language holding none of them
+    is about something else, however many of the question's common words ("dog", "price") it shares."""
     _all_text: str = field(default="", init=False)
     _reply_numbers: frozenset[str] = field(default=frozenset(), init=False)
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
@@ -294,6 +302,12 @@ class ClaimCheck:
         asked = set(tokens(self.question)) - GENERIC_WORDS
         if not asked:
             return True
+        prose = len(self.units) if self.prose_units is None else self.prose_units
+        same_language = self.units[index].language == ("zh" if has_cjk(self.question) else "en")
+        if self.named and same_language and index < prose:
+            # Words the rest of the help centre shares ("狗狗", "cat") do not make a sentence about what was
+            # asked: the grooming prices answered "狗狗的狂犬抗体检测多少钱" through "狗狗" alone.
+            return any(word_pairs(w) <= self._unit_words[index] for w in self.named)
         rare = {w for w in asked if w in self._idf}
         if rare & self._unit_words[index]:
             return True
@@ -385,10 +399,13 @@ def turn_check(
     answer: Unit | None = None,
     asked: str = "",
     known: Sequence[str] = (),
+    term_passages: Mapping[str, int] | None = None,
+    passages: int = 0,
 ) -> ClaimCheck:
     """The check of one turn: `sources` are (title, text) of the knowledge given, `tool_results` (tool name,
     result) what the tools returned; what the customer and the builder wrote is free to repeat. `known`: words of
-    the question that the assistant's knowledge mentions somewhere, even if not in this turn's sources."""
+    the question that the assistant's knowledge mentions somewhere, even if not in this turn's sources;
+    `term_passages`: how many of the assistant's `passages` hold each of the question's words (retrieval's)."""
     prose = units_of(sources)
     return ClaimCheck(
         units=[*prose, *units_of(tool_results)],
@@ -402,4 +419,5 @@ def turn_check(
         sentence_support=sentence_support,
         answer=answer,
         asked=asked,
+        named=named_words(question, term_passages or {}, most=max(NAMED_LEAST, NAMED_SHARE * passages)),
     )

@@ -13,9 +13,9 @@ Pure functions over `Unit`s: no model call, a few microseconds per reply.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from .chinese import unknown_words
+from .chinese import unknown_words, words
 from .statements import GENERIC_WORDS, is_claim
 from .tokens import has_cjk, tokens
 from .units import Unit, split_sentences
@@ -182,3 +182,40 @@ def unsourced_topic(
             and w not in _ASKING_VERBS
         ),
     )
+
+
+_QUANTITY_RE = re.compile(r"^[一二三四五六七八九十两几半每]")
+
+
+def topic_words(asked: str) -> list[str]:
+    """The words of a question that can name what it is about: Latin words of four letters or more that are not
+    asking, time or courtesy words, and Chinese words as jieba segments them that are not asking words or
+    quantities ("一个月"). The same words `unsourced_topic` reads."""
+    chinese = [w for w in dict.fromkeys(words(asked)) if not _QUANTITY_RE.match(w)] if has_cjk(asked) else []
+    latin = [
+        w
+        for w in dict.fromkeys(tokens(asked))
+        if len(w) >= 4
+        and not has_cjk(w)
+        and not w.isdigit()
+        and w not in GENERIC_WORDS
+        and w not in _ASKING_VERBS
+    ]
+    return [*chinese, *latin]
+
+
+def word_pairs(word: str) -> frozenset[str]:
+    """What `tokens` makes of one word: itself (Latin) or its character pairs (Chinese)."""
+    return frozenset(tokens(word))
+
+
+def named_words(asked: str, term_passages: Mapping[str, int], *, most: float) -> frozenset[str]:
+    """The question's topic words that at least one and at most `most` of the assistant's passages hold (by the
+    keyword index's counts of each token; a Chinese word by its rarest character pair, all of which must occur):
+    the specific thing the customer named, as the help centre words it."""
+    named = []
+    for word in topic_words(asked):
+        counts = [term_passages.get(t, 0) for t in word_pairs(word)]
+        if counts and min(counts) > 0 and min(counts) <= most:
+            named.append(word)
+    return frozenset(named)

@@ -163,3 +163,77 @@ def test_a_quoted_name_the_sources_write_passes():
     assert check("where do i leave big bags").findings('Ask for a "Large locker" at the terminal.') == []
     # The customer's own words may be quoted back.
     assert check('what is a "day pass"?').findings('We have no "day pass".') == []
+
+
+GROOMING = (
+    "Grooming",
+    "# Grooming\n\nA dog wash with drying and brushing costs ¥120 for small dogs and ¥180 for large dogs.",
+)
+# The found passage that names the certificate states no price: no other value competes with the wash's.
+TRAVEL = (
+    "Travel",
+    "# Travel papers\n\nOnly the Jing'an clinic issues the export health certificate for a dog.",
+)
+GROOMING_ZH = ("美容", "# 美容\n\n狗狗洗澡含吹干：小型犬120元，大型犬180元。")
+TRAVEL_ZH = ("出境", "# 出境手续\n\n狗狗出境健康证明只在静安店办理。")
+# How many of a help centre's 60 passages hold each word: "dog" is everywhere, "certificate" in two.
+COUNTS = {
+    "dog": 30,
+    "wash": 3,
+    "certificate": 2,
+    "health": 9,
+    "export": 1,
+    "狗狗": 20,
+    "证明": 2,
+    "出境": 2,
+    "洗澡": 3,
+}
+
+
+def named_check(question: str, sources: list[tuple[str, str]], language: str = "en"):
+    return turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=sources,
+        question=question,
+        language=language,
+        encode=None,
+        sentence_support=None,
+        term_passages=COUNTS,
+        passages=60,
+    )
+
+
+def test_a_value_from_a_sentence_sharing_only_a_common_word_with_the_question_is_refused():
+    # The wash sentence shares "dog" with the question, which half the help centre says; the thing named, the
+    # certificate, is in another found sentence: the wash price is not the certificate's.
+    question = "how much is the certificate for my dog?"
+    wrong = named_check(question, [GROOMING, TRAVEL]).findings("It costs ¥120 for a small dog.")
+    assert [f.problem for f in wrong] == ["wrong_context"]
+    assert named_check(question, [GROOMING, TRAVEL]).findings("Only the Jing'an clinic issues it.") == []
+    # The wash asked about by name still gets its price.
+    assert named_check("how much is a wash for my dog?", [GROOMING, TRAVEL]).findings("It costs ¥120.") == []
+
+
+def test_a_chinese_value_sharing_only_a_common_word_is_refused_by_the_word_named():
+    question = "狗狗出境的证明多少钱"
+    wrong = named_check(question, [GROOMING_ZH, TRAVEL_ZH], "zh").findings("小型犬120元。")
+    assert [f.problem for f in wrong] == ["wrong_context"]
+    assert named_check("狗狗洗澡多少钱", [GROOMING_ZH, TRAVEL_ZH], "zh").findings("小型犬120元。") == []
+
+
+def test_without_the_help_centres_counts_a_common_word_still_carries_the_value():
+    # Without the counts no word is known to be rare in the whole help centre: "dog", which both found
+    # passages hold, ties the wash price to the question, as before the counts existed.
+    question = "how much is the certificate for my dog?"
+    without = turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[GROOMING, TRAVEL],
+        question=question,
+        language="en",
+        encode=None,
+        sentence_support=None,
+    )
+    assert without.named == frozenset()
+    assert without.findings("It costs ¥120 for a small dog.") == []
