@@ -9,6 +9,7 @@ from .delivery import Delivery
 from .inbox import Inbox
 from .message import Message
 from .notification import Notification
+from .person import Language, PersonSettings
 from .team import Team, TeamMember
 
 __all__ = [
@@ -24,9 +25,11 @@ __all__ = [
     "Delivery",
     "Inbox",
     "Label",
+    "Language",
     "Membership",
     "Message",
     "Notification",
+    "PersonSettings",
     "Team",
     "TeamMember",
 ]

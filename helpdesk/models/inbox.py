@@ -3,6 +3,7 @@ import secrets
 from django.db import models
 
 from .account import Account
+from .person import Language
 
 
 def new_webhook_token() -> str:
@@ -64,6 +65,13 @@ class Inbox(models.Model):
     csat_message = models.TextField(
         blank=True,
         help_text="The rating question. Empty: a built-in text.",
+    )
+    language = models.CharField(
+        max_length=16,
+        choices=Language.choices,
+        default=Language.ENGLISH,
+        help_text="The language of the built-in texts customers of this inbox read (the rating question, the "
+        "handoff message) when no own text is set.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
