@@ -123,3 +123,13 @@ def prompt_prefixes_warm() -> int:
     from captain.answering.services.warmup import prompt_prefixes_warm as warm
 
     return warm()
+
+
+@shared_task(name="captain.tasks.assistant_prompt_warm", acks_late=True)
+def assistant_prompt_warm(assistant_id: int) -> int:
+    """Queued (background lane) a few seconds after a builder changed what an assistant's agents are told
+    (instructions, scenarios, tools): their new fixed prompts to the model, so the next customer reads only
+    what is new instead of the whole changed prompt (captain.answering.services.warmup)."""
+    from captain.answering.services.warmup import prompt_prefixes_warm as warm
+
+    return warm(assistant_id=assistant_id)

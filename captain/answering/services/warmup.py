@@ -12,16 +12,23 @@ from __future__ import annotations
 
 import logging
 
+from django.db import transaction
 from django.db.models import Max
 
 from captain.answering.services.team import team_for, team_model_for
 from captain.assistants.models import TRIAGE_KEY, Assistant
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
+from captain.queue import task
 from captain.runtime import ModelError, ModelSettings
 from captain.runtime.model_calls import fixed_prefix
 
 logger = logging.getLogger(__name__)
+
+WARM_AFTER_EDIT_SECONDS = 5
+"""How long after a builder's save the changed assistant is warmed: a builder saving an assistant and then its
+scenarios one by one gets one warm-up per save, and each later one costs little (the server has cached what
+comes before the scenario that changed)."""
 
 
 def assistants_to_warm(limit: int) -> list[Assistant]:
@@ -34,13 +41,19 @@ def assistants_to_warm(limit: int) -> list[Assistant]:
     )
 
 
-def prompt_prefixes_warm(*, limit: int | None = None) -> int:
-    """Send the prefix of every agent of up to `limit` assistants (default `PROMPT_WARM_ASSISTANTS`) to their
-    model, the triage agent first; returns how many prefixes were sent. Never raises for a model or endpoint
-    problem: warming is only an optimisation."""
+def prompt_prefixes_warm(*, limit: int | None = None, assistant_id: int | None = None) -> int:
+    """Send the prefix of every agent of up to `limit` assistants (default `PROMPT_WARM_ASSISTANTS`), or of the
+    one `assistant_id` (after a builder changed it), to their model, the triage agent first; returns how many
+    prefixes were sent. Never raises for a model or endpoint problem: warming is only an optimisation."""
     count = int(captain_setting("PROMPT_WARM_ASSISTANTS")) if limit is None else limit
+    if assistant_id is None:
+        assistants = assistants_to_warm(count)
+    else:
+        # Only while warming is on, and only an assistant that serves an inbox: nobody else is answered.
+        serving = Assistant.objects.filter(pk=assistant_id, assistant_inboxes__isnull=False).distinct()
+        assistants = list(serving) if count > 0 else []
     warmed = 0
-    for assistant in assistants_to_warm(count):
+    for assistant in assistants:
         try:
             team_model = team_model_for(assistant)
             agents = team_for(assistant, team_model=team_model).agents
@@ -63,3 +76,16 @@ def prompt_prefixes_warm(*, limit: int | None = None) -> int:
             logger.warning("prompt warm-up failed for assistant %s", assistant.pk, exc_info=True)
             continue
     return warmed
+
+
+def prompt_warm_enqueue(*, assistant_id: int) -> bool:
+    """Queue the warm-up of one assistant (background lane) once the current transaction commits: its agents'
+    fixed prompts changed, so the server's cache no longer holds them. False (nothing queued) when warming is off.
+    A broker that refuses it is logged by `on_commit(robust=True)`, never raised into the builder's save."""
+    if int(captain_setting("PROMPT_WARM_ASSISTANTS")) <= 0:
+        return False
+    warm = task("captain.tasks.assistant_prompt_warm")
+    transaction.on_commit(
+        lambda: warm.apply_async(args=[assistant_id], countdown=WARM_AFTER_EDIT_SECONDS), robust=True
+    )
+    return True

@@ -13,6 +13,7 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from captain.answering.services.warmup import prompt_warm_enqueue
 from captain.assistants.models import Assistant, AssistantInbox
 from captain.assistants.services.builder import FieldErrors, memory_names, raise_field_errors, template_errors
 from captain.assistants.services.model_endpoints import model_choice_errors
@@ -148,6 +149,8 @@ def assistant_update(
         assistant.save(update_fields=list(fields))
     if inbox_ids is not None:
         _connect_inboxes(assistant=assistant, inbox_ids=inbox_ids)
+    if fields or inbox_ids:
+        prompt_warm_enqueue(assistant_id=assistant.pk)
     return assistant
 
 

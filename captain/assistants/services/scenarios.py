@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from captain.actions.services.custom_tools import custom_tool_names
 from captain.actions.services.tools import SCENARIO_TOOL_NAMES
+from captain.answering.services.warmup import prompt_warm_enqueue
 from captain.assistants.models import Assistant, Scenario, ScenarioMode, validate_scenario_key
 from captain.assistants.services.builder import (
     FieldErrors,
@@ -165,6 +166,7 @@ def scenario_create(
             scenario = Scenario.objects.create(assistant=assistant, key=key, **_deduplicated(fields))
             # Inside the block: a create that rolls back queues nothing.
             example_drafts_enqueue(scenario_id=scenario.pk)
+            prompt_warm_enqueue(assistant_id=assistant.pk)
             return scenario
     except IntegrityError as exc:  # a concurrent create took the key between our check and our insert
         raise ValidationError({"key": [duplicate_key_message(key)]}) from exc
@@ -186,6 +188,8 @@ def scenario_update(
         scenario.save(update_fields=list(fields))
     if redraft:
         example_drafts_enqueue(scenario_id=scenario.pk)
+    if fields:
+        prompt_warm_enqueue(assistant_id=scenario.assistant_id)
     return scenario
 
 
@@ -195,4 +199,5 @@ def scenario_delete(*, scenario: Scenario) -> None:
     that reuses the key must not inherit them); other routing rows naming its key are ignored at run time
     (services/routing.py)."""
     RoutingExample.objects.filter(assistant_id=scenario.assistant_id, key=scenario.key).delete()
+    prompt_warm_enqueue(assistant_id=scenario.assistant_id)
     scenario.delete()

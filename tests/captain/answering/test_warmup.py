@@ -95,3 +95,51 @@ def test_a_starting_worker_loads_the_chinese_segmenter_off_the_reply_path(settin
         if loader.name == "segmenter-warm-up":
             loader.join(timeout=30)
     assert jieba.dt.initialized
+
+
+def test_a_changed_assistant_is_warmed_again_on_the_background_lane(
+    link, redis_url, settings, django_capture_on_commit_callbacks
+):
+    from captain.assistants.services.assistants import assistant_update
+    from captain.assistants.services.scenarios import scenario_update
+
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
+    broker = redis.Redis.from_url(redis_url)
+    broker.delete("captain_background")
+
+    def queued() -> list[tuple[str, str]]:
+        messages = [json.loads(m) for m in broker.lrange("captain_background", 0, -1)]
+        broker.delete("captain_background")
+        # A scenario's new texts also queue its routing examples' drafts (captain.routing): not this test's.
+        return [
+            (m["headers"]["task"], m["headers"]["argsrepr"])
+            for m in messages
+            if m["headers"]["task"] != "captain.tasks.draft_routing_examples"
+        ]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assistant_update(assistant=link.assistant, instructions="Be warm, brief and exact.")
+        assert queued() == []  # nothing before the save commits
+    assert queued() == [("captain.tasks.assistant_prompt_warm", f"[{link.assistant.pk}]")]
+
+    scenario = link.assistant.scenarios.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        scenario_update(scenario=scenario, instruction="Ask for the order number first.")
+    assert queued() == [("captain.tasks.assistant_prompt_warm", f"[{link.assistant.pk}]")]
+
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
+    with django_capture_on_commit_callbacks(execute=True):
+        assistant_update(assistant=link.assistant, instructions="Be brief.")
+    assert queued() == []
+
+
+def test_warming_one_assistant_sends_only_its_agents(link, llm_settings, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
+    other = AssistantInboxFactory(assistant__name="Ben", assistant__instructions="Be formal.")
+    llm_settings.push(text("."), text("."))
+    before = len(llm_settings.requests)
+    assert prompt_prefixes_warm(assistant_id=link.assistant.pk) == 2
+    sent = llm_settings.requests[before:]
+    assert all("Ben" not in json.dumps(r["messages"]) for r in sent)
+    assert any("Be warm and brief." in json.dumps(r["messages"]) for r in sent)
+    assert prompt_prefixes_warm(assistant_id=other.assistant.pk, limit=0) == 0  # warming off: nothing sent
