@@ -24,7 +24,7 @@ from helpdesk.selectors.teams import account_team
 from helpdesk.services.bulk import BULK_LIMIT, KINDS, BulkAction, BulkTooLarge, conversations_bulk_apply
 
 from .base import ACCOUNT, AuthenticatedHttpRequest, account_view
-from .conversations import SNOOZE_CHOICES, account_zone, snooze_until
+from .snooze import SNOOZE_CHOICES, account_zone, snooze_until
 
 DONE = {
     "resolve": "Resolved",

@@ -1,60 +1,36 @@
-"""Conversation lists, the conversation page, its actions and the poll that shows new messages without a reload.
+"""Conversation lists, the conversation page and the poll that shows new messages without a reload.
 
-The side panel's actions (take over, hand back, resolve, reopen, snooze, assignee, priority, labels) are plain
-forms that redirect back to the page; sent by htmx (`HX-Request`) they answer the re-rendered side panel and,
-out of band, the status line and the result, so one click changes the page without reloading it.
-
-Reads go through `helpdesk.selectors`, writes through `helpdesk.services` (the same functions the REST API and the AI's tools call), so a reply
-typed here is queued for delivery, takes over from the AI and is recorded exactly as one sent through the API.
+The side panel's one-click actions live in `conversation_actions`; both render the side panel through
+`side_context` here. Reads go through `helpdesk.selectors`, writes through `helpdesk.services` (the same functions
+the REST API and the AI's tools call).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
-from django import forms
-from django.contrib import messages as flash
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from helpdesk.models import Conversation, Membership
-from helpdesk.selectors import (
-    account_labels,
-    account_member,
-    account_members,
-    dashboard,
-    dashboard_conversation,
-)
+from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
 from helpdesk.selectors.contacts import contact_panel
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
-from helpdesk.selectors.teams import account_team, account_team_choices
-from helpdesk.services.conversations import (
-    conversation_add_label,
-    conversation_assign,
-    conversation_remove_label,
-    conversation_set_priority,
-    conversation_set_status,
-    conversation_set_team,
-    conversation_take_over,
-)
-from helpdesk.services.messages import message_create_agent_reply, message_create_note
+from helpdesk.selectors.teams import account_team_choices
 
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
-from .composer import composer_kind, remember_composer_kind
+from .composer import composer_kind
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
-from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next, workspace
+from .snooze import SNOOZE_CHOICES, account_zone
+from .workspace import list_context, shown_next, workspace
 
-MAX_MESSAGE_CHARS = 10_000
 POLL_INTERVAL_MS = 3000
 
 
@@ -191,280 +167,3 @@ def conversation_poll(request: HttpRequest, membership: Membership, conversation
             "deliveries": {str(pk): status for pk, status in statuses.items()},
         }
     )
-
-
-# ---- actions -----------------------------------------------------------------------------------------------
-
-
-class ReplyForm(forms.Form):
-    content = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True)
-    kind = forms.ChoiceField(choices=[("reply", "Reply"), ("note", "Private note")], initial="reply")
-
-
-class LabelForm(forms.Form):
-    name = forms.SlugField(max_length=64, allow_unicode=True)
-
-
-class PriorityForm(forms.Form):
-    priority = forms.ChoiceField(choices=Conversation.Priority.choices)
-
-
-STATUS_ACTIONS: dict[str, tuple[str, str]] = {
-    # action -> (new status, what the flash message says)
-    "take_over": (Conversation.Status.OPEN, "You took over the conversation from the AI."),
-    "hand_back": (Conversation.Status.PENDING, "The AI handles the conversation again."),
-    "resolve": (Conversation.Status.RESOLVED, "Conversation resolved."),
-    "reopen": (Conversation.Status.OPEN, "Conversation reopened."),
-}
-
-
-SNOOZE_CHOICES: tuple[tuple[str, str], ...] = (
-    ("hour", "For 1 hour"),
-    ("tomorrow", "Until tomorrow 9:00"),
-    ("monday", "Until next Monday 9:00"),
-)
-
-
-def account_zone(membership: Membership) -> ZoneInfo:
-    return ZoneInfo(membership.account.time_zone or "UTC")
-
-
-def snooze_until(choice: str, *, now: datetime, zone: ZoneInfo, custom: str = "") -> datetime | None:
-    """The wake-up time for a snooze choice, in the account's time zone ("tomorrow 9:00" is the account's
-    morning, not the server's); `custom` is a `datetime-local` value. None when the choice is not valid or the
-    time is not in the future."""
-    local = now.astimezone(zone)
-    if choice == "hour":
-        return now + timedelta(hours=1)
-    if choice == "tomorrow":
-        day = (local + timedelta(days=1)).date()
-        return datetime(day.year, day.month, day.day, 9, 0, tzinfo=zone)
-    if choice == "monday":
-        day = (local + timedelta(days=7 - local.weekday())).date()
-        return datetime(day.year, day.month, day.day, 9, 0, tzinfo=zone)
-    if choice == "custom":
-        try:
-            parsed = datetime.fromisoformat(custom.strip())
-        except ValueError:
-            return None
-        until = parsed.replace(tzinfo=zone) if parsed.tzinfo is None else parsed
-        return until if until > now else None
-    return None
-
-
-def _back(request: HttpRequest, membership: Membership, conversation: Conversation) -> HttpResponse:
-    """Back to the conversation, in the list it was opened from (the form's URL carries the list) and with the
-    same "next" conversation (the form's `next`), so a reply does not change where the queue goes on."""
-    url = reverse("dashboard:conversation-detail", args=[membership.account_id, conversation.pk])
-    params = request.GET.copy()
-    shown = request.POST.get("next", "")
-    if shown.isdigit():
-        params["next"] = shown
-    return redirect(f"{url}?{params.urlencode()}" if params else url)
-
-
-def _done(
-    request: AuthenticatedHttpRequest,
-    membership: Membership,
-    conversation: Conversation,
-    text: str,
-    *,
-    ok: bool = True,
-    following: str | None = None,
-) -> HttpResponse:
-    """The answer to a side-panel action: for htmx, the side panel re-rendered with the status line and the
-    result out of band (no reload); without JavaScript, a flash message and the redirect back to the page.
-    With `following` (the conversation is done, another one waits in the list) both go on to that one, the
-    result shown there as a flash message."""
-    if following:
-        flash.success(request, f"#{conversation.pk}: {text}")
-        if request.headers.get("HX-Request"):
-            return HttpResponse(headers={"HX-Redirect": following})
-        return redirect(following)
-    if not request.headers.get("HX-Request"):
-        (flash.success if ok else flash.error)(request, text)
-        return _back(request, membership, conversation)
-    fresh = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation.pk)
-    context = list_context(request, fresh)
-    panel = {
-        **side_context(membership, fresh),
-        "account": membership.account,
-        "membership": membership,
-        "result": text,
-        "result_ok": ok,
-        "list_qs": context.query,
-        # The "next" the re-rendered panel's actions carry (see workspace.next_conversation_id).
-        "next_id": next_conversation_id(
-            account_id=membership.account_id,
-            user=request.user,
-            context=context,
-            conversation_id=fresh.pk,
-            shown=shown_next(request),
-        ),
-        "oob": True,
-    }
-    return HttpResponse(
-        render_to_string("dashboard/partials/side_panel_response.html", panel, request=request)
-    )
-
-
-@require_POST
-@account_view()
-def conversation_reply(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
-) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    form = ReplyForm(request.POST)
-    if not form.is_valid():
-        flash.error(request, "Write a message first (at most 10,000 characters).")
-        return _back(request, membership, conversation)
-    content = form.cleaned_data["content"]
-    remember_composer_kind(request, conversation.pk, form.cleaned_data["kind"])
-    if form.cleaned_data["kind"] == "note":
-        message_create_note(conversation=conversation, content=content, user=request.user)
-        flash.success(request, "Private note added.")
-    else:
-        message_create_agent_reply(conversation=conversation, user=request.user, content=content)
-        flash.success(request, "Reply queued for delivery.")
-    return _back(request, membership, conversation)
-
-
-@require_POST
-@account_view()
-def conversation_status(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int, action: str
-) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    if action == "snooze":
-        return conversation_snooze(request, membership, conversation)
-    if action not in STATUS_ACTIONS:
-        raise Http404("No such action.")
-    status, done = STATUS_ACTIONS[action]
-    following = _queue_next(request, membership, conversation, action)
-    if action == "take_over":
-        # Taking over means "I answer this one": it lands in the person's own list, out of "Needs people".
-        conversation_take_over(conversation=conversation, user=request.user)
-    else:
-        conversation_set_status(conversation=conversation, status=status, actor=request.user)
-    return _done(request, membership, conversation, done, following=following)
-
-
-def _queue_next(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation: Conversation, action: str
-) -> str | None:
-    """The next conversation of the list the page was opened from, for an action that finishes this one; read
-    before the action, while this conversation still has its place in the list."""
-    if action not in QUEUE_ACTIONS:
-        return None
-    context = list_context(request, conversation)
-    target = next_conversation_id(
-        account_id=membership.account_id,
-        user=request.user,
-        context=context,
-        conversation_id=conversation.pk,
-        shown=shown_next(request),
-    )
-    return context.conversation_url(membership.account_id, target) if target else None
-
-
-def conversation_snooze(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation: Conversation
-) -> HttpResponse:
-    """`status/snooze/`: put the conversation aside until a wake-up time (`until`: a SNOOZE_CHOICES key, or
-    `custom` with `custom_at`); the sweep or the customer's next message wakes it."""
-    zone = account_zone(membership)
-    until = snooze_until(
-        request.POST.get("until", ""), now=timezone.now(), zone=zone, custom=request.POST.get("custom_at", "")
-    )
-    if until is None:
-        return _done(request, membership, conversation, "Choose a wake-up time in the future.", ok=False)
-    following = _queue_next(request, membership, conversation, "snooze")
-    with transaction.atomic():
-        conversation_set_status(
-            conversation=conversation,
-            status=Conversation.Status.SNOOZED,
-            actor=request.user,
-            snoozed_until=until,
-        )
-    wake = timezone.localtime(until, zone).strftime("%a %d %b, %H:%M")
-    return _done(
-        request, membership, conversation, f"Snoozed until {wake} ({zone.key}).", following=following
-    )
-
-
-@require_POST
-@account_view()
-def conversation_assignee(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
-) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    value = request.POST.get("assignee", "")
-    if value == "":
-        conversation_assign(conversation=conversation, assignee=None, by=request.user)
-        return _done(request, membership, conversation, "Conversation unassigned.")
-    # Only members of this account may be assigned: another tenant's user id is simply not found.
-    user = account_member(account_id=membership.account_id, user_id=int(value) if value.isdigit() else 0)
-    if user is None:
-        return _done(
-            request, membership, conversation, "That person is not a member of this account.", ok=False
-        )
-    # `by`: assigning yourself notifies nobody; assigning a colleague tells them who did.
-    conversation_assign(conversation=conversation, assignee=user, by=request.user)
-    return _done(request, membership, conversation, f"Assigned to {user}.")
-
-
-@require_POST
-@account_view()
-def conversation_label(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
-) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    form = LabelForm(request.POST)
-    if form.is_valid() and request.POST.get("action") == "remove":
-        name = form.cleaned_data["name"].lower()
-        removed = conversation_remove_label(conversation=conversation, name=name, by=request.user)
-        text = f"Label “{name}” removed." if removed else f"The label “{name}” was not on the conversation."
-        return _done(request, membership, conversation, text)
-    if form.is_valid():
-        label = conversation_add_label(
-            conversation=conversation, name=form.cleaned_data["name"].lower(), by=request.user
-        )
-        return _done(request, membership, conversation, f"Label “{label.name}” added.")
-    return _done(
-        request, membership, conversation, "A label is one word: letters, digits, - and _.", ok=False
-    )
-
-
-@require_POST
-@account_view()
-def conversation_priority(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
-) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    form = PriorityForm(request.POST)
-    if not form.is_valid():
-        return _done(request, membership, conversation, "Choose a priority from the list.", ok=False)
-    conversation_set_priority(
-        conversation=conversation, priority=form.cleaned_data["priority"], by=request.user
-    )
-    return _done(
-        request, membership, conversation, f"Priority set to {conversation.get_priority_display().lower()}."
-    )
-
-
-@require_POST
-@account_view()
-def conversation_team(
-    request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
-) -> HttpResponse:
-    """`team`: one of the account's teams, or "" for none. Another account's team is simply not found."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
-    value = request.POST.get("team", "")
-    if value == "":
-        conversation_set_team(conversation=conversation, team=None, by=request.user)
-        return _done(request, membership, conversation, "The conversation has no team now.")
-    team = account_team(account_id=membership.account_id, team_id=int(value) if value.isdigit() else 0)
-    if team is None:
-        return _done(request, membership, conversation, "That team is not one of this account's.", ok=False)
-    conversation_set_team(conversation=conversation, team=team, by=request.user)
-    return _done(request, membership, conversation, f"Team set to {team.name}.")

@@ -12,8 +12,10 @@ from . import (
     bulk,
     canned,
     contacts,
+    conversation_actions,
     conversations,
     events,
+    languages,
     notifications,
     reports,
     teams,
@@ -30,14 +32,20 @@ urlpatterns = [
     path(f"{ACCOUNT}lists/<slug:folder>/", conversations.conversation_list, name="conversation-list"),
     path(CONVERSATION, conversations.conversation_detail, name="conversation-detail"),
     path(f"{CONVERSATION}poll/", conversations.conversation_poll, name="conversation-poll"),
-    path(f"{CONVERSATION}reply/", conversations.conversation_reply, name="conversation-reply"),
+    path(f"{CONVERSATION}reply/", conversation_actions.conversation_reply, name="conversation-reply"),
     path(
-        f"{CONVERSATION}status/<slug:action>/", conversations.conversation_status, name="conversation-status"
+        f"{CONVERSATION}status/<slug:action>/",
+        conversation_actions.conversation_status,
+        name="conversation-status",
     ),
-    path(f"{CONVERSATION}assignee/", conversations.conversation_assignee, name="conversation-assignee"),
-    path(f"{CONVERSATION}labels/", conversations.conversation_label, name="conversation-label"),
-    path(f"{CONVERSATION}priority/", conversations.conversation_priority, name="conversation-priority"),
-    path(f"{CONVERSATION}team/", conversations.conversation_team, name="conversation-team"),
+    path(
+        f"{CONVERSATION}assignee/", conversation_actions.conversation_assignee, name="conversation-assignee"
+    ),
+    path(f"{CONVERSATION}labels/", conversation_actions.conversation_label, name="conversation-label"),
+    path(
+        f"{CONVERSATION}priority/", conversation_actions.conversation_priority, name="conversation-priority"
+    ),
+    path(f"{CONVERSATION}team/", conversation_actions.conversation_team, name="conversation-team"),
     path(
         f"{CONVERSATION}attributes/<slug:target>/",
         attributes.conversation_attributes,
@@ -47,5 +55,5 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned, bulk, contacts):
+for module in (events, notifications, teams, reports, canned, bulk, contacts, languages):
     urlpatterns += module.urlpatterns

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from helpdesk.models import CannedResponse, Conversation, Label
-from helpdesk.views.conversations import snooze_until
+from helpdesk.views.snooze import snooze_until
 from tests.factories import ContactInboxFactory, ConversationFactory, MessageFactory
 
 pytestmark = pytest.mark.django_db
