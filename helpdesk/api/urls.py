@@ -4,7 +4,7 @@ from django.urls import include, path
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 
-from . import attributes, canned_responses, contacts, conversations
+from . import attributes, canned_responses, contacts, conversations, languages
 
 app_name = "helpdesk-api"
 
@@ -57,6 +57,7 @@ urlpatterns = [
     ),
     *canned_responses.urlpatterns,
     *contacts.urlpatterns,
+    *languages.urlpatterns,
 ]
 urlpatterns += [path("", include("helpdesk.api.teams")), path("", include("helpdesk.api.reports"))]
 urlpatterns += [path("", include("helpdesk.api.csat"))]
