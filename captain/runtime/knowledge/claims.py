@@ -37,6 +37,8 @@ from .units import Unit, split_sentences, units_of
 Encode = Callable[[list[str]], np.ndarray]
 _PUNCTUATION_RE = re.compile(r"[\W_]+", re.UNICODE)
 _NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
+# A reply may write "1月" for the customer's "一月": the same words for telling an echo.
+_HAN_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
 
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
@@ -117,12 +119,14 @@ class ClaimCheck:
 
     def findings(self, reply: str) -> list[Finding]:
         out: list[Finding] = []
-        said = _PUNCTUATION_RE.sub("", reply).lower()
-        asked = _PUNCTUATION_RE.sub("", self.question).lower()
+        said = _PUNCTUATION_RE.sub("", reply).lower().translate(_HAN_DIGITS)
+        asked = _PUNCTUATION_RE.sub("", self.question).lower().translate(_HAN_DIGITS)
         # A question handed back as the answer, long enough to be the question (not a "Hello!" to
         # "hello there"), with its question mark (ASCII or full-width).
         handed_back = "?" in reply or "？" in reply
-        if handed_back and len(said) >= max(6, len(asked) // 2) and said in asked:
+        # Without its question mark only the whole question counts: "一月一号早上快船几点开始有" sent back as is.
+        whole = len(said) >= max(6, len(asked) * 4 // 5)
+        if (whole or (handed_back and len(said) >= max(6, len(asked) // 2))) and said in asked:
             # A small model sometimes hands the question back as its answer.
             return [
                 Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")

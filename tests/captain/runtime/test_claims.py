@@ -137,6 +137,13 @@ def test_a_value_from_a_sentence_about_nothing_asked_is_refused():
     assert [f.problem for f in findings] == ["wrong_context"]
 
 
+def test_the_whole_question_sent_back_without_its_question_mark_is_an_echo():
+    findings = check("一月一号早上储物柜几点开始有", language="zh").findings("1月一号早上储物柜几点开始有")
+    assert [f.problem for f in findings] == ["echo"]
+    # Part of the question in a statement is an answer that repeats its words, not an echo.
+    assert check("is the large locker €8 per day").findings("The large locker is €8 per day.") == []
+
+
 def test_a_greeting_back_is_not_an_echo():
     assert check("hello there").findings("Hello!") == []
 
