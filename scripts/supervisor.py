@@ -35,15 +35,19 @@ LOG_TAIL_LINES = 20
 DEMO_CALLBACK_PORT = "8082"
 """Where `manage.py captain_demo_chat` receives the demo's replies unless DEMO_CALLBACK_PORT says otherwise (the
 command's own default is the same number: captain_demo_chat.DEFAULT_CALLBACK_PORT)."""
+DEMO_SMTP_PORT = "8025"
+"""Where `manage.py helpdesk_email_demo` runs the SMTP sink the demo e-mail inbox sends through unless DEMO_SMTP_PORT
+says otherwise (the demo seed writes the same number into the inbox: captain_demo_seed.DEMO_SMTP_PORT)."""
 
 
 def demo_outbound_allowlist(env: Mapping[str, str]) -> str:
-    """HELPDESK_OUTBOUND_ALLOWED_HOSTS for the embedded demo: the one local port a demo URL needs, the demo
-    chat's callback receiver. Not `127.0.0.1` alone, which admits every port of the machine (Redis on REDIS_PORT,
-    the model server, the web server) to any URL an account's administrator types into a custom tool or a
-    knowledge import. The bundled model needs no entry: it is the operator's endpoint, which the outbound
+    """HELPDESK_OUTBOUND_ALLOWED_HOSTS for the embedded demo: the two local ports the demo reaches, the demo
+    chat's callback receiver and the e-mail demo's SMTP sink. Not `127.0.0.1` alone, which admits every port
+    of the machine (Redis on REDIS_PORT, the model server, the web server) to any URL an account's
+    administrator types into a custom tool or a knowledge import. The bundled model needs no entry: it is the operator's endpoint, which the outbound
     policy does not filter (only accounts' own endpoints go through it)."""
-    return f"127.0.0.1:{env.get('DEMO_CALLBACK_PORT') or DEMO_CALLBACK_PORT}"
+    callback = env.get("DEMO_CALLBACK_PORT") or DEMO_CALLBACK_PORT
+    return f"127.0.0.1:{callback},127.0.0.1:{env.get('DEMO_SMTP_PORT') or DEMO_SMTP_PORT}"
 
 
 class RunFailed(Exception):

@@ -40,5 +40,20 @@ def test_the_demo_allowlist_admits_the_demo_chat_receiver_and_no_other_local_por
 
 def test_both_sides_follow_demo_callback_port(settings, monkeypatch):
     monkeypatch.setenv("DEMO_CALLBACK_PORT", "9123")
-    assert supervisor.demo_outbound_allowlist(dict(DEMO_PORTS, DEMO_CALLBACK_PORT="9123")) == "127.0.0.1:9123"
+    assert supervisor.demo_outbound_allowlist(dict(DEMO_PORTS, DEMO_CALLBACK_PORT="9123")) == (
+        "127.0.0.1:9123,127.0.0.1:8025"
+    )
     assert captain_demo_chat.callback_port_default() == 9123
+
+
+def test_the_demo_allowlist_admits_the_email_demo_smtp_sink(settings, monkeypatch):
+    """The demo e-mail inbox sends through `manage.py helpdesk_email_demo`'s sink; the seed and the allowlist
+    name the same port, and DEMO_SMTP_PORT moves both."""
+    from captain.management.commands import captain_demo_seed
+    from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
+
+    use_allowlist(settings, supervisor.demo_outbound_allowlist(DEMO_PORTS))
+    assert supervisor.DEMO_SMTP_PORT == captain_demo_seed.DEMO_SMTP_PORT
+    checked_addresses("127.0.0.1", int(supervisor.DEMO_SMTP_PORT), OutboundPolicy.from_settings())  # admitted
+    moved = supervisor.demo_outbound_allowlist(dict(DEMO_PORTS, DEMO_SMTP_PORT="9125"))
+    assert moved.split(",")[1] == "127.0.0.1:9125"

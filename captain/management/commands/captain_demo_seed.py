@@ -1,10 +1,11 @@
-"""Seed a demo account: an API inbox, a website widget inbox, an assistant with three scenarios, FAQ entries and two users.
+"""Seed a demo account: an API inbox, a website widget inbox, an e-mail inbox, an assistant with three scenarios, FAQ entries and two users.
 
 Idempotent: running it again updates the demo objects instead of duplicating them.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -26,6 +27,10 @@ DEMO_ACCOUNT = "Acme Demo"
 DEMO_SECRET = "demo-inbox-secret"
 DEMO_WEBHOOK_TOKEN = "demo-api-inbox"
 DEMO_WIDGET_TOKEN = "demo-website-widget"
+DEMO_EMAIL_TOKEN = "demo-support-email"
+DEMO_EMAIL_SIGNING_KEY = "demo-mailgun-signing-key"
+DEMO_SMTP_PORT = "8025"
+"""scripts/supervisor.py's DEMO_SMTP_PORT: where `manage.py helpdesk_email_demo` runs its SMTP sink."""
 
 SCENARIOS = [
     {
@@ -155,6 +160,27 @@ class Command(BaseCommand):
             },
         )
         assistant_inbox_take_over(assistant=assistant, inbox=widget)
+        # The support address, for `manage.py helpdesk_email_demo`: mail in through the signed Mailgun route,
+        # answers out through the command's SMTP sink on this machine.
+        mailbox, _ = Inbox.objects.update_or_create(
+            webhook_token=DEMO_EMAIL_TOKEN,
+            defaults={
+                "account": account,
+                "name": "Support e-mail",
+                "channel_type": "email",  # data: the channel's value, as an admin would pick it
+                "secret": DEMO_EMAIL_SIGNING_KEY,
+                "provider_config": {
+                    "smtp_host": "127.0.0.1",
+                    "smtp_port": os.environ.get("DEMO_SMTP_PORT") or DEMO_SMTP_PORT,
+                    "smtp_security": "none",
+                    "from_address": "support@acme-shop.example",
+                    "from_name": "Acme Shop support",
+                    "greeting": "Hello {name},",
+                    "sign_off": "Best regards,\nAcme Shop support",
+                },
+            },
+        )
+        assistant_inbox_take_over(assistant=assistant, inbox=mailbox)
         demo_scenarios(assistant, SCENARIOS)
         # Graph routing with the product's default mode: rules, then embeddings, the model only as tie-breaker.
         routing_config_update(assistant=assistant, default_mode=RoutingMode.SEMANTIC)
