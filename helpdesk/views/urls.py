@@ -18,6 +18,7 @@ from . import (
     languages,
     notifications,
     reports,
+    search,
     teams,
 )
 from .base import ACCOUNT, CONVERSATION
@@ -55,5 +56,5 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned, bulk, contacts, languages):
+for module in (events, notifications, teams, reports, canned, bulk, contacts, languages, search):
     urlpatterns += module.urlpatterns
