@@ -3,6 +3,7 @@ import zoneinfo
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 def validate_time_zone(value: str) -> None:
@@ -46,16 +47,16 @@ class Membership(models.Model):
     """A user's role in one account. A user may belong to several accounts."""
 
     class Role(models.TextChoices):
-        ADMIN = "admin", "Administrator"
-        AGENT = "agent", "Agent"
+        ADMIN = "admin", _("Administrator")
+        AGENT = "agent", _("Agent")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
 
     class Availability(models.TextChoices):
-        ONLINE = "online", "Online"
-        BUSY = "busy", "Busy"
-        OFFLINE = "offline", "Offline"
+        ONLINE = "online", _("Online")
+        BUSY = "busy", _("Busy")
+        OFFLINE = "offline", _("Offline")
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.AGENT)
     availability = models.CharField(

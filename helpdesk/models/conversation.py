@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .account import Account
 from .contact import Contact, ContactInbox
@@ -21,22 +22,22 @@ class Conversation(models.Model):
     """A thread between a contact and the account on one inbox."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending (AI is handling it)"
-        OPEN = "open", "Open (people handle it)"
-        RESOLVED = "resolved", "Resolved"
-        SNOOZED = "snoozed", "Snoozed"
+        PENDING = "pending", _("Pending (AI is handling it)")
+        OPEN = "open", _("Open (people handle it)")
+        RESOLVED = "resolved", _("Resolved")
+        SNOOZED = "snoozed", _("Snoozed")
 
     class ResolvedBy(models.TextChoices):
-        AI = "ai", "The AI"
-        AGENT = "agent", "People"
-        INACTIVITY = "inactivity", "No answer from the customer"
+        AI = "ai", _("The AI")
+        AGENT = "agent", _("People")
+        INACTIVITY = "inactivity", _("No answer from the customer")
 
     class Priority(models.TextChoices):
-        NONE = "none", "None"
-        LOW = "low", "Low"
-        MEDIUM = "medium", "Medium"
-        HIGH = "high", "High"
-        URGENT = "urgent", "Urgent"
+        NONE = "none", _("None")
+        LOW = "low", _("Low")
+        MEDIUM = "medium", _("Medium")
+        HIGH = "high", _("High")
+        URGENT = "urgent", _("Urgent")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="conversations")
     inbox = models.ForeignKey(Inbox, on_delete=models.CASCADE, related_name="conversations")

@@ -1,6 +1,7 @@
 import secrets
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .account import Account
 from .person import Language
@@ -18,12 +19,12 @@ class Inbox(models.Model):
     """A channel through which customers reach the account (the generic API channel, Telegram, ...)."""
 
     class ChannelType(models.TextChoices):
-        API = "api", "API (signed webhooks)"
+        API = "api", _("API (signed webhooks)")
         TELEGRAM = "telegram", "Telegram"
         WHATSAPP = "whatsapp", "WhatsApp Cloud"
         SLACK = "slack", "Slack"
-        WIDGET = "widget", "Website chat widget"
-        EMAIL = "email", "E-mail"
+        WIDGET = "widget", _("Website chat widget")
+        EMAIL = "email", _("E-mail")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="inboxes")
     name = models.CharField(max_length=200)
@@ -48,8 +49,8 @@ class Inbox(models.Model):
     )
 
     class AfterResolution(models.TextChoices):
-        NEW = "new", "Start a new conversation"
-        REOPEN = "reopen", "Reopen the last conversation"
+        NEW = "new", _("Start a new conversation")
+        REOPEN = "reopen", _("Reopen the last conversation")
 
     after_resolution = models.CharField(
         max_length=8,

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .account import Account
 from .conversation import Conversation
@@ -10,9 +11,9 @@ class Notification(models.Model):
     pushed live, and e-mailed when the person asked for it."""
 
     class Kind(models.TextChoices):
-        ESCALATION = "escalation", "A conversation needs people"
-        ASSIGNED = "assigned", "Assigned to you"
-        MENTION = "mention", "Mentioned in a note"
+        ESCALATION = "escalation", _("A conversation needs people")
+        ASSIGNED = "assigned", _("Assigned to you")
+        MENTION = "mention", _("Mentioned in a note")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")

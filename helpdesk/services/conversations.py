@@ -19,6 +19,7 @@ from helpdesk.realtime.events import conversation_changed
 from .activities import AI, Actor, actor_name, message_create_activity
 from .assignment import conversation_auto_assign
 from .csat import csat_request_after_resolution
+from .languages import in_server_language
 from .messages import ai_taken_over, message_create_note
 from .notifications import notify_assigned, notify_escalated
 
@@ -228,7 +229,7 @@ def conversation_set_priority(*, conversation: Conversation, priority: str, by: 
     line = (
         f"{who} removed the priority."
         if priority == Conversation.Priority.NONE
-        else f"{who} set the priority to {Conversation.Priority(priority).label.lower()}."
+        else f"{who} set the priority to {in_server_language(Conversation.Priority(priority).label).lower()}."
     )
     message_create_activity(conversation=conversation, content=line)
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from helpdesk.models import Language, PersonSettings
+
+if TYPE_CHECKING:  # django-stubs-ext is a development requirement
+    from django_stubs_ext import StrOrPromise
 
 
 def person_language_set(*, user_id: int, language: str) -> str:
@@ -15,3 +22,10 @@ def person_language_set(*, user_id: int, language: str) -> str:
         raise ValidationError({"language": [_("Choose one of: %(choices)s.") % {"choices": choices}]})
     PersonSettings.objects.update_or_create(user_id=user_id, defaults={"language": language})
     return language
+
+
+def in_server_language(text: StrOrPromise) -> str:
+    """A translatable label as stored text (activity lines, notifications): written in the server's language
+    (LANGUAGE_CODE), whichever language the dashboard of the person acting happens to speak."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return str(text)

@@ -38,6 +38,8 @@ from django.utils import timezone
 from helpdesk.models import Conversation, Membership, Message, Notification, TeamMember
 from helpdesk.realtime.publish import publish_after_commit
 
+from .languages import in_server_language
+
 logger = logging.getLogger(__name__)
 
 TEXT_MAX = 300  # Notification.text
@@ -120,7 +122,7 @@ def _emails_for(
         ).values_list("user_id", flat=True)
     )
     link = settings.PUBLIC_BASE_URL.rstrip("/") + url
-    kind_label = Notification.Kind(kind).label
+    kind_label = in_server_language(Notification.Kind(kind).label)  # like the stored text
     emails = []
     for user in recipients:
         if user.pk not in wanting or not user.email or (actor is not None and actor.pk == user.pk):

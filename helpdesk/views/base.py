@@ -6,17 +6,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, Concatenate, ParamSpec, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Membership
 from helpdesk.selectors import access_membership, account_switcher_accounts
+
+if TYPE_CHECKING:  # django-stubs-ext is a development requirement
+    from django_stubs_ext import StrOrPromise
 
 
 class AuthenticatedHttpRequest(HttpRequest):
@@ -33,15 +38,15 @@ SESSION_ACCOUNT_KEY = "dashboard_account_id"
 
 # Pages other apps add to the navigation, by URL name. Helpdesk must not import captain, so it only knows the
 # names: when captain is not installed the names do not reverse and the links simply do not appear.
-ADMIN_NAV_LINKS: tuple[tuple[str, str], ...] = (
+ADMIN_NAV_LINKS: tuple[tuple[str, StrOrPromise], ...] = (
     # Reports compare colleagues (conversations and ratings per agent): for the account's administrators.
-    ("dashboard:reports", "Reports"),
-    ("captain-dashboard:playground", "Playground"),
-    ("captain-dashboard:usage", "Usage"),
-    ("captain-dashboard:faq-review", "FAQ review"),
-    ("captain-dashboard:routing-corrections", "Routing corrections"),
-    ("captain-dashboard:knowledge", "Knowledge"),
-    ("captain-dashboard:evaluation", "Test before launch"),
+    ("dashboard:reports", _("Reports")),
+    ("captain-dashboard:playground", _("Playground")),
+    ("captain-dashboard:usage", _("Usage")),
+    ("captain-dashboard:faq-review", _("FAQ review")),
+    ("captain-dashboard:routing-corrections", _("Routing corrections")),
+    ("captain-dashboard:knowledge", _("Knowledge")),
+    ("captain-dashboard:evaluation", _("Test before launch")),
 )
 
 ACCOUNT = "app/accounts/<id:account_id>/"
@@ -62,7 +67,7 @@ def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Call
         def wrapper(request: HttpRequest, account_id: int, *args: Any, **kwargs: Any) -> HttpResponse:
             membership = access_membership(user=request.user, account_id=account_id)
             if admin_only and membership.role != Membership.Role.ADMIN:
-                raise PermissionDenied("Only administrators of this account may open this page.")
+                raise PermissionDenied(gettext("Only administrators of this account may open this page."))
             # Only write the session when the account changes: a write is a query on every page otherwise.
             if request.session.get(SESSION_ACCOUNT_KEY) != membership.account_id:
                 request.session[SESSION_ACCOUNT_KEY] = membership.account_id
@@ -77,7 +82,7 @@ def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Call
 @dataclass(frozen=True)
 class NavLink:
     url: str
-    title: str
+    title: StrOrPromise
 
 
 def is_admin(membership: Membership) -> bool:

@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from helpdesk.models import Conversation, Membership
@@ -83,7 +84,7 @@ def canned_list(request: AuthenticatedHttpRequest, membership: Membership) -> Ht
         except ValidationError as exc:
             flash.error(request, _errors(exc))
         else:
-            flash.success(request, f"Added /{canned.short_code}.")
+            flash.success(request, _("Added /%(code)s.") % {"code": canned.short_code})
         return redirect(here)
     query = request.GET.get("q", "").strip()[:64]
     page = Paginator(canned_matching(account_id=membership.account_id, query=query), PAGE_SIZE).get_page(
@@ -101,10 +102,10 @@ def canned_edit(request: AuthenticatedHttpRequest, membership: Membership, canne
     here = reverse("dashboard:canned-list", args=[membership.account_id])
     if "delete" in request.POST:
         if not is_admin(membership):
-            flash.error(request, "Only administrators delete canned responses.")
+            flash.error(request, _("Only administrators delete canned responses."))
         else:
             canned_response_delete(canned=canned)
-            flash.success(request, f"Deleted /{canned.short_code}.")
+            flash.success(request, _("Deleted /%(code)s.") % {"code": canned.short_code})
         return redirect(here)
     code = canned.short_code
     try:
@@ -114,9 +115,11 @@ def canned_edit(request: AuthenticatedHttpRequest, membership: Membership, canne
             content=request.POST.get("content", ""),
         )
     except ValidationError as exc:
-        flash.error(request, f"/{code} was not changed: {_errors(exc)}")
+        flash.error(
+            request, _("/%(code)s was not changed: %(errors)s") % {"code": code, "errors": _errors(exc)}
+        )
     else:
-        flash.success(request, f"Saved /{canned.short_code}.")
+        flash.success(request, _("Saved /%(code)s.") % {"code": canned.short_code})
     return redirect(here)
 
 

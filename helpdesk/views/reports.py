@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from helpdesk.models import Membership
@@ -38,15 +39,15 @@ def duration_text(value: timedelta | None) -> str:
         return "-"
     seconds = round(value.total_seconds())
     if seconds < 60:
-        return f"{seconds} s"
+        return _("%(s)d s") % {"s": seconds}
     minutes = seconds // 60
     if minutes < 60:
-        return f"{minutes} min"
+        return _("%(m)d min") % {"m": minutes}
     hours, minutes = divmod(minutes, 60)
     if hours < 24:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+        return _("%(h)d h %(m)d min") % {"h": hours, "m": minutes} if minutes else _("%(h)d h") % {"h": hours}
     days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
+    return _("%(d)d d %(h)d h") % {"d": days, "h": hours} if hours else _("%(d)d d") % {"d": days}
 
 
 def percent_text(value: float | None) -> str:

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import URLPattern, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from helpdesk.models import Membership
@@ -36,14 +37,14 @@ def availability_set(request: HttpRequest, membership: Membership) -> HttpRespon
     form = AvailabilityForm(request.POST)
     if not form.is_valid():
         if wants_json(request):
-            return JsonResponse({"error": "Choose online, busy or offline."}, status=400)
-        flash.error(request, "Choose online, busy or offline.")
+            return JsonResponse({"error": _("Choose online, busy or offline.")}, status=400)
+        flash.error(request, _("Choose online, busy or offline."))
     else:
         membership_set_availability(membership=membership, availability=form.cleaned_data["availability"])
         label = membership.get_availability_display().lower()
         if wants_json(request):
             return JsonResponse({"availability": membership.availability, "label": label})
-        flash.success(request, f"You are {label}.")
+        flash.success(request, _("You are %(availability)s.") % {"availability": label})
     # Back to the page the switch was on, never to another site.
     target = form.data.get("next", "")
     if not url_has_allowed_host_and_scheme(
