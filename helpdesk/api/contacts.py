@@ -8,7 +8,8 @@
   conversations and channel ids follow; it is deleted). A duplicate that is not a contact of this account answers
   400 naming the field, with the same words whether it exists in another account or not.
 
-Any member may do each (as in the dashboard). Another account's contact in the path answers 404.
+Any member may do each (as in the dashboard). Another account's contact in the path answers 404. Notes on a
+contact: `helpdesk.api.contact_notes`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from helpdesk.selectors.attributes import access_contact
 from helpdesk.selectors.contacts import SEARCH_MAX_CHARS, contact_in_account, contacts_matching
 from helpdesk.services.contacts import NAME_MAX_CHARS, contact_merge, contact_phone, contact_update
 
+from . import contact_notes
 from .attributes import service_errors_as_400
 from .auth import AccountApi, Pagination, paginated_response
 
@@ -137,4 +139,5 @@ urlpatterns = [
     path("accounts/<id:account_id>/contacts/", ContactCollectionApi.as_view(), name="contact-list"),
     path(CONTACT, ContactDetailApi.as_view(), name="contact-detail"),
     path(f"{CONTACT}merge/", ContactMergeApi.as_view(), name="contact-merge"),
+    *contact_notes.urlpatterns,
 ]

@@ -175,3 +175,21 @@ def contact_notes(*, account_id: int, contact_id: int) -> list[ContactNote]:
         .select_related("author")
         .order_by("-id")[:NOTES_SHOWN]
     )
+
+
+def contact_note_in_account(*, account_id: int, contact_id: int, note_id: int) -> ContactNote | None:
+    """One note of the contact, only if both are this account's (another account's answers None: a 404)."""
+    return (
+        ContactNote.objects.filter(account_id=account_id, contact_id=contact_id, pk=note_id)
+        .select_related("author")
+        .first()
+    )
+
+
+def contact_notes_all(*, account_id: int, contact_id: int) -> QuerySet[ContactNote]:
+    """Every note of the contact, newest first (the API pages them)."""
+    return (
+        ContactNote.objects.filter(account_id=account_id, contact_id=contact_id)
+        .select_related("author")
+        .order_by("-id")
+    )

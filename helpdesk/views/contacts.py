@@ -13,13 +13,13 @@ import csv
 
 from django.contrib import messages as flash
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
 from helpdesk.ids import MAX_ID
-from helpdesk.models import Contact, CustomAttributeDefinition, Membership
+from helpdesk.models import Contact, ContactNote, CustomAttributeDefinition, Membership
 from helpdesk.selectors.attributes import (
     access_contact,
     attribute_definitions,
@@ -31,13 +31,20 @@ from helpdesk.selectors.contacts import (
     contact_channel_ids,
     contact_conversations,
     contact_in_account,
+    contact_note_in_account,
     contact_notes,
     contact_page,
     contacts_for_export,
     possible_duplicates,
 )
 from helpdesk.services.attributes import attribute_value_from_text
-from helpdesk.services.contact_notes import NOTE_MAX_CHARS, contact_note_create
+from helpdesk.services.contact_notes import (
+    NOTE_MAX_CHARS,
+    can_change_note,
+    contact_note_create,
+    contact_note_delete,
+    contact_note_update,
+)
 from helpdesk.services.contacts import (
     CSV_BASE_COLUMNS,
     CSV_MAX_BYTES,
@@ -51,7 +58,7 @@ from helpdesk.services.contacts import (
 )
 
 from .attributes import FIELD_PREFIX
-from .base import ACCOUNT, AuthenticatedHttpRequest, account_view, frame_context
+from .base import ACCOUNT, AuthenticatedHttpRequest, account_view, frame_context, is_admin
 
 CONTACT = f"{ACCOUNT}contacts/<id:contact_id>/"
 
@@ -92,7 +99,9 @@ def contact_list(request: HttpRequest, membership: Membership) -> HttpResponse:
 
 @require_GET
 @account_view()
-def contact_detail(request: HttpRequest, membership: Membership, contact_id: int) -> HttpResponse:
+def contact_detail(
+    request: AuthenticatedHttpRequest, membership: Membership, contact_id: int
+) -> HttpResponse:
     contact = access_contact(account_id=membership.account_id, contact_id=contact_id)
     account_id = membership.account_id
     context = frame_context(
@@ -106,7 +115,7 @@ def contact_detail(request: HttpRequest, membership: Membership, contact_id: int
         conversations=contact_conversations(account_id=account_id, contact_id=contact.pk),
         channel_ids=contact_channel_ids(account_id=account_id, contact_id=contact.pk),
         duplicates=possible_duplicates(contact=contact),
-        notes=contact_notes(account_id=account_id, contact_id=contact.pk),
+        notes=_notes_with_rights(request, membership, contact),
         note_max=NOTE_MAX_CHARS,
     )
     return render(request, "dashboard/contact_detail.html", context)
@@ -126,6 +135,38 @@ def contact_note_add(
     else:
         flash.success(request, "Note added.")
     return redirect("dashboard:contact-detail", membership.account_id, contact.pk)
+
+
+def _notes_with_rights(
+    request: AuthenticatedHttpRequest, membership: Membership, contact: Contact
+) -> list[ContactNote]:
+    notes = contact_notes(account_id=membership.account_id, contact_id=contact.pk)
+    for note in notes:
+        note.changeable = can_change_note(note=note, user=request.user, is_admin=is_admin(membership))  # type: ignore[attr-defined]  # for the template
+    return notes
+
+
+@require_POST
+@account_view()
+def contact_note_change(
+    request: AuthenticatedHttpRequest, membership: Membership, contact_id: int, note_id: int
+) -> HttpResponse:
+    """Edit (`content`) or delete (`action=delete`) a note: its author or an administrator; another account's
+    note is a 404, someone else's a 403."""
+    note = contact_note_in_account(account_id=membership.account_id, contact_id=contact_id, note_id=note_id)
+    if note is None:
+        raise Http404("No such note.")
+    try:
+        if request.POST.get("action") == "delete":
+            contact_note_delete(note=note, user=request.user, is_admin=is_admin(membership))
+            flash.success(request, "Note deleted.")
+        else:
+            content = request.POST.get("content", "")
+            contact_note_update(note=note, user=request.user, is_admin=is_admin(membership), content=content)
+            flash.success(request, "Note saved.")
+    except ValidationError as exc:
+        flash.error(request, f"Note not saved: {' '.join(exc.messages)}")
+    return redirect("dashboard:contact-detail", membership.account_id, contact_id)
 
 
 def _attribute_changes(request: HttpRequest, contact: Contact, account_id: int) -> dict[str, object]:
@@ -248,4 +289,5 @@ urlpatterns: list[URLPattern] = [
     path(f"{CONTACT}edit/", contact_edit, name="contact-edit"),
     path(f"{CONTACT}merge/", contact_merge_view, name="contact-merge"),
     path(f"{CONTACT}notes/", contact_note_add, name="contact-note-add"),
+    path(f"{CONTACT}notes/<id:note_id>/", contact_note_change, name="contact-note-change"),
 ]
