@@ -2,7 +2,7 @@
 
 The request: when a conversation of an inbox with `csat_survey_enabled` is resolved, the customer gets ONE
 outgoing system message (no credit: it is not an AI reply) with the inbox's `csat_message` or a built-in
-question, sent through the outbox like any reply. Its quick replies are "1".."5", which each channel draws as its
+question in the inbox's language, sent through the outbox like any reply. Its quick replies are "1".."5", which each channel draws as its
 native rating form (helpdesk.channels.rating). A conversation is asked once, however often it is resolved.
 
 The answer (`csat_answer_ingest`, called by `message_ingest` before it picks a conversation): while the request
@@ -27,6 +27,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from helpdesk.channels import rating
 from helpdesk.channels.base import InboundMessage
@@ -36,12 +37,16 @@ from helpdesk.models import ContactInbox, Conversation, CsatResponse, Inbox, Mes
 
 from .activities import message_create_activity
 from .incoming import incoming_message_create
+from .languages import in_inbox_language
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_QUESTION = "How would you rate the help you got? Reply with a number from 1 (poor) to 5 (excellent)."
-THANKS_ASK_COMMENT = "Thank you for your rating! Anything you would like to add? Just reply here."
-THANKS_FOR_COMMENT = "Thank you, we have passed your comment on to the team."
+# Built-in texts the customer reads, in the inbox's language (Inbox.language; locale/ holds the translations).
+DEFAULT_QUESTION = _(
+    "How would you rate the help you got? Reply with a number from 1 (poor) to 5 (excellent)."
+)
+THANKS_ASK_COMMENT = _("Thank you for your rating! Anything you would like to add? Just reply here.")
+THANKS_FOR_COMMENT = _("Thank you, we have passed your comment on to the team.")
 ANSWER_WINDOW = timedelta(days=7)
 """How long after the request a rating is still taken."""
 COMMENT_WINDOW = timedelta(minutes=15)
@@ -108,7 +113,9 @@ def csat_request_after_resolution(*, conversation_id: int) -> Message | None:
         or not Message.objects.filter(conversation=conversation, message_type=Message.Type.INCOMING).exists()
     ):
         return None
-    question = conversation.inbox.csat_message.strip() or DEFAULT_QUESTION
+    question = conversation.inbox.csat_message.strip() or in_inbox_language(
+        conversation.inbox, DEFAULT_QUESTION
+    )
     request = _system_message(conversation, question, quick_replies=list(rating.RATING_CHOICES))
     conversation.csat_requested_at = request.created_at
     conversation.save(update_fields=["csat_requested_at"])
@@ -180,7 +187,7 @@ def csat_answer_ingest(*, contact_inbox: ContactInbox, inbound: InboundMessage) 
         message_create_activity(
             conversation=conversation, content="The customer added a comment to their rating."
         )
-        _system_message(conversation, THANKS_FOR_COMMENT)
+        _system_message(conversation, in_inbox_language(inbox, THANKS_FOR_COMMENT))
     elif response is None:
         CsatResponse.objects.create(
             account_id=conversation.account_id, conversation=conversation, rating=choice
@@ -188,7 +195,7 @@ def csat_answer_ingest(*, contact_inbox: ContactInbox, inbound: InboundMessage) 
         message_create_activity(
             conversation=conversation, content=f"The customer rated the conversation {choice}/5."
         )
-        _system_message(conversation, THANKS_ASK_COMMENT)
+        _system_message(conversation, in_inbox_language(inbox, THANKS_ASK_COMMENT))
     elif response.rating != choice:
         previous = response.rating
         response.rating = choice

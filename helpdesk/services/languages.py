@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from helpdesk.models import Language, PersonSettings
+from helpdesk.models import Inbox, Language, PersonSettings
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
     from django_stubs_ext import StrOrPromise
@@ -28,4 +28,10 @@ def in_server_language(text: StrOrPromise) -> str:
     """A translatable label as stored text (activity lines, notifications): written in the server's language
     (LANGUAGE_CODE), whichever language the dashboard of the person acting happens to speak."""
     with translation.override(settings.LANGUAGE_CODE):
+        return str(text)
+
+
+def in_inbox_language(inbox: Inbox, text: StrOrPromise) -> str:
+    """A built-in text a customer reads (the rating question, its thanks), in the inbox's language."""
+    with translation.override(inbox.language or settings.LANGUAGE_CODE):
         return str(text)
