@@ -374,6 +374,7 @@ class InboxAdminForm(forms.ModelForm):
             "after_resolution",
             "csat_survey_enabled",
             "csat_message",
+            "language",
         ]
         labels = {"provider_config": "Other provider settings (JSON)"}
         help_texts = {
@@ -396,9 +397,14 @@ class InboxAdminForm(forms.ModelForm):
         if "after_resolution" in self.fields:
             # Left out of a submission (a scripted POST): the stored policy, or the default for a new inbox.
             self.fields["after_resolution"].required = False
+        if "language" in self.fields:
+            self.fields["language"].required = False  # likewise: the stored language, or English
 
     def clean_after_resolution(self) -> str:
         return self.cleaned_data.get("after_resolution") or self.instance.after_resolution
+
+    def clean_language(self) -> str:
+        return self.cleaned_data.get("language") or self.instance.language
 
     def clean_callback_url(self) -> str:
         # The server POSTs every reply there: the outbound policy decides which hosts it may be.
@@ -624,7 +630,7 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                 {"fields": ["new_access_token", "webhook_rate_limit_per_minute"]},
             ),
             *provider,
-            ("Messages", {"fields": ["greeting_message", "handoff_message"]}),
+            ("Messages", {"fields": ["greeting_message", "handoff_message", "language"]}),
             (
                 "After resolution",
                 {
