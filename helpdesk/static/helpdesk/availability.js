@@ -8,11 +8,13 @@
   var button = form.querySelector("[data-availability-submit]");
   var status = form.querySelector("[data-availability-status]");
   var saved = select.value;
+  // Texts in the page's language, rendered by the template (dashboard/partials/availability.html).
+  var say = form.dataset;
   if (button) { button.hidden = true; }
 
   select.addEventListener("change", function () {
     var body = new FormData(form);
-    status.textContent = "Saving…";
+    status.textContent = say.msgSaving || "Saving…";
     fetch(form.action, {
       method: "POST",
       body: body,
@@ -26,11 +28,11 @@
         if (!result.ok) { throw new Error(result.data.error || "Not saved."); }
         saved = result.data.availability;
         select.className = "availability-" + saved;
-        status.textContent = "You are " + result.data.label + ".";
+        status.textContent = (say.msgSaved || "You are {availability}.").replace("{availability}", result.data.label);
       })
       .catch(function () {
         select.value = saved;
-        status.textContent = "Not saved: try again.";
+        status.textContent = say.msgFailed || "Not saved: try again.";
       });
   });
 })();

@@ -85,7 +85,7 @@
     item.dataset.notifId = String(detail.id);
     var link = document.createElement("a");
     link.setAttribute("data-notif-link", "");
-    link.textContent = detail.text || "New notification";
+    link.textContent = detail.text || bell.dataset.msgNew || "New notification";
     // Only a path of this site: an event is never a way to send someone elsewhere.
     var url = String(detail.url || "");
     link.href = /^\/(?!\/)/.test(url) ? url : "#";
@@ -93,7 +93,7 @@
     var meta = document.createElement("span");
     meta.className = "notif-meta";
     var when = document.createElement("time");
-    when.textContent = "just now";
+    when.textContent = bell.dataset.msgJustNow || "just now";
     meta.appendChild(when);
     var form = document.createElement("form");
     form.method = "post";
@@ -106,7 +106,7 @@
     var button = document.createElement("button");
     button.type = "submit";
     button.className = "link";
-    button.textContent = "Mark read";
+    button.textContent = bell.dataset.msgMarkRead || "Mark read";
     form.appendChild(token);
     form.appendChild(button);
     meta.appendChild(form);
