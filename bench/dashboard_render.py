@@ -174,7 +174,11 @@ def seed(n_conversations: int, n_messages: int) -> dict[str, Any]:
                     sender_user=users[1] if sender_type == "user" else None,
                     ai_agent_key="refunds" if sender_type == "assistant" else "",
                     ai_agent_name="Refunds" if sender_type == "assistant" else "",
-                    content=f"Message {j} about order {rng.randint(1000, 99999)}: the parcel has not arrived yet.",
+                    content=(
+                        f"订单 {rng.randint(1000, 99999)} 的包裹还没有到，我想申请退款。"
+                        if j % 7 == 3  # some customers write in Chinese (the search's substring path)
+                        else f"Message {j} about order {rng.randint(1000, 99999)}: the parcel has not arrived yet."
+                    ),
                 )
             )
             if len(batch) >= 5000:
@@ -232,6 +236,35 @@ def measure(client, url: str, repeat: int) -> dict[str, Any]:
     }
 
 
+def search_pages(agent: Any, base: str, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The search page (helpdesk.selectors.search) on the shapes agents type: a word every message holds (the
+    index gives the newest 500, the filters run on those), an order number, Chinese words (three characters
+    go through the trigram index, two through the scan), an e-mail, a #number, filters, operators and a
+    10,000-character paste."""
+    from urllib.parse import urlencode
+
+    search = f"{base}/search/?"
+    return [
+        ("search: word in every message", agent, search + urlencode({"q": "parcel"})),
+        ("search: order number", agent, search + urlencode({"q": "4242"})),
+        ("search: two words, one rare", agent, search + urlencode({"q": "parcel 4242"})),
+        ("search: Chinese, 3+ characters", agent, search + urlencode({"q": "申请退款"})),
+        ("search: Chinese, 2 characters", agent, search + urlencode({"q": "退款"})),
+        ("search: contact e-mail", agent, search + urlencode({"q": "c4242@example.com"})),
+        ("search: #conversation", agent, search + urlencode({"q": f"#{data['typical'].pk}"})),
+        (
+            "search: word + status, inbox, label",
+            agent,
+            search
+            + urlencode(
+                {"q": "parcel", "status": "open", "inbox": data["inbox"].pk, "label": data["label"].pk}
+            ),
+        ),
+        ("search: operators", agent, search + urlencode({"q": '"parcel* NEAR(order -4242) AND'})),
+        ("search: 10,000 characters", agent, search + urlencode({"q": "parcel " * 1430})),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=10_000)
@@ -240,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     workdir = Path(tempfile.mkdtemp(prefix="dashboard-bench-"))
     db_path = workdir / "bench.sqlite3"
     try:
@@ -297,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             ("contacts, page 200", agent, f"{base}/contacts/?page=200"),
             ("contacts, search", agent, f"{base}/contacts/?q=customer+4242"),
             ("contact page", agent, f"{base}/contacts/{data['typical'].contact_id}/"),
+            *search_pages(agent, base, data),
         ]
         results = []
         for name, client, url in pages:
@@ -309,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Seeded {data['conversations']:,} conversations and {data['messages']:,} messages in {seeded_s:.1f} s "
         f"(SQLite, bulk_create). {args.repeat} requests per page after a warm-up; server time through the "
-        f"Django test client."
+        f"Django test client. Load average before the run: {load_before}, after: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}."
     )
     width = max(len(r["page"]) for r in results)
     print(f"{'page':<{width}}  {'p50 ms':>7}  {'p95 ms':>7}  {'queries':>7}")

@@ -98,6 +98,15 @@ SEARCH_MAX_CHARS = 200
 def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
     """The account's contacts whose name, e-mail or phone contains `query` (any case), or whose id it is
     (`12` or `#12`); newest first, each with its number of conversations."""
+    return (
+        contacts_filtered(account_id=account_id, query=query)
+        .annotate(conversation_count=Count("conversations"))
+        .order_by("-created_at", "-pk")
+    )
+
+
+def contacts_filtered(*, account_id: int, query: str) -> QuerySet[Contact]:
+    """`contacts_matching` without the conversation counts (no join): for the search page."""
     contacts = Contact.objects.filter(account_id=account_id)
     # NUL taken out: PostgreSQL refuses it in a text parameter, and no name, e-mail or phone holds one.
     query = query.replace("\x00", "").strip()[:SEARCH_MAX_CHARS]
@@ -109,7 +118,7 @@ def contacts_matching(*, account_id: int, query: str) -> QuerySet[Contact]:
         ):  # longer overflows a bigint: no such id
             match |= Q(pk=int(digits))
         contacts = contacts.filter(match)
-    return contacts.annotate(conversation_count=Count("conversations")).order_by("-created_at", "-pk")
+    return contacts
 
 
 def contact_page(*, account_id: int, query: str, page: str | int | None) -> Page[Contact]:

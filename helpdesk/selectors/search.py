@@ -23,7 +23,7 @@ from django.db.models import Q
 
 from helpdesk.models import Contact, Conversation, Message
 
-from .contacts import contacts_matching
+from .contacts import contacts_filtered
 
 MAX_QUERY_CHARS = 200
 """What is read of the search box: longer text is cut (no message search needs more), never an error."""
@@ -33,6 +33,8 @@ MESSAGE_CANDIDATES = 500
 """Newest matching messages read from the index before the filters: results are the newest matches."""
 RESULTS = 20
 CONTACT_RESULTS = 10
+CONTACT_CANDIDATES = 200
+"""Contacts whose conversations are searched too (the newest first)."""
 SNIPPET_CHARS = 160
 
 _WORD = re.compile(r"[^\W_]+")
@@ -116,7 +118,7 @@ class SearchResults:
         return not (self.conversations or self.messages or self.contacts)
 
 
-def _sqlite_message_ids(account_id: int, terms: list[str], limit: int) -> list[int]:
+def _sqlite_message_ids(account_id: int, terms: list[str], limit: int) -> list[tuple[int, int]]:
     indexed = [t for t in terms if len(t) >= 3]
     short = [t for t in terms if len(t) < 3]
     if not indexed:
@@ -125,22 +127,22 @@ def _sqlite_message_ids(account_id: int, terms: list[str], limit: int) -> list[i
         rows = Message.objects.filter(account_id=account_id).exclude(message_type=Message.Type.ACTIVITY)
         for term in short:
             rows = rows.filter(content__icontains=term)
-        return list(rows.order_by("-id").values_list("id", flat=True)[:limit])
+        return list(rows.order_by("-id").values_list("id", "conversation_id")[:limit])
     # Each term quoted: FTS5 reads it as a plain string (terms hold only word characters, no quote).
     match = " AND ".join(f'"{t}"' for t in indexed)
     extra = "".join(" AND m.content LIKE %s" for _ in short)
     sql = (
-        "SELECT m.id FROM helpdesk_message_fts f JOIN helpdesk_message m ON m.id = f.rowid "
+        "SELECT m.id, m.conversation_id FROM helpdesk_message_fts f JOIN helpdesk_message m ON m.id = f.rowid "
         "WHERE helpdesk_message_fts MATCH %s AND m.account_id = %s AND m.message_type <> 'activity'"
         f"{extra} ORDER BY f.rowid DESC LIMIT %s"
     )
     params: list[int | str] = [match, account_id, *[f"%{t}%" for t in short], limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [row[0] for row in cursor.fetchall()]
+        return [(row[0], row[1]) for row in cursor.fetchall()]
 
 
-def _postgres_message_ids(account_id: int, terms: list[str], limit: int) -> list[int]:
+def _postgres_message_ids(account_id: int, terms: list[str], limit: int) -> list[tuple[int, int]]:
     words = [t for t in terms if not _CJK.search(t)]
     substrings = [t for t in terms if _CJK.search(t)]
     where = ["m.account_id = %s", "m.message_type <> 'activity'"]
@@ -153,14 +155,17 @@ def _postgres_message_ids(account_id: int, terms: list[str], limit: int) -> list
         where.append("m.content ILIKE %s")
         params.append(f"%{term}%")
     params.append(limit)
-    sql = f"SELECT m.id FROM helpdesk_message m WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT %s"
+    sql = f"SELECT m.id, m.conversation_id FROM helpdesk_message m WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT %s"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [row[0] for row in cursor.fetchall()]
+        return [(row[0], row[1]) for row in cursor.fetchall()]
 
 
-def message_ids_matching(*, account_id: int, terms: list[str], limit: int = MESSAGE_CANDIDATES) -> list[int]:
-    """Ids of the account's messages (notes included, activity lines not) holding every term, newest first."""
+def message_ids_matching(
+    *, account_id: int, terms: list[str], limit: int = MESSAGE_CANDIDATES
+) -> list[tuple[int, int]]:
+    """(message id, conversation id) of the account's messages (notes included, activity lines not) holding
+    every term, newest first."""
     if not terms:
         return []
     if connection.vendor == "postgresql":
@@ -182,42 +187,50 @@ def _conversation_id(query: str) -> int | None:
     return int(digits) if digits.isascii() and digits.isdigit() and len(digits) < 19 else None
 
 
+def _contacts(account_id: int, query: str) -> list[Contact]:
+    """The newest contacts matching the text (name, e-mail, phone, #id), without the list page's conversation
+    counts: their ids find conversations, the first few are shown."""
+    return list(
+        contacts_filtered(account_id=account_id, query=query)
+        .order_by("-created_at", "-pk")
+        .only("id", "name", "email", "phone", "created_at")[:CONTACT_CANDIDATES]
+    )
+
+
 def search(*, account_id: int, query: str, filters: SearchFilters | None = None) -> SearchResults:
     """Conversations (by id, contact or message), the newest matching messages and the matching contacts of
-    one account; never another account's row."""
+    one account; never another account's row. Five queries whatever the data size: contacts, message index,
+    messages, conversations, their labels."""
     filters = filters or SearchFilters()
     query = query.replace("\x00", "").strip()[:MAX_QUERY_CHARS]
     results = SearchResults(query=query, terms=search_terms(query))
     if not query:
         return results
-    contact_ids = list(
-        contacts_matching(account_id=account_id, query=query).values_list("id", flat=True)[:200]
-    )
-    results.contacts = list(contacts_matching(account_id=account_id, query=query)[:CONTACT_RESULTS])
-    message_ids = message_ids_matching(account_id=account_id, terms=results.terms)
-    in_scope = Conversation.objects.filter(account_id=account_id)
+    contacts = _contacts(account_id, query)
+    results.contacts = contacts[:CONTACT_RESULTS]
+    hits = message_ids_matching(account_id=account_id, terms=results.terms)
+    # A label filter joins the labels table: rows could repeat, hence DISTINCT only then.
+    distinct = bool(filters.label_id)
     messages = (
-        Message.objects.filter(pk__in=message_ids, account_id=account_id)
+        Message.objects.filter(pk__in=[m for m, _ in hits], account_id=account_id)
         .filter(filters.conversation_q("conversation__"))
         .select_related("conversation__contact", "sender_user")
         .order_by("-id")
-        .distinct()[:RESULTS]
     )
-    results.messages = list(messages)
+    results.messages = list((messages.distinct() if distinct else messages)[:RESULTS])
     for message in results.messages:
         message.snippet = snippet(message.content, results.terms)  # type: ignore[attr-defined]  # for the template
-    match = Q(contact_id__in=contact_ids) | Q(
-        pk__in=Message.objects.filter(pk__in=message_ids).values("conversation_id")
-    )
+    match = Q(pk__in={c for _, c in hits}) | Q(contact_id__in=[c.pk for c in contacts])
     number = _conversation_id(query)
     if number is not None:
         match |= Q(pk=number)
-    results.conversations = list(
-        in_scope.filter(match)
+    conversations = (
+        Conversation.objects.filter(account_id=account_id)
+        .filter(match)
         .filter(filters.conversation_q())
         .select_related("contact", "inbox", "assignee")
         .prefetch_related("labels")
         .order_by("-last_activity_at", "-id")
-        .distinct()[:RESULTS]
     )
+    results.conversations = list((conversations.distinct() if distinct else conversations)[:RESULTS])
     return results

@@ -76,10 +76,14 @@ def test_messages_are_found_by_word_any_case_and_chinese(team, threads):
 
 def test_the_index_follows_edits_and_deletes(team, threads):
     message = MessageFactory(conversation=threads["shipping"], content="a zeppelin landed")
-    assert message_ids_matching(account_id=team.account.id, terms=["zeppelin"]) == [message.pk]
+    assert message_ids_matching(account_id=team.account.id, terms=["zeppelin"]) == [
+        (message.pk, message.conversation_id)
+    ]
     Message.objects.filter(pk=message.pk).update(content="a balloon landed")
     assert message_ids_matching(account_id=team.account.id, terms=["zeppelin"]) == []
-    assert message_ids_matching(account_id=team.account.id, terms=["balloon"]) == [message.pk]
+    assert message_ids_matching(account_id=team.account.id, terms=["balloon"]) == [
+        (message.pk, message.conversation_id)
+    ]
     Message.objects.filter(pk=message.pk).delete()
     assert message_ids_matching(account_id=team.account.id, terms=["balloon"]) == []
 
