@@ -413,6 +413,8 @@ HELPDESK = {
             "OUTBOUND_ALLOW_HTTP": ("HELPDESK_OUTBOUND_ALLOW_HTTP", env_flag),
             "OUTBOUND_MAX_RESPONSE_BYTES": ("HELPDESK_OUTBOUND_MAX_RESPONSE_BYTES", int),
             "ATTACHMENT_MAX_BYTES": ("HELPDESK_ATTACHMENT_MAX_BYTES", int),
+            # Comma-separated Fernet keys for inbox secrets at rest (the first encrypts; all decrypt).
+            "SECRETS_KEYS": ("HELPDESK_SECRETS_KEYS", env_list),
         }
     ),
 }

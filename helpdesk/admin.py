@@ -146,7 +146,17 @@ class _ScopedFormfieldsMixin(_AnyAdmin):
 
 # Write-only credentials. A changelist filter on one (`?secret__startswith=a`) answers "some rows" or "none",
 # which recovers the value a character at a time; no lookup may name them, at any depth of a relation path.
-SECRET_FIELD_NAMES = frozenset({"secret", "access_token", "webhook_token", "password", "api_key_encrypted"})
+SECRET_FIELD_NAMES = frozenset(
+    {
+        "secret",
+        "access_token",
+        "webhook_token",
+        "password",
+        "api_key_encrypted",
+        "smtp_password_encrypted",
+        "imap_password_encrypted",
+    }
+)
 
 
 class AccountScopedAdminMixin(_ScopedFormfieldsMixin, _ModelAdmin[_ModelT]):
@@ -359,6 +369,23 @@ class InboxAdminForm(forms.ModelForm):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="Telegram bot token, WhatsApp access token or Slack bot token (xoxb-). Blank keeps the current one.",
     )
+    # E-mail: stored encrypted (helpdesk.crypto), never rendered; blank keeps the stored one.
+    new_smtp_password = forms.CharField(
+        label="SMTP password",
+        required=False,
+        strip=False,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted. Blank keeps the current one.",
+    )
+    new_imap_password = forms.CharField(
+        label="IMAP password",
+        required=False,
+        strip=False,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted. Never set: the SMTP password is used. Blank keeps the current one.",
+    )
 
     class Meta:
         model = Inbox
@@ -461,8 +488,15 @@ class InboxAdminForm(forms.ModelForm):
         if secret:
             self.instance.secret = secret
         access_token = self.cleaned_data.get("new_access_token")
-        if access_token:
+        smtp_password = self.cleaned_data.get("new_smtp_password") or ""
+        if access_token and self.instance.channel_type == Inbox.ChannelType.EMAIL:
+            smtp_password = smtp_password or access_token  # an e-mail inbox keeps no plain password
+        elif access_token:
             self.instance.access_token = access_token
+        if smtp_password:
+            self.instance.smtp_password_set(smtp_password)
+        if self.cleaned_data.get("new_imap_password"):
+            self.instance.imap_password_set(self.cleaned_data["new_imap_password"])
         return super().save(commit=commit)
 
 
@@ -496,7 +530,7 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
     "smtp_host": ("SMTP host", "Your mail server for replies; it must be allowed by the outbound policy."),
     "smtp_port": ("SMTP port", "Empty: 587 (starttls) or 465 (ssl)."),
     "smtp_security": ("SMTP security", '"starttls" (default), "ssl" or "none".'),
-    "smtp_username": ("SMTP username", "The password goes in Access token."),
+    "smtp_username": ("SMTP username", "The password goes in SMTP password below."),
     "from_address": ("From address", "The support address replies are sent from."),
     "from_name": ("From name", "Empty: the inbox name."),
     "greeting": (
@@ -511,7 +545,7 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
     "imap_host": ("IMAP host", "To poll a mailbox for new mail (instead of, or besides, a Mailgun route)."),
     "imap_port": ("IMAP port", "Empty: 993 (ssl) or 143."),
     "imap_security": ("IMAP security", '"ssl" (default), "starttls" or "none".'),
-    "imap_username": ("IMAP username", "Empty: the SMTP username. The password is the Access token."),
+    "imap_username": ("IMAP username", "Empty: the SMTP username. The password goes in IMAP password below."),
     "imap_folder": ("IMAP folder", "Empty: INBOX."),
     "business_hours": (
         "Business hours",
@@ -529,6 +563,9 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         'The sites the widget may run on, separated by spaces, e.g. "https://shop.example https://www.shop.example".',
     ),
 }
+
+# Write-only secrets of a channel, shown in its settings next to the server they log in to.
+_CHANNEL_SECRET_FIELDS = {"email": ["new_smtp_password", "new_imap_password"]}
 
 _CHANNEL_TITLES = {
     "telegram": "Telegram settings",
@@ -582,7 +619,7 @@ _PROVIDER_SETUP: dict[str, str] = {
     ),
     Inbox.ChannelType.EMAIL: (
         "In Mailgun, add an inbound route for the support address whose action forwards the raw MIME to this URL. "
-        "Secret = the Mailgun webhook signing key; Access token = the SMTP password; fill in the SMTP settings "
+        "Secret = the Mailgun webhook signing key; fill in the SMTP settings, the SMTP password "
         "and the From address above."
     ),
     Inbox.ChannelType.SLACK: (
@@ -616,7 +653,8 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
             (
                 _CHANNEL_TITLES[channel],
                 {
-                    "fields": [provider_field_name(channel, key) for key in PROVIDER_KEYS.get(channel, {})],
+                    "fields": [provider_field_name(channel, key) for key in PROVIDER_KEYS.get(channel, {})]
+                    + _CHANNEL_SECRET_FIELDS.get(channel, []),
                     "classes": [] if obj is not None and obj.pk else ["collapse"],
                 },
             )

@@ -37,6 +37,9 @@ DEFAULTS: dict[str, Any] = {
     "ATTACHMENT_MAX_BYTES": 10 * 1024 * 1024,
     "ATTACHMENT_FETCH_TIMEOUT_SECONDS": 30.0,
     "ATTACHMENT_FETCH_MAX_RETRIES": 5,
+    # Fernet keys for inbox secrets at rest (helpdesk.crypto): the first encrypts, all decrypt; empty derives
+    # one from SECRET_KEY.
+    "SECRETS_KEYS": [],
 }
 
 

@@ -3,6 +3,7 @@ import secrets
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from ..crypto import secret_decrypt, secret_encrypt
 from .account import Account
 from .person import Language
 
@@ -37,6 +38,10 @@ class Inbox(models.Model):
     # Provider channels: the token used to send (Telegram bot token, WhatsApp access token, Slack bot token).
     # Write-only in the admin and API, like `secret`.
     access_token = models.CharField(max_length=500, blank=True)
+    # E-mail inboxes: the SMTP and IMAP passwords, Fernet tokens (helpdesk.crypto), never the passwords
+    # themselves; set and read through the methods below, write-only in the admin.
+    smtp_password_encrypted = models.TextField(blank=True, default="", editable=False)
+    imap_password_encrypted = models.TextField(blank=True, default="", editable=False)
     # Non-secret provider settings: phone_number_id, verify_token, bot_user_id, api_base_url (tests point it at a
     # fake provider on 127.0.0.1) ...; each channel module documents the keys it reads.
     provider_config = models.JSONField(default=dict, blank=True)
@@ -81,3 +86,17 @@ class Inbox(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.get_channel_type_display()})"
+
+    def smtp_password_set(self, password: str) -> None:
+        self.smtp_password_encrypted = secret_encrypt(password)
+
+    def imap_password_set(self, password: str) -> None:
+        self.imap_password_encrypted = secret_encrypt(password)
+
+    def smtp_password(self) -> str:
+        """The SMTP password (raises helpdesk.crypto.SecretUnreadable when the configured keys cannot read it)."""
+        return secret_decrypt(self.smtp_password_encrypted)
+
+    def imap_password(self) -> str:
+        """The IMAP password; none set: the SMTP password (most providers have one password per mailbox)."""
+        return secret_decrypt(self.imap_password_encrypted or self.smtp_password_encrypted)

@@ -2,9 +2,9 @@
 
 Settings (`provider_config`): `imap_host`, `imap_port` (default 993 for "ssl", else 143), `imap_security`
 ("ssl", the default; "starttls"; or "none" for a server on a private network), `imap_username` (empty: the
-SMTP username) and `imap_folder` (default INBOX). The password is the inbox's access token, the same write-only
-secret the SMTP login uses (most providers have one password per mailbox), so it never sits in provider_config,
-the admin's readable fields or a log line.
+SMTP username) and `imap_folder` (default INBOX). The password is the inbox's IMAP password, or its SMTP password
+when none is set (most providers have one password per mailbox): encrypted at rest (helpdesk.crypto), write-only,
+decrypted only to log in, so it never sits in provider_config, the admin's readable fields or a log line.
 
 What is read: unseen mail, fetched with BODY.PEEK[] so that reading it does not mark it seen. A mail is marked
 seen only once it is stored (EmailChannel.poll): a crash in between fetches it again, and the
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from imapclient import IMAPClient, imap4, tls
 
+from helpdesk.crypto import SecretUnreadable
 from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
 
@@ -95,7 +96,7 @@ class Mailbox:
         self.port = int(str(config.get("imap_port") or (993 if self.security == "ssl" else 143)))
         self.username = str(config.get("imap_username") or config.get("smtp_username") or "")
         self.folder = str(config.get("imap_folder") or "INBOX")
-        self._password = inbox.access_token
+        self._inbox = inbox
         self._timeout = timeout
         self._client: IMAPClient | None = None
 
@@ -106,6 +107,13 @@ class Mailbox:
             address = str(checked_addresses(self.host, self.port, OutboundPolicy.from_settings())[0])
         except OutboundRefused as exc:
             raise PollUnavailable(f"IMAP host refused by the outbound policy: {exc}") from None
+        try:
+            password = self._inbox.imap_password()
+        except SecretUnreadable:
+            raise PollUnavailable(
+                "The inbox's IMAP password cannot be decrypted with the configured keys (HELPDESK_SECRETS_KEYS): "
+                "put the key it was stored with back, or set the password again."
+            ) from None
         context = ssl.create_default_context()
         try:
             client = _PinnedClient(
@@ -118,7 +126,7 @@ class Mailbox:
             )
             if self.security == "starttls":
                 client.starttls(context)
-            client.login(self.username, self._password)
+            client.login(self.username, password)
             client.select_folder(self.folder)
         except (OSError, IMAPClient.Error) as exc:
             # The exception's text may quote the server's answer to our login; only its kind is kept.

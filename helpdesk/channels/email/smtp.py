@@ -3,7 +3,7 @@
 Settings (`provider_config`): `smtp_host`, `smtp_port` (default 587), `smtp_security` ("starttls", the default;
 "ssl"; or "none" for a relay on a private network), `smtp_username`, `from_address`, `from_name`, and the letter's
 `greeting` ("Hello {name},") and `sign_off` ("Best regards, Acme support"). The SMTP
-password is the inbox's access token (write-only, like every channel's token).
+password is encrypted at rest (Inbox.smtp_password, helpdesk.crypto), write-only, read only to log in.
 The server's address goes through the outbound policy (helpdesk.outbound) like any address we reach for a tenant,
 and the connection is made to the address the policy checked (a second DNS answer cannot move it).
 
@@ -21,18 +21,25 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate
 from typing import TYPE_CHECKING
 
+from helpdesk.crypto import SecretUnreadable
 from helpdesk.models import Attachment
 from helpdesk.outbound import OutboundRefused
 from helpdesk.outbound.policy import OutboundPolicy, checked_addresses
 
 from ..base import DeliveryResult
 from .letter import letter_text
+from .mime import recipients
 from .threading import reply_address
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
 
 MAX_REFERENCES = 20
+MAX_COPIED = 50  # as many as a mail's Cc is read for (helpdesk.channels.email.mime)
+PASSWORD_UNREADABLE = (
+    "The inbox's SMTP password cannot be decrypted with the configured keys (HELPDESK_SECRETS_KEYS): "
+    "put the key it was stored with back, or set the password again."
+)
 
 
 def reply_message_id(message_id: int, from_address: str) -> str:
@@ -66,6 +73,10 @@ def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailM
     mail = EmailMessage()
     mail["From"] = formataddr((str(config.get("from_name") or inbox.name), from_address))
     mail["To"] = to or message.conversation.contact_inbox.source_id
+    # A chat's follow-up (`to` given) goes to the visitor alone; a mail conversation's reply keeps its Cc.
+    copied = [] if to else _copied(message, from_address=from_address, to=str(mail["To"]))
+    if copied:
+        mail["Cc"] = ", ".join(copied)
     mail["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = reply_message_id(message.id, from_address)
@@ -85,6 +96,23 @@ def build(message: Message, *, via: Inbox | None = None, to: str = "") -> EmailM
     mail.set_content(_as_letter(message, config))
     _attach_files(mail, message)
     return mail
+
+
+def _copied(message: Message, *, from_address: str, to: str) -> list[str]:
+    """Whom a person's reply copies: those the customer's latest mail copied (the conversation's `cc`
+    attribute), as "reply all" does, less our own address (and its reply-token aliases) and the customer.
+    The AI's replies go to the customer alone: a machine does not write to people who did not write to us."""
+    if message.sender_type != message.SenderType.USER:
+        return []
+    attributes = message.conversation.custom_attributes or {}
+    ours_local, _, ours_domain = from_address.lower().partition("@")
+    kept: list[str] = []
+    for address in recipients(str(attributes.get("cc") or "")):
+        local, _, domain = address.partition("@")
+        ours = domain == ours_domain and (local == ours_local or local.startswith(ours_local + "+"))
+        if not ours and address != to.lower() and address not in kept:
+            kept.append(address)
+    return kept[:MAX_COPIED]
 
 
 class MissingFile(Exception):
@@ -141,10 +169,22 @@ def send(message: Message, *, timeout: float, via: Inbox | None = None, to: str 
         )
     try:
         mail = build(message, via=inbox, to=to)
+        password = inbox.smtp_password() if config.get("smtp_username") else ""
     except MissingFile as exc:
         return DeliveryResult(ok=False, permanent=True, error=str(exc))
+    except SecretUnreadable:
+        return DeliveryResult(ok=False, permanent=True, error=PASSWORD_UNREADABLE)
     try:
-        _deliver(mail, address=address, host=host, port=port, security=security, timeout=timeout, inbox=inbox)
+        _deliver(
+            mail,
+            address=address,
+            host=host,
+            port=port,
+            security=security,
+            timeout=timeout,
+            password=password,
+            username=str(config.get("smtp_username") or ""),
+        )
     except smtplib.SMTPResponseException as exc:
         # 4xx: try again later; 5xx: the server will not take it (bad recipient, refused sender).
         permanent = 500 <= exc.smtp_code < 600
@@ -170,15 +210,21 @@ class _Pinned(smtplib.SMTP):
 
 
 def _deliver(
-    mail: EmailMessage, *, address: str, host: str, port: int, security: str, timeout: float, inbox: Inbox
+    mail: EmailMessage,
+    *,
+    address: str,
+    host: str,
+    port: int,
+    security: str,
+    timeout: float,
+    username: str,
+    password: str,
 ) -> None:
     context = ssl.create_default_context()
     with _Pinned(address=address, tls=context if security == "ssl" else None, timeout=timeout) as client:
         client.connect(host, port)
         if security == "starttls":
             client.starttls(context=context)
-        config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
-        username = str(config.get("smtp_username") or "")
         if username:
-            client.login(username, inbox.access_token)
+            client.login(username, password)
         client.send_message(mail)

@@ -11,16 +11,19 @@ from helpdesk.models import Inbox
 from tests.factories import InboxFactory
 
 SIGNING_KEY = "key-mailgun-signing"
+SMTP_PASSWORD = "smtp-password"
 
 
 def email_inbox(**config: Any) -> Inbox:
-    return InboxFactory(
+    inbox: Inbox = InboxFactory(
         channel_type=Inbox.ChannelType.EMAIL,
         secret=SIGNING_KEY,
         callback_url="",
-        access_token="smtp-password",
         provider_config={"from_address": "help@shop.example", "from_name": "Shop Support", **config},
     )
+    inbox.smtp_password_set(SMTP_PASSWORD)
+    inbox.save(update_fields=["smtp_password_encrypted"])
+    return inbox
 
 
 def multipart(fields: dict[str, bytes]) -> tuple[bytes, str]:

@@ -36,8 +36,8 @@ def mailbox_inbox(server: ImapServer, *, password: str = PASSWORD) -> Inbox:
     inbox = email_inbox(
         imap_host="127.0.0.1", imap_port=str(server.port), imap_security="none", imap_username=USER
     )
-    inbox.access_token = password
-    inbox.save(update_fields=["access_token"])
+    inbox.imap_password_set(password)
+    inbox.save(update_fields=["imap_password_encrypted"])
     AssistantInboxFactory(inbox=inbox, assistant__account=inbox.account)
     return inbox
 

@@ -200,3 +200,33 @@ def test_a_reply_whose_file_is_gone_from_storage_fails_with_the_reason(client, s
         "The file label.png is no longer stored.",
     )
     assert handler.mails == []
+
+
+def test_an_agents_reply_keeps_the_customers_cc_and_the_ais_goes_to_the_customer_alone(client, sink):
+    handler, port = sink
+    inbox = email_inbox(smtp_host="127.0.0.1", smtp_port=str(port), smtp_security="none")
+    # The customer copied two people, our own address and one of our reply-token aliases.
+    raw = fixture("html_newsletter_style").replace(
+        b"Cc: ", b"Cc: help@shop.example, Support <help+c1-abc@shop.example>, ", 1
+    )
+    reply = reply_to_mail(client, inbox, raw, "The invoice is attached.")
+    assert reply.conversation.custom_attributes["cc"].endswith("finance@example.net, tom@example.net")
+    assert send(reply).ok
+
+    ((_, recipients, data),) = handler.mails
+    mail = email.message_from_bytes(data, policy=email.policy.default)
+    assert mail["To"] == "dana.weiss@example.net"
+    assert mail["Cc"] == "finance@example.net, tom@example.net"
+    assert sorted(recipients) == ["dana.weiss@example.net", "finance@example.net", "tom@example.net"]
+
+    ai_reply = Message.objects.create(
+        account=inbox.account,
+        inbox=inbox,
+        conversation=reply.conversation,
+        message_type=Message.Type.OUTGOING,
+        sender_type=Message.SenderType.ASSISTANT,
+        content="Anything else?",
+    )
+    assert send(ai_reply).ok
+    ai_mail = email.message_from_bytes(handler.mails[1][2], policy=email.policy.default)
+    assert ai_mail["Cc"] is None and handler.mails[1][1] == ["dana.weiss@example.net"]
