@@ -5,16 +5,20 @@ asserts the bounds; bench/dashboard_render.py times them on 10,000 conversations
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import Combinable, OrderBy
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_lazy as _
 
 from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
 from .contacts import latest_incoming_content
+
+if TYPE_CHECKING:  # django-stubs-ext is a development requirement
+    from django_stubs_ext import StrOrPromise
 
 PAGE_SIZE = 50
 PREVIEW_CHARS = 140
@@ -25,8 +29,8 @@ class Folder:
     """One conversation list of the sidebar."""
 
     key: str
-    title: str
-    help: str
+    title: StrOrPromise
+    help: StrOrPromise
     oldest_first: bool = False
     """Waiting customers are served oldest first; the other lists show the most recent activity first."""
     wake_first: bool = False
@@ -55,22 +59,24 @@ FOLDERS: dict[str, Folder] = {
     for f in (
         Folder(
             "needs-people",
-            "Needs people",
-            "Handed to the team and nobody took it yet, oldest waiting first.",
+            _("Needs people"),
+            _("Handed to the team and nobody took it yet, oldest waiting first."),
             oldest_first=True,
         ),
-        Folder("ai", "AI is handling", "The AI answers these conversations."),
-        Folder("mine", "Mine", "Assigned to you and not resolved."),
-        Folder("unassigned", "Unassigned", "Need people and nobody is assigned.", oldest_first=True),
+        Folder("ai", _("AI is handling"), _("The AI answers these conversations.")),
+        Folder("mine", _("Mine"), _("Assigned to you and not resolved.")),
+        Folder("unassigned", _("Unassigned"), _("Need people and nobody is assigned."), oldest_first=True),
         Folder(
             "snoozed",
-            "Snoozed",
-            "Put aside until a wake-up time (or the customer's next message).",
+            _("Snoozed"),
+            _("Put aside until a wake-up time (or the customer's next message)."),
             wake_first=True,
         ),
-        Folder("resolved", "Resolved", "Closed conversations."),
+        Folder("resolved", _("Resolved"), _("Closed conversations.")),
         # One place to search everything (any status), most recent activity first.
-        Folder("all", "All", "Every conversation, whatever its status: search here to search them all."),
+        Folder(
+            "all", _("All"), _("Every conversation, whatever its status: search here to search them all.")
+        ),
     )
 }
 

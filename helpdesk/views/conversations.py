@@ -45,7 +45,7 @@ class FolderLink:
 
 def folder_nav(*, counts: dict[str, int] | None = None, active: str = "") -> list[FolderLink]:
     return [
-        FolderLink(f.key, f.title, f.help, counts.get(f.key) if counts else None, f.key == active)
+        FolderLink(f.key, str(f.title), str(f.help), counts.get(f.key) if counts else None, f.key == active)
         for f in dashboard.FOLDERS.values()
     ]
 
