@@ -18,6 +18,8 @@ import contextlib
 import imaplib
 import socket
 import ssl
+import threading
+import time
 from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -179,3 +181,35 @@ class Mailbox:
         except (OSError, IMAPClient.Error) as exc:
             # Not marked: read again next poll, and stored once by its Message-ID.
             raise PollUnavailable(f"IMAP flag update failed ({type(exc).__name__})") from None
+
+
+IDLE_SECONDS = 29 * 60
+"""Longest one IDLE command waits before it is renewed: RFC 2177 lets a server drop a client idle for 30 minutes."""
+
+
+def idle_offered(box: Mailbox) -> bool:
+    client = box._client_or_fail()
+    try:
+        return bool(client.has_capability("IDLE"))
+    except (OSError, IMAPClient.Error) as exc:
+        raise PollUnavailable(f"IMAP capability check failed ({type(exc).__name__})") from None
+
+
+def idle_wait(box: Mailbox, *, seconds: float, stop: threading.Event | None = None) -> bool:
+    """Wait up to `seconds` in one IDLE command on the open mailbox (looking at `stop` every second); True when
+    the server announced new mail (EXISTS or RECENT), False when the time ran out quietly or `stop` was set. Any
+    IMAP failure is PollUnavailable, as for a poll."""
+    client = box._client_or_fail()
+    deadline = time.monotonic() + seconds
+    announced = False
+    try:
+        client.idle()
+        try:
+            while not announced and time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+                responses = client.idle_check(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+                announced = any(len(item) > 1 and item[1] in (b"EXISTS", b"RECENT") for item in responses)
+        finally:
+            client.idle_done()
+    except (OSError, IMAPClient.Error) as exc:
+        raise PollUnavailable(f"IMAP IDLE failed ({type(exc).__name__})") from None
+    return announced
