@@ -53,6 +53,9 @@ def test_photos_are_stored_and_refused_files_are_noted_with_the_reason(client):
     assert (stored.kind, stored.content_type) == ("image", "image/png")
     assert stored.file.open("rb").read().startswith(b"\x89PNG")
     assert {entry["file_name"] for entry in message.attachments} >= {"lamp.png", "receipt.pdf"}
+    # A refused file's bytes are kept nowhere: its row is the note, with no stored file behind it.
+    refused = Attachment.objects.filter(message=message, status=Attachment.Status.REFUSED)
+    assert refused.count() == 2 and all(not row.file.name for row in refused)
 
 
 def test_a_file_over_the_size_limit_is_noted_and_the_mail_stored(client, settings):
