@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from helpdesk.models import CannedResponse
 
@@ -15,13 +16,20 @@ def _save(canned: CannedResponse) -> CannedResponse:
     canned.short_code = canned.short_code.strip().lower()
     canned.full_clean(exclude=["account"], validate_unique=False, validate_constraints=False)
     if len(canned.content) > MAX_CONTENT_CHARS:
-        raise ValidationError({"content": [f"At most {MAX_CONTENT_CHARS:,} characters."]})
+        raise ValidationError(
+            {"content": [_("At most %(limit)s characters.") % {"limit": f"{MAX_CONTENT_CHARS:,}"}]}
+        )
     try:
         with transaction.atomic():
             canned.save()
     except IntegrityError as exc:
         raise ValidationError(
-            {"short_code": [f"The short code “{canned.short_code}” is already used in this account."]}
+            {
+                "short_code": [
+                    _("The short code “%(code)s” is already used in this account.")
+                    % {"code": canned.short_code}
+                ]
+            }
         ) from exc
     return canned
 
