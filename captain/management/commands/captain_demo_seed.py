@@ -160,27 +160,7 @@ class Command(BaseCommand):
             },
         )
         assistant_inbox_take_over(assistant=assistant, inbox=widget)
-        # The support address, for `manage.py helpdesk_email_demo`: mail in through the signed Mailgun route,
-        # answers out through the command's SMTP sink on this machine.
-        mailbox, _ = Inbox.objects.update_or_create(
-            webhook_token=DEMO_EMAIL_TOKEN,
-            defaults={
-                "account": account,
-                "name": "Support e-mail",
-                "channel_type": "email",  # data: the channel's value, as an admin would pick it
-                "secret": DEMO_EMAIL_SIGNING_KEY,
-                "provider_config": {
-                    "smtp_host": "127.0.0.1",
-                    "smtp_port": os.environ.get("DEMO_SMTP_PORT") or DEMO_SMTP_PORT,
-                    "smtp_security": "none",
-                    "from_address": "support@acme-shop.example",
-                    "from_name": "Acme Shop support",
-                    "greeting": "Hello {name},",
-                    "sign_off": "Best regards,\nAcme Shop support",
-                },
-            },
-        )
-        assistant_inbox_take_over(assistant=assistant, inbox=mailbox)
+        assistant_inbox_take_over(assistant=assistant, inbox=demo_mailbox(account))
         demo_scenarios(assistant, SCENARIOS)
         # Graph routing with the product's default mode: rules, then embeddings, the model only as tie-breaker.
         routing_config_update(assistant=assistant, default_mode=RoutingMode.SEMANTIC)
@@ -211,3 +191,31 @@ class Command(BaseCommand):
             f"{len(FAQ)} FAQ entries.\nUsers: admin / agent (password '{password}' on first creation); "
             f"API tokens: admin={users['admin']} agent={users['agent']}"
         )
+
+
+def demo_mailbox(account: Account) -> Inbox:
+    """The support address, for `manage.py helpdesk_email_demo`: mail in through the signed Mailgun route,
+    answers out through the command's SMTP sink on this machine. The signing key only on creation, like the API
+    inbox's secret."""
+    config = {
+        "smtp_host": "127.0.0.1",
+        "smtp_port": os.environ.get("DEMO_SMTP_PORT") or DEMO_SMTP_PORT,
+        "smtp_security": "none",
+        "from_address": "support@acme-shop.example",
+        "from_name": "Acme Shop support",
+        "greeting": "Hello {name},",
+        "sign_off": "Best regards,\nAcme Shop support",
+    }
+    # channel_type is data: the channel's value, as an admin would pick it.
+    fields = {
+        "account": account,
+        "name": "Support e-mail",
+        "channel_type": "email",
+        "provider_config": config,
+    }
+    mailbox, _ = Inbox.objects.update_or_create(
+        webhook_token=DEMO_EMAIL_TOKEN,
+        create_defaults={**fields, "secret": DEMO_EMAIL_SIGNING_KEY},
+        defaults=fields,
+    )
+    return mailbox

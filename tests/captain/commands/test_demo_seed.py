@@ -28,7 +28,7 @@ def test_refuses_with_debug_off_unless_forced(settings):
     assert not Inbox.objects.exists()
 
     call_command("captain_demo_seed", "--force", stdout=io.StringIO())
-    assert Inbox.objects.count() == 2  # the API inbox and the website widget
+    assert Inbox.objects.count() == 3  # the API inbox, the website widget and the support e-mail
 
 
 def test_a_restart_does_not_reset_a_changed_inbox_secret():
@@ -44,7 +44,7 @@ def test_seeding_twice_creates_everything_once():
     call_command("captain_demo_seed")
     call_command("captain_demo_seed")
     assistant = Assistant.objects.get()
-    assert Inbox.objects.count() == 2 and Membership.objects.count() == 2
+    assert Inbox.objects.count() == 3 and Membership.objects.count() == 2
     keys = sorted(Scenario.objects.values_list("key", flat=True))
     assert keys == ["invoices", "refunds", "shipping", "tech_support"]
     assert FaqEntry.objects.count() == 8
