@@ -1,5 +1,6 @@
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from .message import Message
 
@@ -9,9 +10,9 @@ class Delivery(models.Model):
     delivery task and the outbox sweeper share (helpdesk/delivery/). Private notes and activities have none."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        SENT = "sent", "Sent"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        SENT = "sent", _("Sent")
+        FAILED = "failed", _("Failed")
 
     message = models.OneToOneField(
         Message, on_delete=models.CASCADE, primary_key=True, related_name="delivery"
