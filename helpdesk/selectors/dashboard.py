@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import Combinable, OrderBy
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
 from .contacts import latest_incoming_content
+from .search import conversations_with_messages_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
     from django_stubs_ext import StrOrPromise
@@ -104,7 +105,7 @@ class ListFilters:
             q=(params.get("q") or "").strip()[:200],
         )
 
-    def apply(self, conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    def apply(self, conversations: QuerySet[Conversation], *, account_id: int) -> QuerySet[Conversation]:
         if self.inbox_id:
             conversations = conversations.filter(inbox_id=self.inbox_id)
         if self.label_id:
@@ -118,7 +119,7 @@ class ListFilters:
                 Q(contact__name__icontains=self.q)
                 | Q(contact__email__icontains=self.q)
                 | Q(escalation_reason__icontains=self.q)
-                | Exists(Message.objects.filter(conversation_id=OuterRef("pk"), content__icontains=self.q))
+                | conversations_with_messages_q(account_id=account_id, text=self.q)
             )
             if self.q.lstrip("#").isdigit():
                 match |= Q(pk=int(self.q.lstrip("#")))
@@ -160,7 +161,7 @@ class ConversationPage:
 
 def folder_counts(*, account_id: int, user: AbstractBaseUser, filters: ListFilters) -> dict[str, int]:
     """Every folder's count in one aggregate query (the sidebar and the pager both use it)."""
-    base = filters.apply(Conversation.objects.filter(account_id=account_id))
+    base = filters.apply(Conversation.objects.filter(account_id=account_id), account_id=account_id)
     row = base.aggregate(
         **{key.replace("-", "_"): Count("id", filter=f.condition(user)) for key, f in FOLDERS.items()}
     )
@@ -190,9 +191,9 @@ def _folder_rows(
     *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters
 ) -> QuerySet[Conversation]:
     """The folder's conversations with its filters, in the order the list shows them."""
-    conversations = filters.apply(Conversation.objects.filter(account_id=account_id)).filter(
-        folder.condition(user)
-    )
+    conversations = filters.apply(
+        Conversation.objects.filter(account_id=account_id), account_id=account_id
+    ).filter(folder.condition(user))
     order: list[str | OrderBy]
     if folder.oldest_first:
         order = [F("waiting_since").asc(nulls_last=True), "id"]

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from helpdesk.models import Contact, Conversation, Message
 
@@ -118,47 +119,43 @@ class SearchResults:
         return not (self.conversations or self.messages or self.contacts)
 
 
-def _sqlite_message_ids(account_id: int, terms: list[str], limit: int) -> list[tuple[int, int]]:
+def _message_select(account_id: int, terms: list[str], columns: str) -> tuple[str, list[int | str]] | None:
+    """SELECT `columns` FROM the account's messages (activity lines left out) holding every term, through the
+    full-text index; None on SQLite when every term is under three characters (the trigram index cannot look
+    those up)."""
+    if connection.vendor == "postgresql":
+        words = [t for t in terms if not _CJK.search(t)]
+        substrings = [t for t in terms if _CJK.search(t)]
+        where = ["m.account_id = %s", "m.message_type <> 'activity'"]
+        params: list[int | str] = [account_id]
+        if words:
+            # Word prefixes ("refun" finds "refund"); terms hold only word characters, so the tsquery parses.
+            where.append("to_tsvector('simple'::regconfig, m.content) @@ to_tsquery('simple', %s)")
+            params.append(" & ".join(f"'{w}':*" for w in words))
+        for term in substrings:
+            where.append("m.content ILIKE %s")
+            params.append(f"%{term}%")
+        return f"SELECT {columns} FROM helpdesk_message m WHERE {' AND '.join(where)}", params
     indexed = [t for t in terms if len(t) >= 3]
     short = [t for t in terms if len(t) < 3]
     if not indexed:
-        # The trigram index cannot look up one or two characters (a two-character Chinese word): a scan of the
-        # account's newest messages, stopped at `limit` matches.
-        rows = Message.objects.filter(account_id=account_id).exclude(message_type=Message.Type.ACTIVITY)
-        for term in short:
-            rows = rows.filter(content__icontains=term)
-        return list(rows.order_by("-id").values_list("id", "conversation_id")[:limit])
+        return None
     # Each term quoted: FTS5 reads it as a plain string (terms hold only word characters, no quote).
     match = " AND ".join(f'"{t}"' for t in indexed)
     extra = "".join(" AND m.content LIKE %s" for _ in short)
     sql = (
-        "SELECT m.id, m.conversation_id FROM helpdesk_message_fts f JOIN helpdesk_message m ON m.id = f.rowid "
-        "WHERE helpdesk_message_fts MATCH %s AND m.account_id = %s AND m.message_type <> 'activity'"
-        f"{extra} ORDER BY f.rowid DESC LIMIT %s"
+        f"SELECT {columns} FROM helpdesk_message_fts f JOIN helpdesk_message m ON m.id = f.rowid "
+        f"WHERE helpdesk_message_fts MATCH %s AND m.account_id = %s AND m.message_type <> 'activity'{extra}"
     )
-    params: list[int | str] = [match, account_id, *[f"%{t}%" for t in short], limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(row[0], row[1]) for row in cursor.fetchall()]
+    return sql, [match, account_id, *[f"%{t}%" for t in short]]
 
 
-def _postgres_message_ids(account_id: int, terms: list[str], limit: int) -> list[tuple[int, int]]:
-    words = [t for t in terms if not _CJK.search(t)]
-    substrings = [t for t in terms if _CJK.search(t)]
-    where = ["m.account_id = %s", "m.message_type <> 'activity'"]
-    params: list[int | str] = [account_id]
-    if words:
-        # Word prefixes ("refun" finds "refund"); terms hold only word characters, so the tsquery parses.
-        where.append("to_tsvector('simple'::regconfig, m.content) @@ to_tsquery('simple', %s)")
-        params.append(" & ".join(f"'{w}':*" for w in words))
-    for term in substrings:
-        where.append("m.content ILIKE %s")
-        params.append(f"%{term}%")
-    params.append(limit)
-    sql = f"SELECT m.id, m.conversation_id FROM helpdesk_message m WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT %s"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(row[0], row[1]) for row in cursor.fetchall()]
+def _scanned_messages(account_id: int, terms: list[str]) -> QuerySet[Message]:
+    """The same match without the index: one- and two-character terms on SQLite (a two-character Chinese word)."""
+    rows = Message.objects.filter(account_id=account_id).exclude(message_type=Message.Type.ACTIVITY)
+    for term in terms:
+        rows = rows.filter(content__icontains=term)
+    return rows
 
 
 def message_ids_matching(
@@ -168,9 +165,28 @@ def message_ids_matching(
     every term, newest first."""
     if not terms:
         return []
-    if connection.vendor == "postgresql":
-        return _postgres_message_ids(account_id, terms, limit)
-    return _sqlite_message_ids(account_id, terms, limit)
+    select = _message_select(account_id, terms, "m.id, m.conversation_id")
+    if select is None:
+        # A scan of the account's newest messages, stopped at `limit` matches.
+        rows = _scanned_messages(account_id, terms).order_by("-id")
+        return list(rows.values_list("id", "conversation_id")[:limit])
+    sql, params = select
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} ORDER BY m.id DESC LIMIT %s", [*params, limit])
+        return [(row[0], row[1]) for row in cursor.fetchall()]
+
+
+def conversations_with_messages_q(*, account_id: int, text: str) -> Q:
+    """Conversations with a message holding every word of `text` (the conversation lists' search box): all of
+    them, not only the newest, so folder counts stay exact."""
+    terms = search_terms(text)
+    if not terms:
+        return Q(pk__in=[])
+    select = _message_select(account_id, terms, "m.conversation_id")
+    if select is None:
+        return Q(pk__in=_scanned_messages(account_id, terms).values("conversation_id"))
+    sql, params = select
+    return Q(pk__in=RawSQL(sql, params))
 
 
 def snippet(content: str, terms: list[str]) -> str:

@@ -184,3 +184,18 @@ def test_index_is_the_vendors_full_text_index():
         else:
             cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'helpdesk_message_fts_idx'")
             assert "gin" in cursor.fetchone()[0].lower()
+
+
+def test_the_lists_search_box_goes_through_the_same_index(agent_client, team, threads):
+    refund, shipping = threads["refund"], threads["shipping"]
+
+    def listed(query: str) -> set[int]:
+        html = agent_client.get(f"/app/accounts/{team.account.id}/lists/all/", {"q": query}).content.decode()
+        return {int(x) for x in re.findall(r'data-conversation="(\d+)"', html)}
+
+    assert listed("broken parcel") == {refund.pk}  # every word, in any order
+    assert listed("退款") == {refund.pk}  # two Chinese characters: the scan
+    assert listed("申请退款") == {refund.pk}  # four: the index
+    assert listed("REFUND") == {refund.pk, shipping.pk}
+    assert listed('"refund* NEAR') == {refund.pk, shipping.pk}
+    assert listed("zeppelin") == set()
