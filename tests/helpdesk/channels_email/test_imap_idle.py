@@ -1,9 +1,13 @@
-"""IMAP IDLE (helpdesk.channels.email.idle) against a real IMAP server that offers it (pymap on 127.0.0.1): a
+"""IMAP IDLE (helpdesk.channels.email.idle, manage.py helpdesk_mail_idle) against a real IMAP server that offers it (pymap on 127.0.0.1): a
 watcher reads what is waiting when it starts, then new mail the moment the server announces it (no beat tick), and
 stops when told; a server without IDLE leaves the mailbox to the minute poll; a session that fails is retried."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,7 +21,8 @@ from helpdesk.services.polling import inbox_poll
 from tests.helpdesk.channels_email.imap_server import PASSWORD, USER, ImapServer, imap_server
 from tests.helpdesk.channels_email.support import email_inbox
 from tests.helpdesk.channels_email.test_mime import fixture
-from tests.support.servers import free_port, wait_for
+from tests.support.database import database_url_for_subprocess
+from tests.support.servers import ROOT, free_port, stop_process, wait_for
 
 
 @pytest.fixture
@@ -104,3 +109,31 @@ def test_idle_wait_returns_quietly_when_nothing_arrives(server):
         assert imap.idle_wait(box, seconds=1.5) is False
         assert 1.0 < time.monotonic() - started < 4
         assert box.unseen(10) == ([], [])  # the session still works after IDLE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_idle_command_stores_new_mail_as_it_arrives_and_stops_on_sigterm(server, redis_url, tmp_path):
+    inbox = mailbox_inbox(server.port)
+    log_path = tmp_path / "idle.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "helpdesk_mail_idle", "--inbox", str(inbox.id)],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": redis_url},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "Watching 1 mailbox" in log_path.read_text(), timeout=30, what="the command started")
+        time.sleep(1.0)  # its first read done, in IDLE now
+        server.deliver(fixture("outlook_html"))
+        wait_for(
+            lambda: Message.objects.filter(inbox=inbox).exists(),
+            timeout=10,
+            what=f"the mail stored by the command; its log:\n{log_path.read_text()}",
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        stop_process(proc)
+    assert server.unseen() == []
