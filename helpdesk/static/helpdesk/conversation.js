@@ -67,7 +67,7 @@
     if (!results.length) {
       var empty = document.createElement("li");
       empty.className = "empty";
-      empty.textContent = "No canned response matches “/" + token.query + "”.";
+      empty.textContent = (root.dataset.msgNoCanned || "No canned response matches “/{query}”.").replace("{query}", token.query);
       picker.appendChild(empty);
     }
     results.forEach(function (item, i) {
@@ -167,15 +167,18 @@
     var result = document.getElementById("action-result");
     if (!result) { return; }
     var code = event.detail && event.detail.xhr ? event.detail.xhr.status : 0;
-    result.textContent = code === 403 ? "You may not do this (sign in again?)." :
-      "That did not work (error " + code + "). Reload the page and try again.";
+    // Texts in the page's language, rendered by the template (dashboard/conversation_detail.html).
+    var say = document.getElementById("conversation").dataset;
+    result.textContent = code === 403 ? (say.msgForbidden || "You may not do this (sign in again?).") :
+      (say.msgFailed || "That did not work (error {code}). Reload the page and try again.").replace("{code}", code);
     result.classList.add("error");
     result.hidden = false;
   });
   document.body.addEventListener("htmx:sendError", function () {
     var result = document.getElementById("action-result");
     if (!result) { return; }
-    result.textContent = "The server could not be reached. Try again.";
+    result.textContent = document.getElementById("conversation").dataset.msgUnreachable ||
+      "The server could not be reached. Try again.";
     result.classList.add("error");
     result.hidden = false;
   });

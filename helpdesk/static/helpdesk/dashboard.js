@@ -49,8 +49,10 @@
           var el = thread.querySelector('[data-delivery="' + id + '"]');
           if (el && el.dataset.status !== data.deliveries[id]) {
             el.dataset.status = data.deliveries[id];
-            el.textContent = data.deliveries[id] === "none" ? "Not sent" :
-              data.deliveries[id].charAt(0).toUpperCase() + data.deliveries[id].slice(1);
+            // The status's name in the page's language (data-msg-delivery-* on #conversation).
+            var status = data.deliveries[id];
+            el.textContent = root.dataset["msgDelivery" + status.charAt(0).toUpperCase() + status.slice(1)] ||
+              (status === "none" ? "Not sent" : status.charAt(0).toUpperCase() + status.slice(1));
             el.className = "delivery delivery-" + data.deliveries[id];
           }
         });
