@@ -167,3 +167,13 @@ def conversation_poll(request: HttpRequest, membership: Membership, conversation
             "deliveries": {str(pk): status for pk, status in statuses.items()},
         }
     )
+
+
+@require_GET
+@account_view()
+def folder_counts(request: AuthenticatedHttpRequest, membership: Membership) -> JsonResponse:
+    """Every folder's count with the page's filters (`inbox`, `label`, `team`, `priority`, `q`): what an open
+    conversation's sidebar asks after a live event, so its counts follow without a reload."""
+    filters = dashboard.ListFilters.from_query(request.GET)
+    counts = dashboard.folder_counts(account_id=membership.account_id, user=request.user, filters=filters)
+    return JsonResponse({"counts": counts})

@@ -30,6 +30,7 @@ urlpatterns = [
     path("app/", accounts.home, name="home"),
     path("app/switch/", accounts.switch_account, name="switch-account"),
     path(ACCOUNT, accounts.account_home, name="account-home"),
+    path(f"{ACCOUNT}lists/counts.json", conversations.folder_counts, name="folder-counts"),
     path(f"{ACCOUNT}lists/<slug:folder>/", conversations.conversation_list, name="conversation-list"),
     path(CONVERSATION, conversations.conversation_detail, name="conversation-detail"),
     path(f"{CONVERSATION}poll/", conversations.conversation_poll, name="conversation-poll"),

@@ -242,3 +242,49 @@ def test_bulk_resolve_three_from_the_list(browser, live_server, queue):
         for c in Conversation.objects.filter(pk__in=[c.pk for c in picked])
     )
     assert browser.console_errors == []
+
+
+def test_folder_counts_follow_live_events_on_an_open_conversation(browser, queue, redis_url, tmp_path):
+    """On the real web server (ASGI, the live event stream) with a real redis-server: a new customer writes
+    while an agent has a conversation open; the sidebar's counts go up without a reload."""
+    import json
+
+    import httpx
+
+    from helpdesk.channels.api_channel import signed_headers
+    from tests.support.servers import start_test_web_server
+
+    inbox = InboxFactory(account=queue["account"], name="Website API", secret="live-secret")
+    server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
+    try:
+        page = browser.page
+        page.goto(f"{server.url}/auth/login/?next=/app/")
+        page.fill("#id_username", "bob")
+        page.fill("#id_password", PASSWORD)
+        page.click("button:has-text('Sign in')")
+        page.wait_for_url("**/app/**")
+        opened = queue["conversations"][0]
+        page.goto(
+            f"{server.url}/app/accounts/{queue['account'].id}/conversations/{opened.id}/?list=needs-people"
+        )
+        expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+        expect(page.locator('[data-folder-count="all"]')).to_have_text("5")
+        page.evaluate("window.__sameDocument = true")
+
+        body = json.dumps(
+            {"message_id": "m-1", "contact": {"id": "ann", "name": "Ann"}, "text": "Hello?"}
+        ).encode()
+        response = httpx.post(
+            f"{server.url}/webhooks/api/{inbox.webhook_token}/",
+            content=body,
+            headers={**signed_headers(inbox.secret, body), "Content-Type": "application/json"},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+
+        expect(page.locator('[data-folder-count="all"]')).to_have_text("6")
+        expect(page.locator(".page-head h1")).to_contain_text("Customer 0")
+        assert page.evaluate("window.__sameDocument") is True
+        assert browser.console_errors == []
+    finally:
+        server.stop()

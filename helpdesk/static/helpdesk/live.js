@@ -7,6 +7,7 @@
 // On list pages (regions marked [data-live-region]) a conversation or message event refreshes the list and the
 // folder counts without a reload: the current URL is fetched once for a burst of events and each marked region
 // is swapped for its new version. Events carry ids only; the HTML comes from the ordinary, access-checked page.
+// On a conversation page only the sidebar's folder counts follow (lists/counts.json).
 (function () {
   "use strict";
 
@@ -73,6 +74,31 @@
     timer = window.setTimeout(refreshList, BURST_MS);
   }
 
+  // ---- an open conversation: the sidebar's folder counts ------------------------------------------------
+  // The conversation page is not re-fetched on every event (its own poll keeps the thread); only the counts are,
+  // as JSON with the page's filters, once for a burst of events.
+  var counts = isListPage ? null : document.querySelector("ul.folders[data-counts-url]");
+  var countsTimer = null;
+
+  function refreshCounts() {
+    countsTimer = null;
+    fetch(counts.dataset.countsUrl + window.location.search, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (data) {
+        if (!data || !data.counts) { return; }
+        counts.querySelectorAll("[data-folder-count]").forEach(function (span) {
+          var value = data.counts[span.dataset.folderCount];
+          if (typeof value === "number") { span.textContent = String(value); }
+        });
+      })
+      .catch(function () { /* the next event refreshes again */ });
+  }
+
+  function scheduleCounts() {
+    if (counts === null || countsTimer !== null) { return; }
+    countsTimer = window.setTimeout(refreshCounts, BURST_MS);
+  }
+
   // ---- the stream ------------------------------------------------------------------------------------
   function open() {
     source = new EventSource(url);
@@ -87,6 +113,7 @@
       dispatch(event);
       if (event.type === "conversation" || event.type === "message" || event.type === "resync") {
         scheduleRefresh();
+        scheduleCounts();
       }
     };
     source.onerror = function () {
