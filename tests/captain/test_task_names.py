@@ -19,6 +19,7 @@ REGISTERED = {
     "captain.tasks.pending_messages_sweep",
     "captain.tasks.playground_turn",
     "captain.tasks.prompt_prefixes_warm",
+    "captain.tasks.assistant_prompt_warm",
     "captain.tasks.reply_generate",
     "captain.tasks.routing_example_drafts_sweep",
     "captain.tasks.span_retention_sweep",
