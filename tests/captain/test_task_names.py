@@ -6,6 +6,7 @@ from __future__ import annotations
 from config.celery import app
 
 REGISTERED = {
+    "captain.tasks.assistant_prompt_warm",
     "captain.tasks.auto_resolve_judge",
     "captain.tasks.copilot_generate",
     "captain.tasks.draft_routing_examples",
@@ -19,7 +20,6 @@ REGISTERED = {
     "captain.tasks.pending_messages_sweep",
     "captain.tasks.playground_turn",
     "captain.tasks.prompt_prefixes_warm",
-    "captain.tasks.assistant_prompt_warm",
     "captain.tasks.reply_generate",
     "captain.tasks.routing_example_drafts_sweep",
     "captain.tasks.span_retention_sweep",
