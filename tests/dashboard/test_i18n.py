@@ -8,7 +8,13 @@ import pytest
 from rest_framework.test import APIClient
 
 from helpdesk.models import Membership, PersonSettings
-from tests.factories import AccountFactory, MembershipFactory
+from tests.factories import (
+    AccountFactory,
+    ContactFactory,
+    ConversationFactory,
+    MembershipFactory,
+    MessageFactory,
+)
 
 from .conftest import count_queries
 
@@ -167,3 +173,33 @@ def test_the_rest_api_refuses_an_unknown_language_and_stores_nothing(team):
     assert response.status_code == 400 and "language" in response.json()
     assert not PersonSettings.objects.exists()
     assert APIClient().get("/api/v1/me/settings/").status_code in (401, 403)
+
+
+def test_the_conversation_list_and_page_speak_chinese(agent_client, team):
+
+    PersonSettings.objects.create(user=team.agent, language="zh-hans")
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    MessageFactory(conversation=conversation, content="我的订单还没到")
+    listing = agent_client.get(f"/app/accounts/{team.account.id}/lists/needs-people/").content.decode()
+    assert "待人工处理" in listing and "全部收件箱" in listing and "应用到已勾选" in listing
+    assert "All inboxes" not in listing and "Apply to the ticked" not in listing
+    page = agent_client.get(
+        f"/app/accounts/{team.account.id}/conversations/{conversation.id}/"
+    ).content.decode()
+    assert "发送回复" in page and "内部备注" in page and "分配给我" in page and "快捷回复" in page
+    assert ">Send reply<" not in page and "Type your message" not in page
+    assert 'data-msg-delivery-sent="已发送"' in page  # what the page's scripts write, from the catalog
+
+
+def test_the_contacts_pages_speak_chinese(admin_client, team):
+
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    contact = ContactFactory(account=team.account, name="王小明")
+    listing = admin_client.get(f"/app/accounts/{team.account.id}/contacts/").content.decode()
+    assert (
+        "搜索联系人" in listing
+        and "导出全部联系人（CSV）" in listing
+        and "Export all contacts" not in listing
+    )
+    page = admin_client.get(f"/app/accounts/{team.account.id}/contacts/{contact.id}/").content.decode()
+    assert "把重复的联系人合并到此联系人" in page and "Merge a duplicate" not in page
