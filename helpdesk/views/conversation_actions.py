@@ -10,6 +10,8 @@ takes over from the AI and is recorded exactly as one sent through the API.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.contrib import messages as flash
 from django.db import transaction
@@ -18,6 +20,8 @@ from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from helpdesk.models import Conversation, Membership
@@ -40,12 +44,17 @@ from .conversations import side_context
 from .snooze import account_zone, snooze_until
 from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next
 
+if TYPE_CHECKING:  # django-stubs-ext is a development requirement
+    from django_stubs_ext import StrOrPromise
+
 MAX_MESSAGE_CHARS = 10_000
 
 
 class ReplyForm(forms.Form):
     content = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True)
-    kind = forms.ChoiceField(choices=[("reply", "Reply"), ("note", "Private note")], initial="reply")
+    kind = forms.ChoiceField(
+        choices=[("reply", gettext_lazy("Reply")), ("note", gettext_lazy("Private note"))], initial="reply"
+    )
 
 
 class LabelForm(forms.Form):
@@ -56,12 +65,12 @@ class PriorityForm(forms.Form):
     priority = forms.ChoiceField(choices=Conversation.Priority.choices)
 
 
-STATUS_ACTIONS: dict[str, tuple[str, str]] = {
+STATUS_ACTIONS: dict[str, tuple[str, StrOrPromise]] = {
     # action -> (new status, what the flash message says)
-    "take_over": (Conversation.Status.OPEN, "You took over the conversation from the AI."),
-    "hand_back": (Conversation.Status.PENDING, "The AI handles the conversation again."),
-    "resolve": (Conversation.Status.RESOLVED, "Conversation resolved."),
-    "reopen": (Conversation.Status.OPEN, "Conversation reopened."),
+    "take_over": (Conversation.Status.OPEN, gettext_lazy("You took over the conversation from the AI.")),
+    "hand_back": (Conversation.Status.PENDING, gettext_lazy("The AI handles the conversation again.")),
+    "resolve": (Conversation.Status.RESOLVED, gettext_lazy("Conversation resolved.")),
+    "reopen": (Conversation.Status.OPEN, gettext_lazy("Conversation reopened.")),
 }
 
 
@@ -129,16 +138,16 @@ def conversation_reply(
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = ReplyForm(request.POST)
     if not form.is_valid():
-        flash.error(request, "Write a message first (at most 10,000 characters).")
+        flash.error(request, _("Write a message first (at most 10,000 characters)."))
         return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
     remember_composer_kind(request, conversation.pk, form.cleaned_data["kind"])
     if form.cleaned_data["kind"] == "note":
         message_create_note(conversation=conversation, content=content, user=request.user)
-        flash.success(request, "Private note added.")
+        flash.success(request, _("Private note added."))
     else:
         message_create_agent_reply(conversation=conversation, user=request.user, content=content)
-        flash.success(request, "Reply queued for delivery.")
+        flash.success(request, _("Reply queued for delivery."))
     return _back(request, membership, conversation)
 
 
@@ -159,7 +168,7 @@ def conversation_status(
         conversation_take_over(conversation=conversation, user=request.user)
     else:
         conversation_set_status(conversation=conversation, status=status, actor=request.user)
-    return _done(request, membership, conversation, done, following=following)
+    return _done(request, membership, conversation, str(done), following=following)
 
 
 def _queue_next(
@@ -190,7 +199,7 @@ def conversation_snooze(
         request.POST.get("until", ""), now=timezone.now(), zone=zone, custom=request.POST.get("custom_at", "")
     )
     if until is None:
-        return _done(request, membership, conversation, "Choose a wake-up time in the future.", ok=False)
+        return _done(request, membership, conversation, _("Choose a wake-up time in the future."), ok=False)
     following = _queue_next(request, membership, conversation, "snooze")
     with transaction.atomic():
         conversation_set_status(
@@ -201,7 +210,11 @@ def conversation_snooze(
         )
     wake = timezone.localtime(until, zone).strftime("%a %d %b, %H:%M")
     return _done(
-        request, membership, conversation, f"Snoozed until {wake} ({zone.key}).", following=following
+        request,
+        membership,
+        conversation,
+        _("Snoozed until %(wake)s (%(zone)s).") % {"wake": wake, "zone": zone.key},
+        following=following,
     )
 
 
@@ -214,16 +227,16 @@ def conversation_assignee(
     value = request.POST.get("assignee", "")
     if value == "":
         conversation_assign(conversation=conversation, assignee=None, by=request.user)
-        return _done(request, membership, conversation, "Conversation unassigned.")
+        return _done(request, membership, conversation, _("Conversation unassigned."))
     # Only members of this account may be assigned: another tenant's user id is simply not found.
     user = account_member(account_id=membership.account_id, user_id=int(value) if value.isdigit() else 0)
     if user is None:
         return _done(
-            request, membership, conversation, "That person is not a member of this account.", ok=False
+            request, membership, conversation, _("That person is not a member of this account."), ok=False
         )
     # `by`: assigning yourself notifies nobody; assigning a colleague tells them who did.
     conversation_assign(conversation=conversation, assignee=user, by=request.user)
-    return _done(request, membership, conversation, f"Assigned to {user}.")
+    return _done(request, membership, conversation, _("Assigned to %(user)s.") % {"user": user})
 
 
 @require_POST
@@ -236,15 +249,19 @@ def conversation_label(
     if form.is_valid() and request.POST.get("action") == "remove":
         name = form.cleaned_data["name"].lower()
         removed = conversation_remove_label(conversation=conversation, name=name, by=request.user)
-        text = f"Label “{name}” removed." if removed else f"The label “{name}” was not on the conversation."
+        text = (
+            _("Label “%(name)s” removed.")
+            if removed
+            else _("The label “%(name)s” was not on the conversation.")
+        ) % {"name": name}
         return _done(request, membership, conversation, text)
     if form.is_valid():
         label = conversation_add_label(
             conversation=conversation, name=form.cleaned_data["name"].lower(), by=request.user
         )
-        return _done(request, membership, conversation, f"Label “{label.name}” added.")
+        return _done(request, membership, conversation, _("Label “%(name)s” added.") % {"name": label.name})
     return _done(
-        request, membership, conversation, "A label is one word: letters, digits, - and _.", ok=False
+        request, membership, conversation, _("A label is one word: letters, digits, - and _."), ok=False
     )
 
 
@@ -256,12 +273,15 @@ def conversation_priority(
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = PriorityForm(request.POST)
     if not form.is_valid():
-        return _done(request, membership, conversation, "Choose a priority from the list.", ok=False)
+        return _done(request, membership, conversation, _("Choose a priority from the list."), ok=False)
     conversation_set_priority(
         conversation=conversation, priority=form.cleaned_data["priority"], by=request.user
     )
     return _done(
-        request, membership, conversation, f"Priority set to {conversation.get_priority_display().lower()}."
+        request,
+        membership,
+        conversation,
+        _("Priority set to %(priority)s.") % {"priority": conversation.get_priority_display().lower()},
     )
 
 
@@ -275,9 +295,11 @@ def conversation_team(
     value = request.POST.get("team", "")
     if value == "":
         conversation_set_team(conversation=conversation, team=None, by=request.user)
-        return _done(request, membership, conversation, "The conversation has no team now.")
+        return _done(request, membership, conversation, _("The conversation has no team now."))
     team = account_team(account_id=membership.account_id, team_id=int(value) if value.isdigit() else 0)
     if team is None:
-        return _done(request, membership, conversation, "That team is not one of this account's.", ok=False)
+        return _done(
+            request, membership, conversation, _("That team is not one of this account's."), ok=False
+        )
     conversation_set_team(conversation=conversation, team=team, by=request.user)
-    return _done(request, membership, conversation, f"Team set to {team.name}.")
+    return _done(request, membership, conversation, _("Team set to %(team)s.") % {"team": team.name})

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
+
+from django.utils.translation import gettext_lazy as _
 
 from helpdesk.models import Membership
 
-SNOOZE_CHOICES: tuple[tuple[str, str], ...] = (
-    ("hour", "For 1 hour"),
-    ("tomorrow", "Until tomorrow 9:00"),
-    ("monday", "Until next Monday 9:00"),
+if TYPE_CHECKING:  # django-stubs-ext is a development requirement
+    from django_stubs_ext import StrOrPromise
+
+SNOOZE_CHOICES: tuple[tuple[str, StrOrPromise], ...] = (
+    ("hour", _("For 1 hour")),
+    ("tomorrow", _("Until tomorrow 9:00")),
+    ("monday", _("Until next Monday 9:00")),
 )
 
 
