@@ -39,7 +39,14 @@ KNOWN_IMPORTS = frozenset(
 )
 # A channel's own public entry point outside helpdesk/channels/, because it writes through helpdesk's services
 # (which the channels may not import): the widget's visitor API issues visitor tokens and checks `setUser`.
-ENTRY_POINTS = frozenset({("helpdesk.api.widget", "helpdesk.channels.widget")})
+# Likewise the e-mail channel's IMAP IDLE watcher process (`manage.py helpdesk_mail_idle`): it stores what a
+# mailbox pushes through helpdesk's polling service.
+ENTRY_POINTS = frozenset(
+    {
+        ("helpdesk.api.widget", "helpdesk.channels.widget"),
+        ("helpdesk.management.commands.helpdesk_mail_idle", "helpdesk.channels.email"),
+    }
+)
 
 
 def _provider_imports() -> set[tuple[str, str]]:
