@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from helpdesk.conf import ai_responder
@@ -42,8 +43,8 @@ def attributes_panel(*, account_id: int, conversation: Conversation) -> dict[str
     contact = [d for d in definitions if d.applies_to == AppliesTo.CONTACT]
     own = [d for d in definitions if d.applies_to == AppliesTo.CONVERSATION]
     sections = [
-        (AppliesTo.CONTACT, "Customer attributes", contact, conversation.contact.custom_attributes),
-        (AppliesTo.CONVERSATION, "Conversation attributes", own, conversation.custom_attributes),
+        (AppliesTo.CONTACT, _("Customer attributes"), contact, conversation.contact.custom_attributes),
+        (AppliesTo.CONVERSATION, _("Conversation attributes"), own, conversation.custom_attributes),
     ]
     return {
         "sections": [
@@ -88,14 +89,19 @@ def conversation_attributes(
             continue  # unchanged: a stored value that no longer fits is not re-checked
         changes[definition.key] = attribute_value_from_text(definition, text)
     back = redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
-    what = "Contact" if target == AppliesTo.CONTACT else "Conversation"
+    contact_side = target == AppliesTo.CONTACT
     if not changes:
-        flash.info(request, f"{what} attributes unchanged.")
+        flash.info(
+            request,
+            _("Contact attributes unchanged.") if contact_side else _("Conversation attributes unchanged."),
+        )
         return back
     try:
         custom_attributes_update(target=owner, changes=changes)
     except ValidationError as exc:
-        flash.error(request, f"Nothing saved: {_error_text(exc)}")
+        flash.error(request, _("Nothing saved: %(reason)s") % {"reason": _error_text(exc)})
         return back
-    flash.success(request, f"{what} attributes saved.")
+    flash.success(
+        request, _("Contact attributes saved.") if contact_side else _("Conversation attributes saved.")
+    )
     return back
