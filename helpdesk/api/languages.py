@@ -44,8 +44,11 @@ class PersonSettingsApi(APIView):
 
     @extend_schema(request=PersonSettingsSerializer, responses=PersonSettingsSerializer)
     def patch(self, request: Request) -> Response:
-        data = PersonSettingsSerializer(data=request.data)
+        data = PersonSettingsSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        if "language" not in data.validated_data:
+            # An empty PATCH changes nothing and answers the current settings, as every PATCH of the API does.
+            return Response({"language": person_language(user_id=request.user.pk)})
         language = person_language_set(user_id=request.user.pk, language=data.validated_data["language"])
         # A dashboard session calling the API sees the change on its next page.
         if hasattr(request, "session"):
