@@ -5,6 +5,8 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 
 from captain.runtime.types import HANDOFF_PREFIX, MAX_TOOL_NAME_LENGTH
 from helpdesk.models import Account, Inbox
@@ -16,6 +18,22 @@ MAX_SCENARIO_KEY_LENGTH = MAX_TOOL_NAME_LENGTH - len(HANDOFF_PREFIX)  # 53: hand
 
 
 SCENARIO_KEY_RE = re.compile(r"^[a-z0-9_]+$")
+
+# The texts a new assistant sends customers until a builder writes its own (marked for the dashboard's catalog:
+# an inbox whose customers read Chinese gets them in Chinese, `customer_text`).
+DEFAULT_HANDOFF_MESSAGE = gettext_noop(
+    "I'm connecting you with a member of our team. They will reply here shortly."
+)
+DEFAULT_RESOLUTION_MESSAGE = gettext_noop("Glad I could help! I'm marking this conversation as resolved.")
+
+
+def customer_text(stored: str, default: str, language: str) -> str:
+    """`stored` as a customer of an inbox in `language` reads it: a builder's own text as written, the product's
+    default in that language."""
+    if stored.strip() != default or not language:
+        return stored
+    with translation.override(language):
+        return gettext(default)
 
 
 class KnowledgeMode(models.TextChoices):
@@ -40,11 +58,11 @@ class Assistant(models.Model):
     response_guidelines = models.JSONField(default=list, blank=True, help_text="List of short rules.")
     guardrails = models.JSONField(default=list, blank=True, help_text="List of things the AI must not do.")
     handoff_message = models.TextField(
-        default="I'm connecting you with a member of our team. They will reply here shortly.",
+        default=DEFAULT_HANDOFF_MESSAGE,
         help_text="Sent to the customer when the AI hands the conversation to people.",
     )
     resolution_message = models.TextField(
-        default="Glad I could help! I'm marking this conversation as resolved.",
+        default=DEFAULT_RESOLUTION_MESSAGE,
         help_text="Sent when the AI resolves the conversation.",
     )
     model_endpoint = models.CharField(

@@ -12,7 +12,14 @@ from captain.answering.models import ReplyJob, Run, RunArtifact
 from captain.answering.services.credits import credit_debit, credit_release
 from captain.answering.services.handoff_reasons import plain_handoff_reason
 from captain.answering.services.jobs import jobs_any_pending, jobs_finish
-from captain.assistants.models import TRIAGE_KEY, Assistant, Scenario
+from captain.assistants.models import (
+    DEFAULT_HANDOFF_MESSAGE,
+    DEFAULT_RESOLUTION_MESSAGE,
+    TRIAGE_KEY,
+    Assistant,
+    Scenario,
+    customer_text,
+)
 from captain.conf import captain_setting
 from captain.routing.models import RoutingNode
 from captain.runtime import HumanHandoff, Outcome, Reply, Resolve, RunError, RunResult
@@ -58,8 +65,11 @@ def error_reason(outcome: RunError) -> str:
 
 
 def handoff_message_for(conversation: Conversation, assistant: Assistant | None) -> str:
-    """The inbox's own handoff text wins (it may be channel-specific), then the assistant's."""
-    return conversation.inbox.handoff_message or (assistant.handoff_message if assistant else "")
+    """The inbox's own handoff text wins (it may be channel-specific), then the assistant's (the product's default
+    in the inbox's language)."""
+    if conversation.inbox.handoff_message or not assistant:
+        return conversation.inbox.handoff_message
+    return customer_text(assistant.handoff_message, DEFAULT_HANDOFF_MESSAGE, conversation.inbox.language)
 
 
 @dataclass(frozen=True)
@@ -171,7 +181,9 @@ def _outcome_effect(
         if assistant and assistant.resolution_message.strip():
             reply_message = message_create_ai_reply(
                 conversation=conversation,
-                content=assistant.resolution_message,
+                content=customer_text(
+                    assistant.resolution_message, DEFAULT_RESOLUTION_MESSAGE, conversation.inbox.language
+                ),
                 agent_key=agent_key,
                 agent_name=agent_names.get(agent_key, agent_key),
             )

@@ -41,7 +41,7 @@ from captain.answering.services.jobs import job_pending_message_ids
 from captain.answering.services.locks import conversation_lock
 from captain.answering.services.outcomes import handoff_message_for, handoff_team_id
 from captain.answering.services.runs import assistant_for_inbox
-from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.models import DEFAULT_RESOLUTION_MESSAGE, TRIAGE_KEY, Assistant, customer_text
 from captain.assistants.services.drafting import DraftingModel, json_values
 from captain.assistants.services.model_endpoints import EndpointUnavailable
 from captain.auto_resolve.prompts import (
@@ -305,7 +305,9 @@ def _resolve(
         # Not a first response (it answers nothing), and free like every auto-resolve message.
         reply = message_create_ai_reply(
             conversation=conversation,
-            content=assistant.resolution_message,
+            content=customer_text(
+                assistant.resolution_message, DEFAULT_RESOLUTION_MESSAGE, conversation.inbox.language
+            ),
             agent_key=conversation.ai_agent_key,
             agent_name=agent_name(assistant, agent_key),
             answer=False,
