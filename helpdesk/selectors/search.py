@@ -144,7 +144,8 @@ def _message_select(account_id: int, terms: list[str], columns: str) -> tuple[st
     match = " AND ".join(f'"{t}"' for t in indexed)
     extra = "".join(" AND m.content LIKE %s" for _ in short)
     sql = (
-        f"SELECT {columns} FROM helpdesk_message_fts f JOIN helpdesk_message m ON m.id = f.rowid "
+        # CROSS JOIN: SQLite keeps the index as the outer loop (else it may scan messages and probe the index).
+        f"SELECT {columns} FROM helpdesk_message_fts f CROSS JOIN helpdesk_message m ON m.id = f.rowid "
         f"WHERE helpdesk_message_fts MATCH %s AND m.account_id = %s AND m.message_type <> 'activity'{extra}"
     )
     return sql, [match, account_id, *[f"%{t}%" for t in short]]
@@ -172,7 +173,9 @@ def message_ids_matching(
         return list(rows.values_list("id", "conversation_id")[:limit])
     sql, params = select
     with connection.cursor() as cursor:
-        cursor.execute(f"{sql} ORDER BY m.id DESC LIMIT %s", [*params, limit])
+        # On SQLite the index hands out rowids newest first (ORDER BY f.rowid), so LIMIT stops the read early.
+        order = "m.id" if connection.vendor == "postgresql" else "f.rowid"
+        cursor.execute(f"{sql} ORDER BY {order} DESC LIMIT %s", [*params, limit])
         return [(row[0], row[1]) for row in cursor.fetchall()]
 
 
