@@ -82,7 +82,7 @@ class ContactNoteCollectionApi(AccountApi):
 
 
 class ContactNoteDetailApi(AccountApi):
-    """`PATCH` a note's text, `DELETE` it (its author or an administrator)."""
+    """`GET` a note, `PATCH` its text, `DELETE` it (changes: its author or an administrator)."""
 
     def _note(self, contact_id: int, note_id: int) -> ContactNote:
         note = contact_note_in_account(account_id=self.account_id, contact_id=contact_id, note_id=note_id)
@@ -94,11 +94,18 @@ class ContactNoteDetailApi(AccountApi):
     def _is_admin(self) -> bool:
         return self.membership.role == Membership.Role.ADMIN
 
+    @extend_schema(responses=ContactNoteOutputSerializer)
+    def get(self, request: Request, account_id: int, contact_id: int, note_id: int) -> Response:
+        return Response(ContactNoteOutputSerializer(self._note(contact_id, note_id)).data)
+
     @extend_schema(request=ContactNoteInputSerializer, responses=ContactNoteOutputSerializer)
     def patch(self, request: Request, account_id: int, contact_id: int, note_id: int) -> Response:
         note = self._note(contact_id, note_id)
-        data = ContactNoteInputSerializer(data=request.data)
+        data = ContactNoteInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        if "content" not in data.validated_data:
+            # An empty PATCH changes nothing and answers the note, as every PATCH of the API does.
+            return Response(ContactNoteOutputSerializer(note).data)
         with service_errors_as_400():
             contact_note_update(
                 note=note, user=request.user, is_admin=self._is_admin, content=data.validated_data["content"]

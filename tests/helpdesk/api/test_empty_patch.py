@@ -12,7 +12,7 @@ from captain.assistants.models import ModelEndpoint
 from captain.evaluation.models import EvalSet
 from captain.memory.models import MemoryVariable
 from captain.routing.models import RoutingExample
-from helpdesk.models import CannedResponse, CustomAttributeDefinition, Membership, Team
+from helpdesk.models import CannedResponse, ContactNote, CustomAttributeDefinition, Membership, Team
 from tests.factories import (
     AssistantFactory,
     AssistantInboxFactory,
@@ -77,6 +77,9 @@ def ids(admin) -> dict[str, int]:
             account=account, name="ours", base_url=f"{LOOPBACK}/v1"
         ).pk,
         "set_id": EvalSet.objects.create(account=account, assistant=assistant, name="Launch check").pk,
+        "note_id": ContactNote.objects.create(
+            account=account, contact_id=conversation.contact_id, author=admin.user, content="Prefers e-mail."
+        ).pk,
     }
 
 
