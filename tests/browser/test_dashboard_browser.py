@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "pass-word-123"
 XSS = "<img src=x onerror=alert(1)><script>window.__xss=1</script>"
+AI_XSS = "Noted: " + XSS
 
 
 @pytest.fixture
@@ -205,7 +206,8 @@ def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
 def test_html_and_script_from_customers_and_the_model_render_as_text(
     browser, live_server, helpdesk, llm_settings
 ):
-    llm_settings.push(fake.text(XSS))
+    # The AI's reply is not the customer's message word for word: the grounding check refuses an echo.
+    llm_settings.push(fake.text(AI_XSS))
     conversation, message = customer_writes(helpdesk, XSS)
     conversation.contact.name = XSS
     conversation.contact.save()
@@ -221,7 +223,7 @@ def test_html_and_script_from_customers_and_the_model_render_as_text(
 
     page.goto(f"{live_server.url}/app/accounts/{helpdesk['account'].id}/conversations/{conversation.id}/")
     expect(page.locator(".msg.customer .body").first).to_have_text(XSS)
-    expect(page.locator(".msg.ai .body").first).to_have_text(XSS)
+    expect(page.locator(".msg.ai .body").first).to_have_text(AI_XSS)
     # One more arrives through the poll (inserted as an HTML fragment): still text.
     MessageFactory(conversation=conversation, content=XSS + " (again)")
     expect(page.locator(".msg.customer .body").last).to_have_text(XSS + " (again)", timeout=10_000)
@@ -232,17 +234,17 @@ def test_html_and_script_from_customers_and_the_model_render_as_text(
         f"{live_server.url}/app/accounts/{helpdesk['account'].id}/conversations/{conversation.id}/runs/"
     )
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-    expect(page.locator(".llm-output .output-text").first).to_have_text(XSS)
+    expect(page.locator(".llm-output .output-text").first).to_have_text(AI_XSS)
     browser.shot("xss-debug-log")
     assert_nothing_ran(browser)
 
-    llm_settings.push(fake.text(XSS))
+    llm_settings.push(fake.text(AI_XSS))
     page.goto(f"{live_server.url}/app/accounts/{helpdesk['account'].id}/playground/")
     page.fill("textarea[name=message]", XSS)
     page.click("button[name=send]")
     expect(page.locator("#playground-pending")).to_be_visible()
     answer_pending_playground_turn()
-    expect(page.locator(".msg.ai .body").last).to_have_text(XSS)
+    expect(page.locator(".msg.ai .body").last).to_have_text(AI_XSS)
     browser.shot("xss-playground")
     assert_nothing_ran(browser)
     assert page.locator("script:not([src])").count() == 0  # no inline script anywhere on our pages
