@@ -195,21 +195,34 @@ def idle_offered(box: Mailbox) -> bool:
         raise PollUnavailable(f"IMAP capability check failed ({type(exc).__name__})") from None
 
 
+def _announces_mail(responses: Iterable[Any]) -> bool:
+    return any(
+        isinstance(item, tuple) and len(item) > 1 and item[1] in (b"EXISTS", b"RECENT") for item in responses
+    )
+
+
 def idle_wait(box: Mailbox, *, seconds: float, stop: threading.Event | None = None) -> bool:
     """Wait up to `seconds` in one IDLE command on the open mailbox (looking at `stop` every second); True when
     the server announced new mail (EXISTS or RECENT), False when the time ran out quietly or `stop` was set. Any
-    IMAP failure is PollUnavailable, as for a poll."""
+    IMAP failure is PollUnavailable, as for a poll.
+
+    A NOOP first: a server tells a session about mail that arrived since its last command at the end of the next
+    one, and IDLE's end may be 29 minutes away (pymap holds it until then; RFC 2177 lets any server do so). Mail
+    announced only when IDLE ends counts too."""
     client = box._client_or_fail()
     deadline = time.monotonic() + seconds
-    announced = False
     try:
+        _, pending = client.noop()
+        if _announces_mail(pending):
+            return True
+        announced = False
         client.idle()
         try:
             while not announced and time.monotonic() < deadline and not (stop is not None and stop.is_set()):
                 responses = client.idle_check(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
-                announced = any(len(item) > 1 and item[1] in (b"EXISTS", b"RECENT") for item in responses)
+                announced = _announces_mail(responses)
         finally:
-            client.idle_done()
+            _, at_end = client.idle_done()
     except (OSError, IMAPClient.Error) as exc:
         raise PollUnavailable(f"IMAP IDLE failed ({type(exc).__name__})") from None
-    return announced
+    return announced or _announces_mail(at_end)

@@ -19,13 +19,13 @@ from helpdesk.models import Inbox
 from helpdesk.services.polling import inbox_poll
 
 
-def _watch(inbox: Inbox, stop: threading.Event) -> None:
+def _watch(inbox: Inbox, stop: threading.Event, renew_seconds: float) -> None:
     def read() -> object:
         close_old_connections()  # a long-lived thread: never a connection the database has dropped
         return inbox_poll(inbox=inbox)
 
     try:
-        idle.watch(inbox, read=read, stop=stop)
+        idle.watch(inbox, read=read, stop=stop, idle_seconds=renew_seconds)
     finally:
         connections.close_all()
 
@@ -35,8 +35,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--inbox", type=int, action="append", help="Only this inbox id (repeatable).")
+        parser.add_argument(
+            "--renew-seconds",
+            type=float,
+            default=imap.IDLE_SECONDS,
+            help=(
+                "End and renew each IDLE after this many seconds (default 29 minutes, RFC 2177's limit). Lower it "
+                "where a NAT or firewall drops quiet connections sooner; a renewal also reads mail a server "
+                "announced only at IDLE's end."
+            ),
+        )
 
-    def handle(self, *args: Any, inbox: list[int] | None = None, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        inbox: list[int] | None = None,
+        renew_seconds: float = imap.IDLE_SECONDS,
+        **options: Any,
+    ) -> None:
         inboxes = [
             found
             for found in Inbox.objects.filter(channel_type=Inbox.ChannelType.EMAIL).order_by("id")
@@ -45,7 +61,9 @@ class Command(BaseCommand):
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         threads = [
-            threading.Thread(target=_watch, args=(found, stop), name=f"idle-{found.id}", daemon=True)
+            threading.Thread(
+                target=_watch, args=(found, stop, renew_seconds), name=f"idle-{found.id}", daemon=True
+            )
             for found in inboxes
         ]
         for thread in threads:
