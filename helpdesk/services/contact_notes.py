@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 
 from helpdesk.models import Contact, ContactNote
 
@@ -23,9 +24,15 @@ def _clean(content: str) -> str:
 
 
 def contact_note_create(*, contact: Contact, author: User, content: str) -> ContactNote:
-    return ContactNote.objects.create(
-        account_id=contact.account_id, contact=contact, author=author, content=_clean(content)
-    )
+    text = _clean(content)
+    with transaction.atomic():
+        # The contact row locked until the note is in: a merge deleting it meanwhile (contact_merge locks it too)
+        # either waits and moves the note, or went first and the note is refused here, not a foreign-key error.
+        if not Contact.objects.select_for_update().filter(pk=contact.pk).exists():
+            raise ValidationError("This contact was merged into another or deleted meanwhile: reopen it.")
+        return ContactNote.objects.create(
+            account_id=contact.account_id, contact=contact, author=author, content=text
+        )
 
 
 def can_change_note(*, note: ContactNote, user: AbstractBaseUser, is_admin: bool) -> bool:

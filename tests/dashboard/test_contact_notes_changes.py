@@ -5,9 +5,10 @@ and a bad text is named with nothing changed."""
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 from rest_framework.test import APIClient
 
-from helpdesk.models import ContactNote
+from helpdesk.models import Contact, ContactNote
 from helpdesk.services.contact_notes import contact_note_create
 from tests.factories import ContactFactory, UserFactory
 
@@ -118,3 +119,13 @@ def test_api_refuses_bad_text_and_other_peoples_notes(team, note):
         == 200
     )
     assert list(ContactNote.objects.values_list("content", flat=True)) == ["ok"]
+
+
+def test_a_note_on_a_contact_merged_away_meanwhile_is_refused_not_a_server_error(team):
+    # The API fetched the contact, then a merge deleted it before the note was written (CI's Schemathesis run
+    # found the 500 this was: a foreign-key error at the insert).
+    contact = ContactFactory(account=team.account, name="Gone")
+    Contact.objects.filter(pk=contact.pk).delete()
+    with pytest.raises(ValidationError, match="merged into another or deleted"):
+        contact_note_create(contact=contact, author=team.agent, content="Prefers e-mail.")
+    assert not ContactNote.objects.filter(contact_id=contact.pk).exists()
