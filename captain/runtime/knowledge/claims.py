@@ -27,18 +27,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .asked import unanswered
 from .conflicts import answers_no, choices, named_one, named_words, unsourced_topic, word_pairs, wrong_column
-from .findings import Finding, language_finding
+from .findings import Finding, echo_finding, language_finding
 from .grounding import Evidence, Specific, quoted, specifics, squashed
 from .statements import GENERIC_WORDS, is_claim
 from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
-_PUNCTUATION_RE = re.compile(r"[\W_]+", re.UNICODE)
 _NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 # A reply may write "1月" for the customer's "一月": the same words for telling an echo.
-_HAN_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
 
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
 COMMON_WORD_SHARE = 0.5
@@ -119,26 +118,19 @@ class ClaimCheck:
 
     def findings(self, reply: str) -> list[Finding]:
         out: list[Finding] = []
-        said = _PUNCTUATION_RE.sub("", reply).lower().translate(_HAN_DIGITS)
-        asked = _PUNCTUATION_RE.sub("", self.question).lower().translate(_HAN_DIGITS)
-        # A question handed back as the answer, long enough to be the question (not a "Hello!" to
-        # "hello there"), with its question mark (ASCII or full-width).
-        handed_back = "?" in reply or "？" in reply
-        # Without its question mark only the whole question counts: "一月一号早上快船几点开始有" sent back as is.
-        whole = len(said) >= max(6, len(asked) * 4 // 5)
-        if (whole or (handed_back and len(said) >= max(6, len(asked) // 2))) and said in asked:
-            # A small model sometimes hands the question back as its answer.
-            return [
-                Finding("echo", reply[:80], "the reply repeats the customer's question instead of answering")
-            ]
+        echo = echo_finding(reply, self.question)
+        if echo is not None:
+            return [echo]
         language = language_finding(reply, self.language)
         if language is not None:
             out.append(language)
         # An offer of a person or a question back is not a "yes": only a reply that states something is read.
-        stated = any(is_claim(x) for x in split_sentences(reply))
-        if self.answer is not None and stated and answers_no(self.asked or self.question, reply, self.answer):
+        claims = [x for x in split_sentences(reply) if is_claim(x)]
+        if self.answer is not None and claims and answers_no(self.asked or self.question, reply, self.answer):
             detail = f"the customer asked yes or no, and the source sentence that answers says no: {self.answer.full!r}"
             out.append(Finding("answers_no", reply[:80], detail))
+        if (missing := unanswered(self.asked or self.question, reply, claims)) is not None:
+            out.append(missing)
         self._reply_numbers = Evidence.of([reply]).numbers
         for sentence in split_sentences(reply.replace("\n", " \n ")):
             out.extend(self._sentence(sentence))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .asked import asked_kinds, gives_kind
 from .sources import Source
 from .tokens import idf_weights, tokens
 from .units import Unit, units_of
@@ -107,5 +108,9 @@ def clear_answer(evidence: Sequence[Scored], *, language: str, question: str) ->
     if rivals and best.score - rivals[0].score < CLEAR_MARGIN:
         return None
     if asks_for_value(question) and not _DIGIT_RE.search(best.unit.text):
+        return None
+    # Asked how much, how long or when: a sentence giving none of that is a neighbour, not the answer.
+    kinds = asked_kinds(question)
+    if kinds and not any(gives_kind(best.unit.text, kind) for kind in kinds):
         return None
     return best.unit

@@ -47,6 +47,7 @@ _PROBLEM_WORDS = {
     "echo": "the customer's question repeated",
     "answers_no": "a yes where the source says no",
     "ambiguous": "one of several answers, the customer did not say which",
+    "unanswered": "no price, duration or time where the customer asked for one",
 }
 
 

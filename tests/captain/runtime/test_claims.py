@@ -217,7 +217,9 @@ def test_a_value_from_a_sentence_sharing_only_a_common_word_with_the_question_is
     question = "how much is the certificate for my dog?"
     wrong = named_check(question, [GROOMING, TRAVEL]).findings("It costs ¥120 for a small dog.")
     assert [f.problem for f in wrong] == ["wrong_context"]
-    assert named_check(question, [GROOMING, TRAVEL]).findings("Only the Jing'an clinic issues it.") == []
+    # A sentence stating no value is not a wrong value (it gives no price either: `asked` refuses that).
+    no_value = named_check(question, [GROOMING, TRAVEL]).findings("Only the Jing'an clinic issues it.")
+    assert [f.problem for f in no_value] == ["unanswered"]
     # The wash asked about by name still gets its price.
     assert named_check("how much is a wash for my dog?", [GROOMING, TRAVEL]).findings("It costs ¥120.") == []
 

@@ -1,0 +1,93 @@
+"""A reply that states things but not the kind of value asked for (a price, a duration, a time of day) does not
+answer, however true each of its sentences is: the small model's neighbouring sentence of the right document."""
+
+from __future__ import annotations
+
+import pytest
+
+from captain.runtime.knowledge.asked import asked_kinds
+from captain.runtime.knowledge.claims import turn_check
+from captain.runtime.knowledge.evidence import Scored, clear_answer
+from captain.runtime.knowledge.units import units_of
+
+WARD = (
+    "Hospital stays",
+    "## Visiting\nVisiting hours for pets staying in the hospital are 14:00 to 19:00 every day.\n"
+    "A visit lasts up to 20 minutes so the pets can rest.",
+)
+COLLECTION = (
+    "还车",
+    "## 上门收车\n可以预约上门收车，每次收费 20 元。\n\n"
+    "## 逾期\n逾期超过 24 小时且联系不上租客的，按车辆丢失处理。",
+)
+SUPPORT = (
+    "Contact",
+    "## E-mail\nWe answer e-mails within 1 working day.\n\n## Phone\nCall +65 6018 2200, Monday to Saturday.",
+)
+
+
+def findings(question: str, reply: str, *, language: str = "en") -> list[str]:
+    check = turn_check(
+        conversation=[question],
+        instructions=[],
+        sources=[WARD, COLLECTION, SUPPORT],
+        question=question,
+        language=language,
+        encode=None,
+        sentence_support=None,
+        asked=question,
+    )
+    return [f.problem for f in check.findings(reply)]
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("how much is a 10 trip card for seniors", {"price"}),
+        ("what's the delivery fee for my cat's medication?", {"price"}),
+        ("不想去服务点还车，可以上门收车吗？多少钱", {"price"}),
+        ("发邮件给客服一般多久回复", {"duration"}),
+        ("how long does a refund take?", {"duration"}),
+        ("what are the visiting hours if my cat has to stay in the hospital", {"clock"}),
+        ("周六几点开门", {"clock"}),
+        ("can I bring my dog?", set()),
+        ("what does the fee cover?", set()),
+        ("how much time do I need to book ahead", set()),
+    ],
+)
+def test_the_kind_of_value_a_question_asks_for(question, kinds):
+    assert asked_kinds(question) == kinds
+
+
+def test_a_duration_given_for_the_visiting_hours_is_refused_and_the_hours_pass():
+    question = "what are the visiting hours if my cat has to stay in the hospital"
+    assert findings(question, "Your cat can have visits of up to 20 minutes.") == ["unanswered"]
+    assert findings(question, "Visiting hours are 14:00 to 19:00 every day.") == []
+
+
+def test_a_neighbouring_rule_given_for_a_price_question_is_refused_in_chinese():
+    question = "不想去服务点还车，可以上门收车吗？多少钱"
+    wrong = "逾期超过 24 小时且联系不上租客的，按车辆丢失处理。"
+    assert "unanswered" in findings(question, wrong, language="zh")
+    assert findings(question, "可以预约上门收车，每次收费 20 元。", language="zh") == []
+
+
+def test_phone_details_for_a_how_long_question_are_refused():
+    question = "how long do you take to answer an e-mail?"
+    assert "unanswered" in findings(question, "Call +65 6018 2200, Monday to Saturday.")
+    assert findings(question, "We answer e-mails within 1 working day.") == []
+
+
+def test_free_a_no_about_paying_or_an_offer_of_a_person_answers():
+    assert "unanswered" not in findings("is there a fee for a visit?", "Visits are free of charge.")
+    assert "unanswered" not in findings("上门收车要加钱吗", "不需要另外付费。", language="zh")
+    assert findings("how much is collection?", "I'm not sure, let me connect you with a colleague.") == []
+
+
+def test_the_evidence_sentence_is_not_sent_as_the_answer_when_it_gives_no_value_of_the_kind():
+    units = units_of([WARD])
+    minutes = next(u for u in units if "20 minutes" in u.text)
+    hours = next(u for u in units if "14:00" in u.text)
+    question = "what are the visiting hours if my cat has to stay in the hospital"
+    assert clear_answer([Scored(minutes, 0.9, 1)], language="en", question=question) is None
+    assert clear_answer([Scored(hours, 0.9, 1)], language="en", question=question) == hours
