@@ -28,6 +28,8 @@ from captain.actions.services.custom_tool_templates import (
     template_render,
     tool_properties,
 )
+from captain.answering.services.warmup import prompt_warm_enqueue
+from captain.assistants.models import Scenario
 from captain.assistants.services.builder import FieldErrors, raise_field_errors
 from captain.assistants.services.destinations import Origin, secret_stays, url_origin
 from captain.crypto import secret_encrypt
@@ -252,17 +254,31 @@ def custom_tool_save(
         tool.secret_encrypted = secret_encrypt(secret)
     elif tool.secret_encrypted and not secret_stays(before, custom_tool_destination(tool)):
         tool.secret_encrypted = ""  # the secret was given for another destination
+    renamed_from = (
+        CustomTool.objects.filter(pk=tool.pk).values_list("name", flat=True).first() if tool.pk else None
+    )
     try:
         with transaction.atomic():
             tool.save()
     except IntegrityError as exc:  # a concurrent save took the name
         raise ValidationError({"name": [f"This account already has a tool named {tool.name!r}."]}) from exc
+    _prompts_warm(account.pk, {tool.name, renamed_from or tool.name})
     return tool
 
 
 def custom_tool_delete(*, tool: CustomTool) -> None:
     """Scenarios naming it stop offering it (unknown names are skipped when agents are built)."""
     tool.delete()
+    _prompts_warm(tool.account_id, {tool.name})
+
+
+def _prompts_warm(account_id: int, names: set[str]) -> None:
+    """A tool's schema is part of the fixed prompt of every agent offered it (the chat template appends the tool
+    schemas to it): the model server's cache no longer holds those assistants' prompts, so they are warmed again
+    in the background, as after an assistant's or a scenario's edit. A tool offered nowhere warms nothing."""
+    offered = Scenario.objects.filter(assistant__account_id=account_id).values_list("assistant_id", "tools")
+    for assistant_id in sorted({a for a, tools in offered if isinstance(tools, list) and names & set(tools)}):
+        prompt_warm_enqueue(assistant_id=assistant_id)
 
 
 def custom_tool_names(*, account_id: int) -> list[str]:

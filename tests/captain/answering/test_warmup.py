@@ -97,6 +97,24 @@ def test_a_starting_worker_loads_the_chinese_segmenter_off_the_reply_path(settin
     assert jieba.dt.initialized
 
 
+def background_queue(redis_url: str):
+    """What the background lane's queue holds (task, args), emptied on each read."""
+    broker = redis.Redis.from_url(redis_url)
+    broker.delete("captain_background")
+
+    def queued() -> list[tuple[str, str]]:
+        messages = [json.loads(m) for m in broker.lrange("captain_background", 0, -1)]
+        broker.delete("captain_background")
+        # A scenario's new texts also queue its routing examples' drafts (captain.routing): not these tests'.
+        return [
+            (m["headers"]["task"], m["headers"]["argsrepr"])
+            for m in messages
+            if m["headers"]["task"] != "captain.tasks.draft_routing_examples"
+        ]
+
+    return queued
+
+
 def test_a_changed_assistant_is_warmed_again_on_the_background_lane(
     link, redis_url, settings, django_capture_on_commit_callbacks
 ):
@@ -104,18 +122,7 @@ def test_a_changed_assistant_is_warmed_again_on_the_background_lane(
     from captain.assistants.services.scenarios import scenario_update
 
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
-    broker = redis.Redis.from_url(redis_url)
-    broker.delete("captain_background")
-
-    def queued() -> list[tuple[str, str]]:
-        messages = [json.loads(m) for m in broker.lrange("captain_background", 0, -1)]
-        broker.delete("captain_background")
-        # A scenario's new texts also queue its routing examples' drafts (captain.routing): not this test's.
-        return [
-            (m["headers"]["task"], m["headers"]["argsrepr"])
-            for m in messages
-            if m["headers"]["task"] != "captain.tasks.draft_routing_examples"
-        ]
+    queued = background_queue(redis_url)
 
     with django_capture_on_commit_callbacks(execute=True):
         assistant_update(assistant=link.assistant, instructions="Be warm, brief and exact.")
@@ -130,6 +137,41 @@ def test_a_changed_assistant_is_warmed_again_on_the_background_lane(
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
     with django_capture_on_commit_callbacks(execute=True):
         assistant_update(assistant=link.assistant, instructions="Be brief.")
+    assert queued() == []
+
+
+def test_a_changed_custom_tool_warms_the_assistants_whose_scenarios_offer_it(
+    link, redis_url, settings, django_capture_on_commit_callbacks
+):
+    # Its schema is in the fixed prompt of every agent offered it (the chat template appends the tool schemas).
+    from captain.actions.services.custom_tools import custom_tool_delete, custom_tool_save
+
+    settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
+    link.assistant.scenarios.update(tools=["order_status"])
+    other = AssistantInboxFactory(assistant__account=link.assistant.account).assistant
+    ScenarioFactory(assistant=other, key="other", tools=["faq_lookup"])
+    queued = background_queue(redis_url)
+    fields = {
+        "name": "order_status",
+        "description": "Look up an order.",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        "url_template": "http://127.0.0.1:9/orders/{{ order_id }}",
+    }
+    warm = ("captain.tasks.assistant_prompt_warm", f"[{link.assistant.pk}]")
+    with django_capture_on_commit_callbacks(execute=True):
+        tool = custom_tool_save(account=link.assistant.account, fields=fields)
+    assert queued() == [warm]
+    with django_capture_on_commit_callbacks(
+        execute=True
+    ):  # renamed: the agents offered the old name change too
+        custom_tool_save(account=link.assistant.account, fields={"name": "order_lookup"}, tool=tool)
+    assert queued() == [warm]
+    link.assistant.scenarios.update(tools=["order_lookup"])
+    with django_capture_on_commit_callbacks(execute=True):
+        custom_tool_delete(tool=tool)
+    assert queued() == [warm]
+    with django_capture_on_commit_callbacks(execute=True):
+        custom_tool_save(account=link.assistant.account, fields={**fields, "name": "unused_tool"})
     assert queued() == []
 
 
