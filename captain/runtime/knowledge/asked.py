@@ -52,11 +52,15 @@ _GIVES: dict[str, re.Pattern[str]] = {
         _NUMERAL + r"(?:\s*(?:-|–|to|至|到)\s*" + _NUMERAL + r")?\s*"
         r"(?:minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?|working days?|business days?"
         r"|分钟|小时|个?钟头|天|日|晚|周|个?星期|个月|年|个?工作日)"
+        r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|few|a couple of|several|half an?)"
+        r"\s+(?:minute|hour|day|night|week|month|year|fortnight)s?\b|\bovernight\b"
         r"|\bsame day\b|\bnext day\b|\bimmediately\b|\binstantly\b|\bright away\b|当天|当日|次日|立即|马上|即时",
         re.IGNORECASE,
     ),
     "clock": re.compile(
-        r"\d{1,2}[:.]\d{2}|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|" + _NUMERAL + r"\s*点|\bnoon\b|\bmidnight\b"
+        r"\d{1,2}[:.]\d{2}|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}\s*(?:-|–|to|until|till)\s*\d{1,2}\b|"
+        + _NUMERAL
+        + r"\s*点|\bnoon\b|\bmidnight\b"
         r"|\b24 ?(?:hours|h|/7)\b|\baround the clock\b|\bclosed\b|中午|午夜|凌晨|24\s*小时|全天|不营业|休息|闭馆|关门"
         # "When do the terms start?" may be asked for a date: a date or a weekday answers it too.
         r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"

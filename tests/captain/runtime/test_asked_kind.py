@@ -78,6 +78,21 @@ def test_phone_details_for_a_how_long_question_are_refused():
     assert findings(question, "We answer e-mails within 1 working day.") == []
 
 
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("how long will my refund take?", "Refunds reach your card within a week."),
+        ("how long will my refund take?", "Refunds take 5-7 business days."),
+        ("退款要多久", "一般三到五个工作日到账。"),
+        ("what are your opening hours?", "We are open every day from 9 to 6."),
+        ("when do you open on Sunday?", "We are closed on Sundays."),
+        ("When do the Intensive terms start in 2026?", "They start on 12 January and 13 April."),
+    ],
+)
+def test_answers_in_everyday_words_pass(question, reply):
+    assert "unanswered" not in findings(question, reply, language="zh" if "退款" in question else "en")
+
+
 def test_free_a_no_about_paying_or_an_offer_of_a_person_answers():
     assert "unanswered" not in findings("is there a fee for a visit?", "Visits are free of charge.")
     assert "unanswered" not in findings("上门收车要加钱吗", "不需要另外付费。", language="zh")
