@@ -21,20 +21,43 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "-"
 
 
+def _stated(answer: Answer) -> tuple[list[bool], bool]:
+    """For each value the reply states that the customer did not write (currencies aside): whether it is one of
+    the question's expected facts; and whether the reply is right or declines (then none is read)."""
+    question = answer.question
+    if facts_present(answer.reply, question) or declines(answer.reply):
+        return [], True
+    asked = Evidence.of([question.question, *(m.get("content", "") for m in question.previous)])
+    expected = Evidence.of([alternative for group in question.facts for alternative in group])
+    return [
+        s.in_evidence(expected)
+        for s in specifics(answer.reply)
+        if s.kind != "currency" and not s.in_evidence(asked)
+    ], False
+
+
 def wrong_value(answer: Answer, corpus: Evidence) -> bool:
-    """The customer got a value that is not the answer: an answerable question replied with specifics but
-    without the right facts, or an unanswerable one with an invented specific. Declining is never wrong."""
+    """The customer got a value that is not the answer: an answerable question replied with a specific that is
+    none of its expected facts, or an unanswerable one with an invented specific. Declining is never wrong; a
+    reply giving some of the expected values and no other is partial (`partial_reply`), not wrong."""
     if answer.outcome != "reply":
         return False
     question = answer.question
     if question.kind in ANSWERABLE:
-        if facts_present(answer.reply, question) or declines(answer.reply):
-            return False
-        asked = Evidence.of([question.question, *(m.get("content", "") for m in question.previous)])
-        return any(s.kind != "currency" and not s.in_evidence(asked) for s in specifics(answer.reply))
+        expected, settled = _stated(answer)
+        return not settled and not all(expected)
     if question.kind == "unanswerable":
         return bool(invented_specifics(answer.reply, question, corpus))
     return False
+
+
+def partial_reply(answer: Answer) -> bool:
+    """An answerable question replied with some of its expected values and no other ("every 3 months" where the
+    help centre says "every 3 months or 200 cups"): not all the answer, nothing wrong in it."""
+    if answer.outcome != "reply" or answer.question.kind not in ANSWERABLE:
+        return False
+    expected, settled = _stated(answer)
+    return not settled and bool(expected) and all(expected)
 
 
 def _clarifies(reply: str) -> bool:
@@ -66,6 +89,7 @@ def trust_figures(answers: Sequence[Answer], corpus: Evidence) -> dict[str, Any]
         "questions": len(answers),
         "wrong_replies": _share(len(wrong), len(answers)),
         "wrong_ids": [a.question.id for a in wrong],
+        "partial_replies": _share(sum(1 for a in answers if partial_reply(a)), len(answers)),
         "correct_answerable": _share(len(correct), len(answerable)),
         "correct_faq": correct_of(lambda a: a.question.kind == "faq"),
         "correct_document_only": correct_of(lambda a: a.question.kind == "document"),
@@ -84,6 +108,7 @@ def trust_figures(answers: Sequence[Answer], corpus: Evidence) -> dict[str, Any]
 
 ROWS = [
     ("wrong replies (of all questions)", "wrong_replies"),
+    ("  partial: right values, some missing", "partial_replies"),
     ("correct on answerable", "correct_answerable"),
     ("  FAQ questions", "correct_faq"),
     ("  document-only questions", "correct_document_only"),

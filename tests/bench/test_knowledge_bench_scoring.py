@@ -57,3 +57,22 @@ def test_a_question_back_is_counted_apart_and_is_neither_right_nor_wrong():
     assert figures["correct_answerable"] == "50% (1/2)"
     assert figures["wrong_replies"] == "0% (0/2)"
     assert figures["model_calls_mean"] == 2.0
+
+
+def test_a_reply_with_some_of_the_expected_values_and_no_other_is_partial_not_wrong():
+    from bench.knowledge.harness import Answer
+    from bench.knowledge.trust import partial_reply, trust_figures, wrong_value
+
+    question = q("document", facts=[["200 cups"], ["3 months"]], text="how often do i need to descale")
+    corpus = Evidence.of(["Descale every 3 months or every 200 cups, whichever comes first."])
+    partial = Answer(question, "inject+check", "reply", "Descale it every 3 months.", 3.0, 1, 500, True)
+    wrong = Answer(question, "inject+check", "reply", "Descale it every 6 months.", 3.0, 1, 500, True)
+    mixed = Answer(
+        question, "inject+check", "reply", "Every 3 months, or 6 if you use it less.", 3.0, 1, 500, True
+    )
+    assert partial_reply(partial) and not wrong_value(partial, corpus)
+    assert wrong_value(wrong, corpus) and not partial_reply(wrong)
+    assert wrong_value(mixed, corpus) and not partial_reply(mixed)
+    figures = trust_figures([partial, wrong, mixed], corpus)
+    assert figures["wrong_replies"] == "67% (2/3)"
+    assert figures["partial_replies"] == "33% (1/3)"
