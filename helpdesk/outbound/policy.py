@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -167,16 +168,40 @@ def checked_url(url: str | httpx.URL, policy: OutboundPolicy) -> httpx.URL:
     return parsed
 
 
-def resolve_host(host: str, port: int) -> list[IPAddress]:
+DNS_TIMEOUT_SECONDS = 8.0
+"""Longest wait for the resolver. glibc's own bound is timeout x attempts x name servers (5 s x 2 x up to 3):
+a lost packet or a dead server would hold a web or worker thread that long, and on the web server every other
+request of that worker waits behind it (sync views share one thread per worker under ASGI)."""
+
+
+def _lookup(host: str, port: int, timeout: float) -> list[str]:
+    """The addresses `socket.getaddrinfo` gives, as text; given up on after `timeout` seconds. A thread of its own per lookup (not a pool): a
+    pool's idle threads do not survive a worker's fork, and a lookup given up on finishes in the background."""
+    outcome: list[list[str] | Exception] = []
+
+    def lookup() -> None:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            outcome.append([str(info[4][0]) for info in infos])
+        except (OSError, UnicodeError) as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=lookup, name="dns-lookup", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        raise HostNotResolved(f"the host name did not resolve within {timeout:g} s")
+    if isinstance(outcome[0], Exception):
+        raise HostNotResolved("the host name does not resolve") from outcome[0]
+    return outcome[0]
+
+
+def resolve_host(host: str, port: int, *, timeout: float = DNS_TIMEOUT_SECONDS) -> list[IPAddress]:
     """Every address `host` resolves to, in the resolver's order. Tests replace this function: no DNS server
     can run in the test environment."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise HostNotResolved("the host name does not resolve") from exc
     addresses: list[IPAddress] = []
-    for _family, _type, _proto, _canonname, sockaddr in infos:
-        address = ipaddress.ip_address(str(sockaddr[0]))
+    for text in _lookup(host, port, timeout):
+        address = ipaddress.ip_address(text)
         if address not in addresses:
             addresses.append(address)
     if not addresses:

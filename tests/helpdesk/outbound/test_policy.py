@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from helpdesk.outbound import HostNotResolved, OutboundRefused, check_url, validate_outbound_url
+from helpdesk.outbound import HostNotResolved, OutboundRefused, check_url, policy, validate_outbound_url
 from tests.support.servers import ROOT
 
 PUBLIC = "93.184.216.34"
@@ -156,3 +158,29 @@ def test_operator_settings_come_from_the_environment():
         "OUTBOUND_ALLOW_HTTP": True,
         "OUTBOUND_MAX_RESPONSE_BYTES": 4096,
     }
+
+
+def test_a_resolver_that_does_not_answer_is_given_up_on_at_the_bound(monkeypatch):
+    # glibc would wait timeout x attempts x name servers; a save or a send waits DNS_TIMEOUT_SECONDS at most.
+    def slow(*args, **kwargs):
+        time.sleep(3)
+        return []
+
+    monkeypatch.setattr(policy.socket, "getaddrinfo", slow)
+    started = time.monotonic()
+    with pytest.raises(HostNotResolved, match=r"did not resolve within 0\.3 s"):
+        policy.resolve_host("slow.example", 443, timeout=0.3)
+    assert time.monotonic() - started < 1.5
+
+
+def test_the_resolvers_answers_and_failures_come_through(monkeypatch):
+    answers = [(2, 1, 6, "", ("93.184.216.34", 443)), (2, 1, 6, "", ("93.184.216.34", 443)), (10, 1, 6, "", ("2606:2800::1", 443, 0, 0))]
+    monkeypatch.setattr(policy.socket, "getaddrinfo", lambda *a, **k: answers)
+    assert [str(a) for a in policy.resolve_host("example.com", 443)] == ["93.184.216.34", "2606:2800::1"]
+
+    def fails(*args, **kwargs):
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(policy.socket, "getaddrinfo", fails)
+    with pytest.raises(HostNotResolved, match="does not resolve"):
+        policy.resolve_host("typo.example", 443)
