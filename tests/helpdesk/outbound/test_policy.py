@@ -174,7 +174,11 @@ def test_a_resolver_that_does_not_answer_is_given_up_on_at_the_bound(monkeypatch
 
 
 def test_the_resolvers_answers_and_failures_come_through(monkeypatch):
-    answers = [(2, 1, 6, "", ("93.184.216.34", 443)), (2, 1, 6, "", ("93.184.216.34", 443)), (10, 1, 6, "", ("2606:2800::1", 443, 0, 0))]
+    answers = [
+        (2, 1, 6, "", ("93.184.216.34", 443)),
+        (2, 1, 6, "", ("93.184.216.34", 443)),
+        (10, 1, 6, "", ("2606:2800::1", 443, 0, 0)),
+    ]
     monkeypatch.setattr(policy.socket, "getaddrinfo", lambda *a, **k: answers)
     assert [str(a) for a in policy.resolve_host("example.com", 443)] == ["93.184.216.34", "2606:2800::1"]
 
