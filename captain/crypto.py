@@ -1,43 +1,40 @@
-"""Secrets stored at rest (a tenant's own model API key): Fernet from `cryptography`, keys from the environment.
+"""Captain's secrets stored at rest (a tenant's model API key, custom tool secrets), with helpdesk's one scheme.
 
 `CAPTAIN["SECRETS_KEYS"]` (env `CAPTAIN_SECRETS_KEYS`, comma-separated Fernet keys): the first encrypts, all
-decrypt, so an operator rotates by putting a new key first. Without it a key is derived from SECRET_KEY, which
-keeps the embedded demo working with no extra setting but ties stored secrets to SECRET_KEY.
+decrypt. Without keys one is derived from SECRET_KEY under captain's own label ("captain-secrets:"), kept as it
+was so secrets stored before the scheme moved to helpdesk/crypto.py still decrypt.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from django.conf import settings
-
 from captain.conf import captain_setting
+from helpdesk.crypto import SecretBox, SecretKeysInvalid, SecretUnreadable
 
+__all__ = [
+    "CAPTAIN_SECRETS",
+    "SecretKeysInvalid",
+    "SecretUnreadable",
+    "secret_decrypt",
+    "secret_encrypt",
+    "secret_rotate",
+]
 
-class SecretUnreadable(Exception):
-    """A stored secret that none of the configured keys can decrypt (keys rotated away, or data corrupted)."""
-
-
-def _fernet() -> MultiFernet:
-    keys: list[str] = list(captain_setting("SECRETS_KEYS"))
-    if keys:
-        return MultiFernet([Fernet(key.strip().encode()) for key in keys])
-    derived = hashlib.sha256(b"captain-secrets:" + settings.SECRET_KEY.encode()).digest()
-    return MultiFernet([Fernet(base64.urlsafe_b64encode(derived))])
+CAPTAIN_SECRETS = SecretBox(
+    keys=lambda: captain_setting("SECRETS_KEYS"),
+    derivation_label=b"captain-secrets:",
+    env_name="CAPTAIN_SECRETS_KEYS",
+)
 
 
 def secret_encrypt(plaintext: str) -> str:
-    if not plaintext:
-        return ""
-    return _fernet().encrypt(plaintext.encode()).decode()
+    """The token stored for `plaintext` ("" stays "": no secret set)."""
+    return CAPTAIN_SECRETS.encrypt(plaintext)
 
 
 def secret_decrypt(token: str) -> str:
-    if not token:
-        return ""
-    try:
-        return _fernet().decrypt(token.encode()).decode()
-    except InvalidToken as exc:
-        raise SecretUnreadable("a stored secret cannot be decrypted with the configured keys") from exc
+    return CAPTAIN_SECRETS.decrypt(token)
+
+
+def secret_rotate(token: str) -> str:
+    """`token` encrypted again with the first key (raises SecretUnreadable when no key reads it)."""
+    return CAPTAIN_SECRETS.rotate(token)
