@@ -40,7 +40,7 @@ def test_a_set_its_questions_a_run_a_mark_and_a_comparison(admin, model, django_
     set_url = f"{base}eval-sets/{created.data['id']}/"
     added = api.post(
         f"{set_url}questions/",
-        {"questions": [{"question": "What is the price of a bike?", "expected": "12 euros"}]},
+        {"questions": [{"question": "Where can I rent a bike?", "expected": "at the front desk"}]},
         format="json",
     )
     assert added.status_code == 201 and added.data["questions"][0]["origin"] == "typed"
@@ -49,7 +49,7 @@ def test_a_set_its_questions_a_run_a_mark_and_a_comparison(admin, model, django_
     assert imported.status_code == 201 and imported.data["questions"][0]["previous"][0]["content"] == "Bikes?"
     listed = api.get(f"{set_url}questions/")
     assert [q["question"] for q in listed.data["results"]] == [
-        "What is the price of a bike?",
+        "Where can I rent a bike?",
         "And for kids?",
     ]
 
@@ -63,12 +63,12 @@ def test_a_set_its_questions_a_run_a_mark_and_a_comparison(admin, model, django_
     assert run["status"] == "done" and run["totals"]["answered"] == 2 and run["totals"]["verified"] == 2
     answer = run["answers"][0]
     assert (answer["question_text"], answer["verdict"], answer["expected"]) == (
-        "What is the price of a bike?",
+        "Where can I rent a bike?",
         "verified",
-        "12 euros",
+        "at the front desk",
     )
     marked = api.post(
-        f"{run_url}answers/{answer['id']}/mark/", {"mark": "wrong", "note": "no price"}, format="json"
+        f"{run_url}answers/{answer['id']}/mark/", {"mark": "wrong", "note": "no opening hours"}, format="json"
     )
     assert marked.status_code == 200 and marked.data["mark"] == "wrong"
     assert marked.data["marked_by"] == admin.user_id

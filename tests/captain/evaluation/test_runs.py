@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def eval_set():
     eval_set = eval_set_create(assistant=AssistantFactory(name="Rental desk"), name="Launch check")
-    eval_questions_type(eval_set=eval_set, text="What is the price of a bike?\nCan I talk to a person?")
+    eval_questions_type(eval_set=eval_set, text="Where can I rent a bike?\nCan I talk to a person?")
     return eval_set
 
 
@@ -131,7 +131,7 @@ def test_marks_and_the_comparison_of_two_runs(model, eval_set):
     eval_run_execute(run_id=second.pk)
 
     rows = eval_runs_compare(left=first, right=second)
-    assert [r.question.question for r in rows] == ["What is the price of a bike?", "Can I talk to a person?"]
+    assert [r.question.question for r in rows] == ["Where can I rent a bike?", "Can I talk to a person?"]
     assert rows[0].changes == ["mark"]  # same answer, marked only in the first run
     assert rows[1].changes == ["answer", "mark"]
     assert rows[1].right.reply == "Someone from the team will answer shortly."
