@@ -29,7 +29,9 @@ def page(account_id: int, suffix: str = "") -> str:
 
 def a_run(account, model_needed=True):
     eval_set = eval_set_create(assistant=AssistantFactory(account=account), name="Launch")
-    eval_questions_add(eval_set=eval_set, questions=[ParsedQuestion("Where can I rent a bike?")], origin="typed")
+    eval_questions_add(
+        eval_set=eval_set, questions=[ParsedQuestion("Where can I rent a bike?")], origin="typed"
+    )
     run = EvalRun.objects.create(set=eval_set)
     eval_run_execute(run_id=run.pk)
     return eval_set, run
@@ -38,7 +40,10 @@ def a_run(account, model_needed=True):
 def test_the_pages_render_and_a_mark_is_a_form_post(client, admin, model):
     eval_set, run = a_run(admin.account)
     assert "Launch" in client.get(page(admin.account_id)).content.decode()
-    assert "Where can I rent a bike?" in client.get(page(admin.account_id, f"sets/{eval_set.id}/")).content.decode()
+    assert (
+        "Where can I rent a bike?"
+        in client.get(page(admin.account_id, f"sets/{eval_set.id}/")).content.decode()
+    )
     answer = EvalAnswer.objects.get()
     body = client.get(page(admin.account_id, f"runs/{run.id}/")).content.decode()
     assert 'data-verdict="verified"' in body
