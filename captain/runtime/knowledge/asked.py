@@ -19,6 +19,8 @@ from .findings import Finding
 
 _NUMERAL = r"(?:\d+(?:[.,]\d+)?|[一二两三四五六七八九十百半几]+)"
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+
 # How each kind is asked. Only clear asking: "what does the fee cover" asks no price, "how long is the trail" is rare
 # in support and "how long" stays a duration.
 _ASKS: dict[str, re.Pattern[str]] = {
@@ -63,7 +65,9 @@ _GIVES: dict[str, re.Pattern[str]] = {
         + r"\s*点|\bnoon\b|\bmidnight\b"
         r"|\b24 ?(?:hours|h|/7)\b|\baround the clock\b|\bclosed\b|中午|午夜|凌晨|24\s*小时|全天|不营业|休息|闭馆|关门"
         # "When do the terms start?" may be asked for a date: a date or a weekday answers it too.
-        r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+        # A month counts next to a day's number only: "you may visit" is no date.
+        r"|\b\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r"|\b" + _MONTH + r"\s+\d{1,2}\b"
+        r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
         r"|\d\s*[月号日]|星期|周[一二三四五六日天末]",
         re.IGNORECASE,
     ),

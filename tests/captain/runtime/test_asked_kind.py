@@ -62,6 +62,7 @@ def test_the_kind_of_value_a_question_asks_for(question, kinds):
 def test_a_duration_given_for_the_visiting_hours_is_refused_and_the_hours_pass():
     question = "what are the visiting hours if my cat has to stay in the hospital"
     assert findings(question, "Your cat can have visits of up to 20 minutes.") == ["unanswered"]
+    assert findings(question, "You may visit your cat for up to 20 minutes.") == ["unanswered"]
     assert findings(question, "Visiting hours are 14:00 to 19:00 every day.") == []
 
 
