@@ -12,6 +12,7 @@ What a download must pass, in order (anything else is `refused`, with the reason
   (counted while streaming by the outbound client, which stops reading past the limit);
 - the first bytes are one of the accepted formats (`sniff_content_type`): the declared type alone is the
   sender's claim, and the dashboard serves the file with the type we found, never the one we were told.
+These checks live in helpdesk.services.attachment_checks (re-exported here: `sniff_content_type`).
 A network failure or a provider error worth retrying is `failed`; the task retries it with backoff.
 
 Every request goes through the outbound policy (helpdesk.outbound): `api_base_url` is tenant configuration and
@@ -42,35 +43,17 @@ from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Attachment, Message
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client
 
-logger = logging.getLogger(__name__)
+from .attachment_checks import (
+    ACCEPTED_TYPES,
+    SNIFF_BYTES,
+    check_declared,
+    kind_of,
+    max_bytes,
+    normalised_type,
+    sniff_content_type,
+)
 
-# What we store and serve: images a browser and a vision model can show, and voice notes / audio a browser
-# plays. The extension is only for the stored name.
-ACCEPTED_TYPES: dict[str, str] = {
-    "image/jpeg": ".jpg",
-    "image/png": ".png",
-    "image/webp": ".webp",
-    "image/gif": ".gif",
-    "audio/ogg": ".ogg",
-    "audio/mpeg": ".mp3",
-    "audio/mp4": ".m4a",
-    "audio/wav": ".wav",
-    "audio/webm": ".webm",
-}
-# Declared types that name an accepted format by another name (what providers and phones really send).
-DECLARED_ALIASES: dict[str, str] = {
-    "image/jpg": "image/jpeg",
-    "image/pjpeg": "image/jpeg",
-    "audio/opus": "audio/ogg",
-    "audio/mp3": "audio/mpeg",
-    "audio/x-m4a": "audio/mp4",
-    "audio/m4a": "audio/mp4",
-    "audio/x-wav": "audio/wav",
-    "audio/wave": "audio/wav",
-    "audio/vnd.wave": "audio/wav",
-}
-# Declared types that say nothing about the content: the bytes decide.
-UNDECLARED = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+logger = logging.getLogger(__name__)
 
 # The channel's name for a file's type -> our kind ("file" says nothing: its declared type decides).
 KIND_BY_REPORTED_TYPE: dict[str, str] = {
@@ -85,7 +68,6 @@ KIND_BY_REPORTED_TYPE: dict[str, str] = {
 }
 FETCH_TASK = "helpdesk.tasks.attachment_fetch"
 """The Celery task that fetches one attachment (helpdesk/tasks.py), by its registered name."""
-SNIFF_BYTES = 16
 REDIRECTS_FOLLOWED = 3
 # Provider ids end up in a URL path or query; anything else could change the request.
 _PROVIDER_ID = re.compile(r"[A-Za-z0-9_\-]{1,256}")
@@ -161,62 +143,11 @@ def attachments_enqueue(*, attachment_ids: Iterable[int]) -> None:
             logger.exception("could not enqueue the fetch of attachment %s", attachment_id)
 
 
-# ---- checking the bytes --------------------------------------------------------------------------------------
-
-
-def _normalised_type(value: str) -> str:
-    base = value.split(";", 1)[0].strip().lower()
-    return DECLARED_ALIASES.get(base, base)
-
-
-def sniff_content_type(head: bytes, *, kind: str = "") -> str | None:
-    """The accepted type the first bytes of a file show, or None. Containers that hold audio or video alike
-    (MP4, WebM) count as audio only for a file reported as audio: a video is not a voice note."""
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-        return "audio/wav"
-    if head.startswith(b"OggS"):
-        return "audio/ogg"
-    if head.startswith(b"ID3"):
-        return "audio/mpeg"
-    # An MPEG audio frame: 11 sync bits, then a layer other than "reserved" (ADTS AAC has layer 00).
-    if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 and head[1] & 0x06:
-        return "audio/mpeg"
-    if head[4:8] == b"ftyp" and (head[8:11] == b"M4A" or kind == Attachment.Kind.AUDIO):
-        return "audio/mp4"
-    if head.startswith(b"\x1a\x45\xdf\xa3") and kind == Attachment.Kind.AUDIO:
-        return "audio/webm"
-    return None
-
-
-def _kind_of(content_type: str) -> str:
-    return Attachment.Kind.IMAGE if content_type.startswith("image/") else Attachment.Kind.AUDIO
-
-
 # ---- fetching: the channel says where the file is (Channel.fetch_media), the download is checked here ---------
 
 
 def _timeout() -> float:
     return float(helpdesk_setting("ATTACHMENT_FETCH_TIMEOUT_SECONDS"))
-
-
-def _max_bytes() -> int:
-    return int(helpdesk_setting("ATTACHMENT_MAX_BYTES"))
-
-
-def _check_declared(declared_type: str, declared_size: int) -> None:
-    declared = _normalised_type(declared_type)
-    if declared not in UNDECLARED and declared not in ACCEPTED_TYPES:
-        raise Refused(f"files of type {declared[:60]} are not accepted")
-    if declared_size > _max_bytes():
-        raise Refused(f"the file is larger than {_max_bytes()} bytes")
 
 
 def _download(client: httpx.Client, source: Download, kind: str) -> tuple[Any, int, str]:
@@ -248,7 +179,7 @@ def _download(client: httpx.Client, source: Download, kind: str) -> tuple[Any, i
                     spool.close()
                     raise
         except ResponseTooLarge as exc:
-            raise Refused(f"the file is larger than {_max_bytes()} bytes") from exc
+            raise Refused(f"the file is larger than {max_bytes()} bytes") from exc
         except httpx.TimeoutException as exc:
             raise Failed("timed out downloading the file") from exc
         except httpx.HTTPError as exc:
@@ -273,7 +204,7 @@ def _store(attachment: Attachment, spool: Any, size: int, content_type: str) -> 
         status=Attachment.Status.STORED,
         file=saved,
         content_type=content_type,
-        kind=_kind_of(content_type),
+        kind=kind_of(content_type),
         size=size,
         error="",
     )
@@ -281,7 +212,7 @@ def _store(attachment: Attachment, spool: Any, size: int, content_type: str) -> 
         default_storage.delete(saved)
         return False
     attachment.status, attachment.content_type, attachment.size = Attachment.Status.STORED, content_type, size
-    attachment.kind, attachment.error = _kind_of(content_type), ""
+    attachment.kind, attachment.error = kind_of(content_type), ""
     attachment.file.name = saved
     return True
 
@@ -314,12 +245,12 @@ def attachment_fetch(attachment: Attachment, *, timeout: float | None = None) ->
     if not _PROVIDER_ID.fullmatch(attachment.provider_ref):
         _mark(attachment, Attachment.Status.REFUSED, "the provider's file id is not valid")
         return FetchResult(attachment.status)
-    limit = _max_bytes()
+    limit = max_bytes()
     try:
-        _check_declared(attachment.content_type, attachment.size)
+        check_declared(attachment.content_type, attachment.size)
         with outbound_client(timeout=timeout or _timeout(), max_response_bytes=limit) as client:
             source = channel_for(inbox).fetch_media(client, inbox, attachment.provider_ref)
-            _check_declared(source.declared_type, source.declared_size)
+            check_declared(source.declared_type, source.declared_size)
             spool, size, content_type = _download(client, source, attachment.kind)
         with spool:
             _store(attachment, spool, size, content_type)
@@ -342,7 +273,7 @@ def attachment_store_received(
     """A file that arrived inside the message (an e-mail's part) instead of by reference: checked as a download
     is (declared type, size, first bytes) and stored, or recorded refused with the reason, so the message always
     shows it was there."""
-    declared = _normalised_type(declared_type)
+    declared = normalised_type(declared_type)
     attachment = Attachment.objects.create(
         account_id=message.account_id,
         message=message,
@@ -353,7 +284,7 @@ def attachment_store_received(
         file_name=file_name[:255],
     )
     try:
-        _check_declared(declared, len(data))
+        check_declared(declared, len(data))
         content_type = sniff_content_type(data[:SNIFF_BYTES], kind=attachment.kind)
         if content_type is None:
             raise Refused("the file's content is not an accepted image or audio format")
