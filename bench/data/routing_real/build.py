@@ -1,0 +1,240 @@
+"""Build the real-language routing sets (routing_real/*.jsonl) from public intent and dialogue data sets.
+
+Customer messages are never written here: every `user` text (and every `assistant` text) is copied from a
+source. The help desks (assistant + scenarios, no example phrases) are hand-written in desks.py from the
+sources' intent, service and domain names only. Deterministic: fixed seed, sorted inputs, standard library.
+
+Fetch the sources (raw files stay out of git, e.g. under /tmp/rr):
+- CLINC150 (CC BY 3.0): https://github.com/clinc/oos-eval, `data/data_full.json` and `data/domains.json`.
+- Schema-Guided Dialogue (CC BY-SA 4.0): https://github.com/google-research-datasets/dstc8-schema-guided-dialogue,
+  the `dev/dialogues_*.json` and `test/dialogues_*.json` files.
+- CrossWOZ (Apache-2.0): https://github.com/thu-coai/CrossWOZ, `data/crosswoz/val.json.zip` and
+  `test.json.zip`, unzipped.
+
+Run (from the repository root):
+    python bench/data/routing_real/build.py clinc /tmp/rr/clinc/data_full.json /tmp/rr/clinc/domains.json
+    python bench/data/routing_real/build.py sgd /tmp/rr/sgd/dev /tmp/rr/sgd/test
+    python bench/data/routing_real/build.py crosswoz /tmp/rr/crosswoz/val.json /tmp/rr/crosswoz/test.json
+
+Labels (`expect` = the node in charge AFTER the message; every conversation starts with triage in charge):
+- A message's topic is a source label (CLINC intent, SGD service, CrossWOZ domain). A topic some scenario of
+  the desk `covers` -> that scenario; a topic no scenario covers -> `triage`; no topic -> the previous
+  expect (the node in charge keeps it). No source has requests for a person, so there is no `human`.
+- CLINC150 (single queries): conversations of 2-6 queries chained within one desk. After a topic query,
+  the next is, with probability 1/2, a query of a sibling intent of the same scenario (a stay), else a query
+  of another scenario (70%) or an uncovered query (30%: an uncovered intent of the desk's CLINC domain, an
+  out-of-scope query, or a question about the assistant such as are_you_a_bot) -> triage. Small-talk intents
+  (greeting first, thank_you / yes / no / maybe between, goodbye last) have no topic -> previous expect.
+  dev: the `val` + `oos_val` splits; held-out: `test` + `oos_test`, on other desks (other CLINC domains).
+- SGD: the topic of a user turn is the service of each frame whose state changed: a new active intent, new
+  slot values the user's text spans, or requested slots (a question about that service). If no frame has
+  one of those, a frame with any new slot value (e.g. "for two people") counts. No change -> previous
+  expect. dev: the dev split (dev services); held-out: the test split, whose desks use test services.
+- CrossWOZ: the topic of a user turn is the domain of its non-General dialogue acts; General acts only
+  (greet, thank, bye) -> previous expect. dev: the val split (train is not in the stored snapshot); held-out:
+  the test split, with a desk that covers other domains.
+- Two topics that map to different nodes: `expect` is the first one in the text (by the source's slot spans,
+  or the position of an act value or a domain word; else the annotation order), and `multi` lists the nodes
+  in text order.
+- SGD and CrossWOZ dialogues are cut to their first 10 user turns; the system reply that follows a user turn
+  is its `assistant` text (CLINC has none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from desks import CLINC_DEV, CLINC_HELDOUT, Desk
+
+SEED = 20261128
+OUT = Path(__file__).resolve().parent
+MAX_TURNS = 10
+TRIAGE = "triage"
+
+Conv = dict[str, Any]
+Turn = dict[str, Any]
+
+
+def node_for(desk: Desk, label: str) -> str:
+    for scenario in desk["scenarios"]:
+        if label in scenario["covers"]:
+            return scenario["key"]
+    return TRIAGE
+
+
+def conversation(desk: Desk, conv_id: str, turns: list[Turn], dataset: str, source_id: Any) -> Conv:
+    scenarios: list[dict[str, Any]] = [
+        {
+            "key": s["key"],
+            "title": s["title"],
+            "description": s["description"],
+            "instruction": s["instruction"],
+            "examples": [],
+        }
+        for s in desk["scenarios"]
+    ]
+    return {
+        "id": conv_id,
+        "shape": "star",
+        "assistant": {"name": desk["name"], "description": desk["description"]},
+        "scenarios": scenarios,
+        "turns": turns,
+        "source": {"dataset": dataset, "id": source_id},
+    }
+
+
+def label_turns(topics: Iterable[tuple[str, list[str], str | None]]) -> list[Turn]:
+    """(user text, nodes of its topics in text order, assistant reply) -> turns with expect/multi."""
+    turns: list[Turn] = []
+    previous = TRIAGE
+    for text, nodes, reply in topics:
+        distinct = list(dict.fromkeys(nodes))
+        expect = distinct[0] if distinct else previous
+        turn: Turn = {"user": text, "expect": expect}
+        if len(distinct) > 1:
+            turn["multi"] = distinct
+        if reply is not None:
+            turn["assistant"] = reply
+        turns.append(turn)
+        previous = expect
+    return turns
+
+
+def stats(convs: list[Conv]) -> dict[str, int]:
+    out = {"conversations": len(convs), "turns": 0, "stays": 0, "switches": 0, "triage_turns": 0, "multi": 0}
+    for conv in convs:
+        previous = TRIAGE
+        for turn in conv["turns"]:
+            out["turns"] += 1
+            out["stays" if turn["expect"] == previous else "switches"] += 1
+            out["triage_turns"] += turn["expect"] == TRIAGE
+            out["multi"] += "multi" in turn
+            previous = turn["expect"]
+    return out
+
+
+def write(name: str, convs: list[Conv]) -> None:
+    path = OUT / f"{name}.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for conv in convs:
+            fh.write(json.dumps(conv, ensure_ascii=False) + "\n")
+    print(name, stats(convs))
+
+
+# --- CLINC150 ---------------------------------------------------------------------------------------------
+
+CLINC_DOMAIN = {
+    "bank": "banking",
+    "dining": "kitchen_and_dining",
+    "people": "work",
+    "cards": "credit_cards",
+    "travel": "travel",
+    "car": "auto_and_commute",
+    "home": "home",
+}
+FOLLOW_UPS = ["thank_you", "yes", "no", "maybe"]
+ABOUT_ASSISTANT = ["what_can_i_ask_you", "are_you_a_bot", "who_do_you_work_for", "what_is_your_name"]
+
+
+class ClincPool:
+    """Queries of one split by intent, each drawn at most once, in a seeded order."""
+
+    def __init__(self, rows: list[tuple[str, str, str]], rng: random.Random) -> None:
+        self.by_intent: dict[str, list[tuple[str, str]]] = {}
+        for qid, text, intent in rows:
+            self.by_intent.setdefault(intent, []).append((qid, text))
+        for queries in self.by_intent.values():
+            rng.shuffle(queries)
+
+    def draw(self, intent: str) -> tuple[str, str]:
+        return self.by_intent[intent].pop()
+
+
+def clinc_conversation(
+    desk: Desk, uncovered: list[str], pool: ClincPool, rng: random.Random, n: int
+) -> tuple[list[Turn], list[str]]:
+    scenarios = {s["key"]: s["covers"] for s in desk["scenarios"] if s["covers"]}
+    rows: list[tuple[str, list[str], str | None]] = []
+    ids: list[str] = []
+    intents: list[str] = []
+
+    def add(intent: str, nodes: list[str]) -> None:
+        qid, text = pool.draw(intent)
+        rows.append((text, nodes, None))
+        ids.append(qid)
+        intents.append(intent)
+
+    def topic(key: str, avoid: str | None = None) -> None:
+        if key == TRIAGE:
+            add(rng.choice(uncovered), [TRIAGE])
+            return
+        intents = [i for i in scenarios[key] if i != avoid] or scenarios[key]
+        add(rng.choice(intents), [key])
+
+    if rng.random() < 0.2:
+        add("greeting", [])
+    current = rng.choice(list(scenarios)) if rng.random() < 0.8 else TRIAGE
+    topic(current)
+    goodbye = rng.random() < 0.25
+    while len(rows) < n - (1 if goodbye else 0):
+        if rows[-1][1] and rng.random() < 0.2:
+            add(rng.choice(FOLLOW_UPS), [])
+            continue
+        if rng.random() < 0.5:
+            topic(current, avoid=intents[-1])
+        else:
+            others = [k for k in scenarios if k != current]
+            current = TRIAGE if current != TRIAGE and rng.random() < 0.3 else rng.choice(others)
+            topic(current)
+    if goodbye:
+        add("goodbye", [])
+    return label_turns(rows), ids
+
+
+def build_clinc(data_path: str, domains_path: str) -> None:
+    data = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    domains: dict[str, list[str]] = json.loads(Path(domains_path).read_text(encoding="utf-8"))
+    rng = random.Random(SEED)
+    for name, desks, splits, per_desk in (
+        ("clinc_dev", CLINC_DEV, ("val", "oos_val"), 7),
+        ("clinc_heldout", CLINC_HELDOUT, ("test", "oos_test"), 10),
+    ):
+        rows = [
+            (f"{split}:{i}", text, intent) for split in splits for i, (text, intent) in enumerate(data[split])
+        ]
+        pool = ClincPool(rows, rng)
+        convs = []
+        for desk in desks:
+            covered = {i for s in desk["scenarios"] for i in s["covers"]}
+            uncovered = [i for i in domains[CLINC_DOMAIN[desk["id"]]] if i not in covered]
+            uncovered += ["oos", "oos", *ABOUT_ASSISTANT]  # out-of-scope queries twice as likely
+            for k in range(per_desk):
+                n = rng.choice([2, 3, 4, 4, 5, 5, 6, 6])
+                turns, ids = clinc_conversation(desk, uncovered, pool, rng, n)
+                convs.append(conversation(desk, f"clinc-{desk['id']}-{k + 1:02d}", turns, "clinc150", ids))
+        write(name, convs)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="source", required=True)
+    clinc = sub.add_parser("clinc")
+    clinc.add_argument("data_full")
+    clinc.add_argument("domains")
+    args = parser.parse_args(argv)
+    builders: dict[str, Callable[[], None]] = {
+        "clinc": lambda: build_clinc(args.data_full, args.domains),
+    }
+    builders[args.source]()
+
+
+if __name__ == "__main__":
+    main()
