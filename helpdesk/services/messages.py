@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import User
@@ -20,6 +21,7 @@ from .incoming import incoming_message_create
 from .message_extras import conversation_cc_set, message_files_keep, message_html_keep
 from .notifications import notify_mentions
 from .rate_limits import ai_reply_limit_check
+from .reply_files import CheckedFile, UploadedFile, reply_files_check, reply_files_store
 
 
 @dataclass(frozen=True)
@@ -225,9 +227,22 @@ def message_create_greeting(*, conversation: Conversation, content: str) -> Mess
     return message
 
 
-def message_create_note(*, conversation: Conversation, content: str, user: User | None = None) -> Message:
+def message_create_note(
+    *, conversation: Conversation, content: str, user: User | None = None, files: Sequence[UploadedFile] = ()
+) -> Message:
     """A private note: visible to people only. `user` None means the AI wrote it. People it @mentions are
-    notified."""
+    notified. `files` are checked first (helpdesk.services.reply_files): one refused (FileRefused) and nothing
+    is stored; note and files are written in one transaction."""
+    if not files:
+        return _note_create(conversation=conversation, content=content, user=user, checked=[])
+    checked = reply_files_check(inbox=conversation.inbox, files=files, private=True)
+    with transaction.atomic():
+        return _note_create(conversation=conversation, content=content, user=user, checked=checked)
+
+
+def _note_create(
+    *, conversation: Conversation, content: str, user: User | None, checked: Sequence[CheckedFile]
+) -> Message:
     note = Message.objects.create(
         account_id=conversation.account_id,
         inbox_id=conversation.inbox_id,
@@ -238,6 +253,7 @@ def message_create_note(*, conversation: Conversation, content: str, user: User 
         sender_user=user,
         content=content,
     )
+    reply_files_store(message=note, files=checked)
     if user is not None:
         notify_mentions(note=note, author=user)
     return note
@@ -253,8 +269,13 @@ def _touch(conversation: Conversation, *fields: str, answer: bool = True) -> Non
 
 
 @transaction.atomic
-def message_create_agent_reply(*, conversation: Conversation, user: User, content: str) -> Message:
-    """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet."""
+def message_create_agent_reply(
+    *, conversation: Conversation, user: User, content: str, files: Sequence[UploadedFile] = ()
+) -> Message:
+    """A person's public reply. On a conversation the AI was handling, people take over and the AI stays quiet.
+    `files` are checked against the channel's limits first (helpdesk.services.reply_files): one refused
+    (FileRefused) and nothing is stored or sent; they are sent with the text by the delivery."""
+    checked = reply_files_check(inbox=conversation.inbox, files=files, private=False) if files else []
     conversation = Conversation.objects.select_for_update(no_key=True).get(pk=conversation.pk)
     message = Message.objects.create(
         account_id=conversation.account_id,
@@ -265,6 +286,7 @@ def message_create_agent_reply(*, conversation: Conversation, user: User, conten
         sender_user=user,
         content=content,
     )
+    reply_files_store(message=message, files=checked)
     taken: tuple[str, ...] = ()
     if conversation.status == Conversation.Status.PENDING:
         # Answering takes the conversation over, as "Take over" does: it is the person's own (assigned to them

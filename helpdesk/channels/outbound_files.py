@@ -1,0 +1,72 @@
+"""Files people attach to a reply: how large each channel lets a bot send them, and reading them back to send.
+
+The limits are the providers' documented limits for what a bot uploads (checked when the reply is written, so an
+agent learns at once, not when the delivery fails):
+- Telegram Bot API: `sendDocument` takes files up to 50 MB (`sendPhoto` 10 MB: a larger image goes as a
+  document, so 50 MB is the channel's limit for every kind);
+- WhatsApp Cloud API media: images 5 MB, audio 16 MB, documents 100 MB;
+- Slack (`files.getUploadURLExternal` then `files.completeUploadExternal`): 1 GB, above what we keep;
+- the channels we serve ourselves (API channel links, the website widget, e-mail): `OWN_LIMIT`.
+Whatever the channel allows, we keep no file over `STORE_LIMIT` (it is read into memory to be sent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from helpdesk.models import Attachment, Message
+
+MB = 1000 * 1000
+"""Decimal megabytes: a provider's "50 MB" read the smaller way is never over its limit."""
+STORE_LIMIT = 100 * MB
+OWN_LIMIT = 25 * MB
+"""API channel, widget and e-mail: files we serve or mail ourselves (25 MB is what common mail services take)."""
+MAX_FILES = 10
+"""Files one reply or note may carry."""
+
+ANY_KIND = "*"
+SEND_LIMITS: dict[str, dict[str, int]] = {
+    "telegram": {ANY_KIND: 50 * MB},
+    "whatsapp": {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB},
+    "slack": {ANY_KIND: 1000 * MB},
+}
+
+
+def send_limit(channel_type: str, kind: str) -> int:
+    """The largest file of `kind` (image, audio, file) a reply on `channel_type` may carry, in bytes."""
+    limits = SEND_LIMITS.get(channel_type, {ANY_KIND: OWN_LIMIT})
+    return min(limits.get(kind, limits[ANY_KIND]), STORE_LIMIT)
+
+
+@dataclass(frozen=True)
+class OutboundFile:
+    """One stored file of an outgoing message, as a channel sends it."""
+
+    attachment_id: int
+    file_name: str
+    content_type: str
+    kind: str
+    """image, audio or file."""
+    size: int
+
+    def read(self) -> bytes:
+        """The file's bytes, from storage."""
+        attachment = Attachment.objects.get(pk=self.attachment_id)
+        with attachment.file.open("rb") as handle:
+            return bytes(handle.read())
+
+
+def outbound_files(message: Message) -> list[OutboundFile]:
+    """The stored files of an outgoing message, in the order they were attached (none for most messages)."""
+    if not message.attachments:
+        return []  # the message lists its files: no query for the many messages without any
+    return [
+        OutboundFile(
+            attachment_id=row.pk,
+            file_name=row.file_name or f"file-{row.pk}",
+            content_type=row.content_type,
+            kind=row.kind,
+            size=row.size,
+        )
+        for row in message.files.filter(status=Attachment.Status.STORED).order_by("id")
+    ]
