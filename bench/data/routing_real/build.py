@@ -52,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from desks import CLINC_DEV, CLINC_HELDOUT, Desk
+from desks import CLINC_DEV, CLINC_HELDOUT, SGD_DEV, SGD_HELDOUT, Desk
 
 SEED = 20261128
 OUT = Path(__file__).resolve().parent
@@ -223,15 +223,106 @@ def build_clinc(data_path: str, domains_path: str) -> None:
         write(name, convs)
 
 
+# --- SGD ----------------------------------------------------------------------------------------------------
+
+
+def sgd_topics(turn: dict[str, Any], seen: dict[str, dict[str, Any]]) -> list[str]:
+    """Services whose state this user turn changed, in text order; updates `seen` (service -> last state)."""
+    strong: list[tuple[int, str]] = []
+    weak: list[tuple[int, str]] = []
+    for order, frame in enumerate(turn["frames"]):
+        service, state = frame["service"], frame["state"]
+        old = seen.get(service, {"active_intent": "NONE", "slot_values": {}})
+        new_values = {k for k, v in state["slot_values"].items() if v != old["slot_values"].get(k)}
+        spanned = {slot["slot"] for slot in frame["slots"]}
+        starts = [slot["start"] for slot in frame["slots"]]
+        position = min(starts) if starts else 10_000 + order
+        intent_changed = state["active_intent"] not in ("NONE", old["active_intent"])
+        if intent_changed or state["requested_slots"] or new_values & spanned:
+            strong.append((position, service))
+        elif new_values:
+            weak.append((position, service))
+        seen[service] = state
+    return [service for _, service in sorted(strong or weak)]
+
+
+def sgd_conversation(desk: Desk, dialogue: dict[str, Any]) -> list[Turn]:
+    rows: list[tuple[str, list[str], str | None]] = []
+    seen: dict[str, dict[str, Any]] = {}
+    turns = dialogue["turns"]
+    for i, turn in enumerate(turns):
+        if turn["speaker"] != "USER":
+            continue
+        if len(rows) == MAX_TURNS:
+            break
+        reply = turns[i + 1]["utterance"] if i + 1 < len(turns) else None
+        nodes = [node_for(desk, service) for service in sgd_topics(turn, seen)]
+        rows.append((turn["utterance"], nodes, reply))
+    return label_turns(rows)
+
+
+def pick_dialogues(
+    desks: list[Desk],
+    dialogues: list[dict[str, Any]],
+    topics: Callable[[dict[str, Any]], set[str]],
+    per_desk: int,
+    rng: random.Random,
+) -> list[tuple[Desk, dict[str, Any]]]:
+    """Per desk, `per_desk` dialogues with a topic it covers: 70% with topics on two or more nodes (switches),
+    the rest on one node; none used twice."""
+    used: set[int] = set()
+    picked: list[tuple[Desk, dict[str, Any]]] = []
+    for desk in desks:
+        covered = {label for s in desk["scenarios"] for label in s["covers"]}
+        mixed: list[int] = []
+        single: list[int] = []
+        for n, dialogue in enumerate(dialogues):
+            labels = topics(dialogue)
+            if n in used or not labels & covered:
+                continue
+            nodes = {node_for(desk, label) for label in labels}
+            (mixed if len(nodes) > 1 else single).append(n)
+        rng.shuffle(mixed)
+        rng.shuffle(single)
+        n_mixed = min(len(mixed), round(per_desk * 0.7))
+        chosen = mixed[:n_mixed] + single[: per_desk - n_mixed]
+        used.update(chosen)
+        picked += [(desk, dialogues[n]) for n in sorted(chosen)]
+    return picked
+
+
+def build_sgd(dev_dir: str, test_dir: str) -> None:
+    rng = random.Random(SEED)
+    for name, desks, folder, per_desk in (
+        ("sgd_dev", SGD_DEV, dev_dir, 8),
+        ("sgd_heldout", SGD_HELDOUT, test_dir, 10),
+    ):
+        dialogues = [
+            d
+            for path in sorted(Path(folder).glob("dialogues_*.json"))
+            for d in json.loads(path.read_text(encoding="utf-8"))
+        ]
+        convs = []
+        for desk, dialogue in pick_dialogues(desks, dialogues, lambda d: set(d["services"]), per_desk, rng):
+            turns = sgd_conversation(desk, dialogue)
+            did = dialogue["dialogue_id"]
+            convs.append(conversation(desk, f"sgd-{desk['id']}-{did}", turns, "sgd", did))
+        write(name, convs)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="source", required=True)
     clinc = sub.add_parser("clinc")
     clinc.add_argument("data_full")
     clinc.add_argument("domains")
+    sgd = sub.add_parser("sgd")
+    sgd.add_argument("dev_dir")
+    sgd.add_argument("test_dir")
     args = parser.parse_args(argv)
     builders: dict[str, Callable[[], None]] = {
         "clinc": lambda: build_clinc(args.data_full, args.domains),
+        "sgd": lambda: build_sgd(args.dev_dir, args.test_dir),
     }
     builders[args.source]()
 
