@@ -31,7 +31,8 @@ Labels (`expect` = the node in charge AFTER the message; every conversation star
   one of those, a frame with any new slot value (e.g. "for two people") counts. No change -> previous
   expect. dev: the dev split (dev services); held-out: the test split, whose desks use test services.
 - CrossWOZ: the topic of a user turn is the domain of its non-General dialogue acts; General acts only
-  (greet, thank, bye) -> previous expect. dev: the val split (train is not in the stored snapshot); held-out:
+  (greet, thank, bye) -> previous expect. The named place a Select act searches around ("restaurants near
+  <hotel>": Select 餐馆 源领域=酒店 + Inform 酒店 名称) is not a topic. dev: the val split (train is not in the stored snapshot); held-out:
   the test split, with a desk that covers other domains.
 - Two topics that map to different nodes: `expect` is the first one in the text (by the source's slot spans,
   or the position of an act value or a domain word; else the annotation order), and `multi` lists the nodes
@@ -52,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from desks import CLINC_DEV, CLINC_HELDOUT, SGD_DEV, SGD_HELDOUT, Desk
+from desks import CLINC_DEV, CLINC_HELDOUT, CROSSWOZ_DEV, CROSSWOZ_HELDOUT, SGD_DEV, SGD_HELDOUT, Desk
 
 SEED = 20261128
 OUT = Path(__file__).resolve().parent
@@ -310,6 +311,70 @@ def build_sgd(dev_dir: str, test_dir: str) -> None:
         write(name, convs)
 
 
+# --- CrossWOZ -----------------------------------------------------------------------------------------------
+
+DOMAIN_WORDS = {
+    "景点": ["景点", "景区", "游玩", "玩"],
+    "酒店": ["酒店", "宾馆", "住"],
+    "餐馆": ["餐馆", "餐厅", "饭店", "吃", "菜"],
+    "地铁": ["地铁"],
+    "出租": ["出租", "打车", "车"],
+}
+
+
+def crosswoz_topics(message: dict[str, Any]) -> list[str]:
+    """Domains of the non-General acts of a user message, in text order (an act's value, else a domain word,
+    else the annotation order)."""
+    text = message["content"]
+    acts = message["dialog_act"]
+    # "restaurants near <hotel>": Select(餐馆, 源领域=酒店) + Inform(酒店, 名称, <hotel>); the hotel is where to
+    # search, not a topic.
+    anchors = {value for intent, _, slot, value in acts if intent == "Select" and slot == "源领域"}
+    first: dict[str, int] = {}
+    for order, (intent, domain, slot, value) in enumerate(acts):
+        if intent == "General" or (intent == "Inform" and slot == "名称" and domain in anchors):
+            continue
+        found = [text.find(value)] if value and slot != "源领域" else []
+        found += [text.find(word) for word in DOMAIN_WORDS.get(domain, [])]
+        position = min([p for p in found if p >= 0], default=10_000 + order)
+        first[domain] = min(position, first.get(domain, position))
+    return sorted(first, key=lambda domain: first[domain])
+
+
+def crosswoz_conversation(desk: Desk, dialogue: dict[str, Any]) -> list[Turn]:
+    rows: list[tuple[str, list[str], str | None]] = []
+    messages = dialogue["messages"]
+    for i, message in enumerate(messages):
+        if message["role"] != "usr":
+            continue
+        if len(rows) == MAX_TURNS:
+            break
+        reply = messages[i + 1]["content"] if i + 1 < len(messages) else None
+        nodes = [node_for(desk, domain) for domain in crosswoz_topics(message)]
+        rows.append((message["content"], nodes, reply))
+    return label_turns(rows)
+
+
+def crosswoz_domains(dialogue: dict[str, Any]) -> set[str]:
+    return {domain for m in dialogue["messages"] if m["role"] == "usr" for domain in crosswoz_topics(m)}
+
+
+def build_crosswoz(val_path: str, test_path: str) -> None:
+    rng = random.Random(SEED)
+    for name, desks, path, per_desk in (
+        ("crosswoz_dev", CROSSWOZ_DEV, val_path, 15),
+        ("crosswoz_heldout", CROSSWOZ_HELDOUT, test_path, 30),
+    ):
+        raw: dict[str, dict[str, Any]] = json.loads(Path(path).read_text(encoding="utf-8"))
+        dialogues = [raw[key] | {"id": key} for key in sorted(raw, key=int)]
+        convs = []
+        for desk, dialogue in pick_dialogues(desks, dialogues, crosswoz_domains, per_desk, rng):
+            turns = crosswoz_conversation(desk, dialogue)
+            did = dialogue["id"]
+            convs.append(conversation(desk, f"crosswoz-{desk['id']}-{did}", turns, "crosswoz", did))
+        write(name, convs)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="source", required=True)
@@ -319,10 +384,14 @@ def main(argv: list[str] | None = None) -> None:
     sgd = sub.add_parser("sgd")
     sgd.add_argument("dev_dir")
     sgd.add_argument("test_dir")
+    crosswoz = sub.add_parser("crosswoz")
+    crosswoz.add_argument("val_json")
+    crosswoz.add_argument("test_json")
     args = parser.parse_args(argv)
     builders: dict[str, Callable[[], None]] = {
         "clinc": lambda: build_clinc(args.data_full, args.domains),
         "sgd": lambda: build_sgd(args.dev_dir, args.test_dir),
+        "crosswoz": lambda: build_crosswoz(args.val_json, args.test_json),
     }
     builders[args.source]()
 
