@@ -32,6 +32,7 @@ from bench.routing.figures import (
     PassResult,
     StrategyResult,
     decision_lines,
+    format_kinds,
     format_shapes,
     format_table,
     never_switch,
@@ -235,6 +236,10 @@ def _run(
         write(format_table(results, baseline))
         write("free-running accuracy per graph shape (turns), wrong jumps to people:")
         write(format_shapes(results, convs))
+        write(
+            "free-running accuracy on stays, switches, hand-backs to triage and triage's own turns (turns):"
+        )
+        write(format_kinds(results))
         data[variant] = {r.name: {**r.figures(), "shapes": shape_accuracy(r.free, convs)} for r in results}
         data[variant]["never_switch"] = baseline
         all_results += [(variant, r) for r in results]

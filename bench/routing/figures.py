@@ -27,10 +27,20 @@ class TurnRecord:
     got: str
     route: list[str]
     decisions: list[Decision]
+    previous: str = ROOT
+    """The node the label put in charge before this turn (the previous turn's `expect`; triage on turn 1)."""
 
     @property
     def correct(self) -> bool:
         return self.got == self.expect
+
+    @property
+    def kind(self) -> str:
+        """What the label asks of this turn: `stay` (the node in charge keeps the message), `switch` (to a
+        specialist, or to people), or `back` (a specialist's message that belongs to triage)."""
+        if self.expect == self.previous:
+            return "stay"
+        return "back" if self.expect == ROOT else "switch"
 
     @property
     def slid(self) -> bool:
@@ -127,7 +137,24 @@ class StrategyResult:
             "people_requests": sum(t.expect == HUMAN for t in self.free.turns),
             "turns": turns,
             "seconds": round(self.seconds, 1),
+            **kind_accuracy(self.free),
         }
+
+
+TURN_KINDS = ("stay", "switch", "back")
+
+
+def kind_accuracy(passed: PassResult) -> dict[str, Any]:
+    """Free-running accuracy on the turns whose label keeps the node in charge (`stay`), moves to a specialist
+    or people (`switch`), or gives the message back to triage (`back`), and on every turn triage should end in
+    charge of (`triage_own`: questions no specialist covers, kept or taken back)."""
+    out: dict[str, Any] = {}
+    groups = {kind: [t for t in passed.turns if t.kind == kind] for kind in TURN_KINDS}
+    groups["triage_own"] = [t for t in passed.turns if t.expect == ROOT]
+    for kind, turns in groups.items():
+        out[f"{kind}_accuracy"] = round(sum(t.correct for t in turns) / len(turns), 4) if turns else None
+        out[f"{kind}_turns"] = len(turns)
+    return out
 
 
 def _percentile(values: list[int], q: int) -> int | None:
@@ -225,6 +252,25 @@ def shape_accuracy(passed: PassResult, conversations: list[dict[str, Any]]) -> d
                 "conversations": len({t.conversation for t in turns}),
             }
     return out
+
+
+def format_kinds(results: list[StrategyResult]) -> str:
+    """Free-running accuracy per strategy on stays, switches, hand-backs and triage's own turns."""
+    kinds = (*TURN_KINDS, "triage_own")
+    header = f"{'strategy':<18}" + "".join(f"{k:>14}" for k in kinds)
+    lines = [header, "-" * len(header)]
+    for r in results:
+        if not r.free.turns:
+            continue
+        f = r.figures()
+        cells = "".join(
+            f"{f[f'{k}_accuracy'] * 100:7.1f}% ({f[f'{k}_turns']:>3})"
+            if f[f"{k}_accuracy"] is not None
+            else f"{'-':>14}"
+            for k in kinds
+        )
+        lines.append(f"{r.name:<18}{cells}")
+    return "\n".join(lines)
 
 
 def format_shapes(results: list[StrategyResult], conversations: list[dict[str, Any]]) -> str:

@@ -120,7 +120,7 @@ def run_pass(
     result = PassResult()
     for n, conv in enumerate(conversations, start=1):
         graph = graph_from_dataset(conv)
-        node = ROOT
+        node = previous = ROOT
         history: list[Turn] = []
         started = time.monotonic()
         for i, turn in enumerate(conv["turns"], start=1):
@@ -134,9 +134,17 @@ def run_pass(
             out = runner.run(TurnInput(history=chat, batch=[turn["user"]], current=start)).dispatch
             result.turns.append(
                 TurnRecord(
-                    conv.get("id", str(n)), i, start, turn["expect"], out.node, out.route, out.decisions
+                    conv.get("id", str(n)),
+                    i,
+                    start,
+                    turn["expect"],
+                    out.node,
+                    out.route,
+                    out.decisions,
+                    previous=previous,
                 )
             )
+            previous = turn["expect"]
             # The next turn's history: the dataset's words, attributed to whoever was in charge.
             in_charge = turn["expect"] if forced else out.node
             history = [*history, Turn("user", turn["user"])]

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 SHAPES = ("star", "chain", "global", "router")
-VARIANTS = ("as-written", "stripped", "drafted")
+VARIANTS = ("as-written", "stripped", "drafted", "router-mode")
 
 
 def variant_conversations(
@@ -21,11 +21,26 @@ def variant_conversations(
         return conversations
     if variant == "stripped":
         return with_examples(conversations, None)
+    if variant == "router-mode":
+        return with_mode(with_examples(conversations, None), "router")
     if variant == "drafted":
         if drafts is None:
             raise ValueError("the drafted variant needs drafts")
         return with_examples(conversations, drafts)
     raise ValueError(f"unknown variant {variant!r} (one of {', '.join(VARIANTS)})")
+
+
+def with_mode(conversations: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    """A deep copy in which every node the builder left on the default mode (triage included) is decided in
+    `mode`: the `router-mode` variant measures router-model nodes on every conversation, not only on the few
+    graphs written with them. Rules and explicitly chosen modes stay."""
+    out = copy.deepcopy(conversations)
+    for conv in out:
+        nodes = conv.setdefault("nodes", {})
+        for key in ["triage", *(s["key"] for s in conv.get("scenarios", []))]:
+            cfg = nodes.setdefault(key, {})
+            cfg["mode"] = cfg.get("mode") or mode
+    return out
 
 
 def has_examples(conversations: list[dict[str, Any]]) -> bool:

@@ -47,6 +47,47 @@ def test_stripped_and_drafted_variants_replace_examples_and_leave_the_dataset_al
     assert extended[0]["nodes"]["triage"]["examples"] == ["hello"]
 
 
+def test_the_router_mode_variant_puts_every_default_node_on_a_router_model_and_strips_examples():
+    convs = [shop("a", [("hi", "triage")], nodes={"shipping": {"mode": "custom", "rule_prompt": "stay"}})]
+    routed = variant_conversations("router-mode", convs)
+    assert {k: v["mode"] for k, v in routed[0]["nodes"].items()} == {
+        "triage": "router",
+        "refunds": "router",
+        "shipping": "custom",  # the builder's explicit choice stays
+    }
+    assert not has_examples(routed) and shapes_of(routed[0]) == {"router"}
+    assert "triage" not in (convs[0].get("nodes") or {})  # a deep copy
+
+
+def test_stays_switches_and_hand_backs_are_scored_apart_by_what_the_label_asks():
+    turns = [
+        TurnRecord(
+            "a", 1, "triage", "triage", "triage", ["triage"], [], previous="triage"
+        ),  # stay (triage's own)
+        TurnRecord("a", 2, "triage", "refunds", "triage", ["triage"], [], previous="triage"),  # missed switch
+        TurnRecord("a", 3, "triage", "refunds", "refunds", ["triage"], [], previous="refunds"),  # stay
+        TurnRecord(
+            "a", 4, "refunds", "triage", "refunds", ["refunds"], [], previous="refunds"
+        ),  # missed back
+    ]
+    f = StrategyResult("ours", PassResult(turns), PassResult()).figures()
+    assert (f["stay_accuracy"], f["stay_turns"]) == (1.0, 2)
+    assert (f["switch_accuracy"], f["switch_turns"]) == (0.0, 1)
+    assert (f["back_accuracy"], f["back_turns"]) == (0.0, 1)
+    assert (f["triage_own_accuracy"], f["triage_own_turns"]) == (0.5, 2)
+
+
+def test_the_replay_records_the_label_each_turn_started_from():
+    encoder = KeywordEncoder(["refund", "parcel"])
+    strategy, policy = build_strategy(
+        "ours-nomodel", encoder=encoder, router_for=lambda _e: None, tool_decider=None
+    )
+    conv = shop("a", [("hi", "triage"), ("refund please", "refunds"), ("thanks", "refunds")])
+    result = run_pass([conv], strategy, policy, forced=False)
+    assert [t.previous for t in result.turns] == ["triage", "triage", "refunds"]
+    assert [t.kind for t in result.turns] == ["stay", "switch", "stay"]
+
+
 def test_shapes_of_a_conversation():
     assert shapes_of(shop("a", [])) == {"star"}
     chain = shop("b", [], edges=[["triage", "refunds"], ["refunds", "shipping"]], **{"global": ["shipping"]})
