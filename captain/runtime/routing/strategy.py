@@ -2,7 +2,8 @@
 
 1. rules (equals / contains / regex): zero model calls (`rules`);
 2. the node's mode: `tool` (its own model calls a handoff tool while answering: the Runner's job), `router` or
-   `custom` (a router model picks among the node's candidates: `router_mode`), or `semantic` (the default: the
+   `custom` (a router model picks among the candidates the encoder's evidence allows: `guided`, `router_mode`),
+   or `semantic` (the default: the
    message's calibrated evidence for the node and its candidates (`calibration`), judged relative to each
    other (`semantic`); an unclear case goes to the tie-break, `tiebreak`, within the message's budget of
    router calls).
@@ -19,12 +20,13 @@ from typing import Any
 
 from .calibration import CALIBRATOR
 from .decision import Decision
+from .guided import decide_guided
 from .people import asks_for_people
 from .request import DecisionRequest, RouterFactory, stay
 from .router_mode import decide_by_router
 from .rules import match_rules
-from .scoring import Encoder, scores
-from .semantic import Verdict, judge
+from .scoring import Encoder
+from .semantic import Judgement, Verdict, judge
 from .thresholds import RoutingThresholds
 from .tiebreak import TieBreak, tiebreaker_for
 from .view import RoutingView, routing_view
@@ -41,8 +43,8 @@ class OursStrategy:
     tool_decider: Callable[[DecisionRequest], Decision] | None = None
     """Mode `tool` outside the Runner (the benchmark); None: the node's Runner decides (product)."""
     name: str = "ours"
-    shortlist: int = 4
-    """Router/custom nodes with more candidates than this get the encoder's top ones only."""
+    shortlist: int = 3
+    """Router/custom nodes: at most this many candidates (besides stay) are offered to the model (`guided`)."""
 
     def decide(self, request: DecisionRequest) -> Decision:
         if not request.candidates():
@@ -63,18 +65,13 @@ class OursStrategy:
         return self._semantic(request, view, self.encoder)
 
     def _router(self, request: DecisionRequest, view: RoutingView, mode: str) -> Decision:
-        candidates = list(view.candidates)
-        shortlist_scores: dict[str, float] = {}
-        if self.encoder is not None and len(candidates) > self.shortlist:
-            shortlist_scores = scores(self.encoder, view, request.message, candidates)
-            top = sorted(candidates, key=lambda k: -shortlist_scores[k])[: self.shortlist]
-            candidates = [k for k in candidates if k in top]
         router = self.routers(request.graph.router_of(request.node)) if self.routers else None
-        decision = decide_by_router(
-            request, view, mode, router, candidates=candidates, scores=shortlist_scores
-        )
+        if self.encoder is not None and request.phase != "after_reply":
+            judgement = self._judge(request, view, self.encoder)
+            return decide_guided(request, view, mode, router, judgement, self.thresholds, size=self.shortlist)
+        decision = decide_by_router(request, view, mode, router, candidates=list(view.candidates), scores={})
         if decision.target in view.terminal and self.encoder is not None:
-            # A router model is asked to pick, so it picks; a small one picks people for an ordinary question,
+            # A router model is asked to pick, so it picks; a small one picks people for an ordinary message,
             # and control never comes back. People only when the customer asks for a person.
             t = self.thresholds
             people = asks_for_people(self.encoder, request.message, floor=t.people_floor, gap=t.people_gap)
@@ -84,14 +81,17 @@ class OursStrategy:
                 )
         return decision
 
-    def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
+    def _judge(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Judgement:
         keys = [view.node, *view.candidates, *view.reach]
         measured = CALIBRATOR.measure(encoder, view.documents, request.message, keys)
         people = None
         if view.terminal:
             t = self.thresholds
             people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
-        judgement = judge(view, request.phase, self.thresholds, measured, people)
+        return judge(view, request.phase, self.thresholds, measured, people)
+
+    def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
+        judgement = self._judge(request, view, encoder)
 
         def decided(mode: str, target: str, reason: str, parsed: str | None, **asked: Any) -> Decision:
             return Decision(

@@ -64,10 +64,11 @@ KEYWORDS = KeywordEncoder(["refund", "money", "parcel", "human", "person", "talk
 
 
 def decide(mode: str, message: str, encoder=KEYWORDS):
+    """After the node's reply the router model chooses among every candidate (people included)."""
     graph = shop_graph(default_mode=mode)
     router = ScriptedRouter('{"route": "human"}')
     strategy = OursStrategy(encoder=encoder, routers=router.factory)
-    decision = strategy.decide(DecisionRequest(graph, "refunds", message, [], "after_input"))
+    decision = strategy.decide(DecisionRequest(graph, "refunds", message, [], "after_reply"))
     assert len(router.calls) == 1 and decision.parsed == HUMAN  # the model did pick people
     return decision
 
@@ -101,6 +102,21 @@ def test_a_router_model_that_picks_people_for_an_ordinary_message_is_overruled(m
 def test_a_router_model_that_picks_people_on_request_is_followed(mode):
     decision = decide(mode, "can I talk to a human?")
     assert decision.target == HUMAN and decision.reason == "router chose human"
+
+
+@pytest.mark.parametrize("mode", ["router", "custom"])
+@pytest.mark.parametrize(
+    ("message", "target"), [("I want a refund of my money", "refunds"), ("can I talk to a human?", HUMAN)]
+)
+def test_on_a_customers_message_people_are_reached_on_request_only_and_without_a_router_call(
+    mode, message, target
+):
+    router = ScriptedRouter('{"route": "human"}')
+    strategy = OursStrategy(encoder=KEYWORDS, routers=router.factory)
+    request = DecisionRequest(shop_graph(default_mode=mode), "refunds", message, [], "after_input")
+    decision = strategy.decide(request)
+    assert (decision.target, router.calls) == (target, [])
+    assert decision.reason.startswith("evidence: "), decision.reason
 
 
 def test_without_an_encoder_the_router_models_choice_of_people_stands():

@@ -209,16 +209,12 @@ def test_a_rule_routes_without_a_router_call_and_the_decision_is_readable_per_tu
     )
     assert decision.trace_id == Run.objects.get().trace_id
 
-    # Next turn: the router model (mode router) is asked, constrained to refunds' candidates, and stays.
+    # Next turn: a follow-up with no evidence for any other node stays with refunds; the router model is not
+    # asked (it may only choose among what the evidence allows, and that is nothing but staying).
     second = send(conversation, "How long will it take?")
-    llm_settings.push(text('{"route": "stay"}'), text("About five days."))
+    llm_settings.push(text("About five days."))
     run_for_message(message_id=second.id)
-    router_request = llm_settings.requests[1]
-    assert router_request["response_format"]["json_schema"]["schema"]["properties"]["route"]["enum"] == [
-        "stay",
-        "assistant",
-        "human",
-    ]
+    assert len(llm_settings.requests) == 2  # the two answers, no router call
 
     MembershipFactory(account=conversation.account, user=admin.user, role=Membership.Role.ADMIN)
     client = APIClient()
@@ -231,7 +227,9 @@ def test_a_rule_routes_without_a_router_call_and_the_decision_is_readable_per_tu
         ("assistant", "refunds"),
         ("refunds", "refunds"),
     ]
-    assert body["turns"][1]["decisions"][0]["raw_output"] == '{"route": "stay"}'
+    follow_up = body["turns"][1]["decisions"][0]
+    assert (follow_up["mode"], follow_up["raw_output"]) == ("router", "")
+    assert follow_up["reason"].startswith("evidence: "), follow_up["reason"]
 
 
 def test_a_router_decision_for_people_hands_the_conversation_over(routed, llm_settings):
