@@ -116,6 +116,11 @@ DEFAULTS: dict[str, Any] = {
     # these languages (codes) plus the one the scenario itself is written in, this many per language; the
     # hourly sweep queues at most ROUTING_EXAMPLE_DRAFTS_BATCH scenarios without drafts of their current texts.
     "ROUTING_EXAMPLE_DRAFTS": True,
+    # Drafted phrases are suggestions: the router uses one once a person accepts it (or adopts the drafts as the
+    # builder's examples). True: also use a node's unreviewed drafts while the builder has written none. Off by
+    # default because on descriptions-only held-out graphs the bundled 0.5B model's drafts lowered routing
+    # accuracy by 1.2-5.5 points (docs/routing.md); turn it on after measuring drafts of a capable model.
+    "ROUTING_UNREVIEWED_DRAFTS": False,
     "ROUTING_EXAMPLE_LANGUAGES": ["en", "zh"],
     "ROUTING_EXAMPLE_DRAFTS_PER_LANGUAGE": 6,
     "ROUTING_EXAMPLE_DRAFTS_BATCH": 20,

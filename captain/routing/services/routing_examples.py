@@ -1,8 +1,8 @@
 """Example messages the product proposes for routing nodes: which ones the router uses, and their review.
 
-The builder's own examples (`RoutingNode.examples`) always win: drafted suggestions are used only for a node
-the builder has written none for. Corrections are used once an administrator accepted them, next to whatever
-else the node has.
+The builder's own examples (`RoutingNode.examples`) always win. A drafted phrase is used once a person accepted
+it; an unreviewed one only with `CAPTAIN["ROUTING_UNREVIEWED_DRAFTS"]` and only for a node the builder has
+written none for. Corrections are used once an administrator accepted them, next to whatever else the node has.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from captain.assistants.models import Assistant
+from captain.conf import captain_setting
 from captain.routing.models import RoutingExample, RoutingNode
 
 Status = RoutingExample.Status
@@ -26,12 +27,13 @@ def examples_in_use(assistant: Assistant) -> dict[str, list[str]]:
         for key, examples in RoutingNode.objects.filter(assistant=assistant).values_list("key", "examples")
     }
     result: dict[str, list[str]] = {key: list(texts) for key, texts in builder.items() if texts}
+    unreviewed = bool(captain_setting("ROUTING_UNREVIEWED_DRAFTS"))
     rows = RoutingExample.objects.filter(
         assistant=assistant, status__in=[Status.SUGGESTED, Status.ACCEPTED]
     ).values_list("key", "text", "source", "status")
     for key, text, source, status in rows:
-        drafted_unused = source == Source.DRAFTED and status == Status.SUGGESTED and builder.get(key)
-        if drafted_unused:
+        suggested = source == Source.DRAFTED and status == Status.SUGGESTED
+        if suggested and (not unreviewed or builder.get(key)):
             continue
         texts = result.setdefault(key, [])
         if text not in texts:

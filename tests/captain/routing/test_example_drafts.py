@@ -280,7 +280,10 @@ def test_drafting_turned_off_or_a_disabled_scenario_calls_no_model(model, refund
 # ---- the router's view ------------------------------------------------------------------------------------
 
 
-def test_the_run_graph_uses_drafts_only_for_nodes_without_builder_examples(refunds):
+def test_the_run_graph_uses_unreviewed_drafts_only_when_allowed_and_for_nodes_without_builder_examples(
+    refunds, settings
+):
+    settings.CAPTAIN = {**settings.CAPTAIN, "ROUTING_UNREVIEWED_DRAFTS": True}
     assistant = refunds.assistant
     routing_enable_default(assistant=assistant)
     shipping = ScenarioFactory(assistant=assistant, title="Shipping", key="shipping")
@@ -293,6 +296,18 @@ def test_the_run_graph_uses_drafts_only_for_nodes_without_builder_examples(refun
     assert graph is not None
     assert graph.nodes["refunds"].examples == ["I want my money back"]
     assert graph.nodes["shipping"].examples == ["Where is my order?"]
+
+
+def test_by_default_a_drafted_phrase_routes_only_once_a_person_accepted_it(refunds):
+    assistant = refunds.assistant
+    routing_enable_default(assistant=assistant)
+    example(refunds, "I want my money back")
+    accepted = example(refunds, "refund please", status=Status.ACCEPTED)
+
+    graph = routing_graph(assistant)
+
+    assert graph is not None
+    assert graph.nodes["refunds"].examples == [accepted.text]
 
 
 # ---- review -------------------------------------------------------------------------------------------------
