@@ -9,6 +9,9 @@ that text. Without suggestions the key is absent.
 A satisfaction rating request (helpdesk.channels.rating) is the one event with `"csat": true`; its
 `"suggestions"` are `["1", "2", "3", "4", "5"]` and `"quick_replies"` repeats them. The customer answers with an
 ordinary inbound message whose text is the number ("4"); a comment may follow in the next message.
+Files a person attached to a reply are listed in the event as `"attachments": [{"url", "file_name",
+"content_type", "size"}]`: signed links to us that open the file without a login for 30 days (absent when there are
+none).
 The integration receives links, not files from a provider API, and has no command menu or taps to acknowledge:
 `fetch_media` refuses, `set_commands` is not supported, `answer_callback` answers False.
 """
@@ -31,6 +34,7 @@ from helpdesk.outbound import OutboundRefused, outbound_client
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .media import Download, Refused
+from .outbound_files import outbound_files, shared_file_url
 from .protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
 
 if TYPE_CHECKING:
@@ -124,7 +128,21 @@ def outbound_event(message: Message) -> dict[str, Any]:
         "created_at": message.created_at.isoformat(),
         # Only when there are some, so a receiver sees exactly the event it always did otherwise.
         **({"suggestions": list(message.quick_replies)} if message.quick_replies else {}),
+        **({"attachments": files} if (files := _attachment_links(message)) else {}),
     }
+
+
+def _attachment_links(message: Message) -> list[dict[str, Any]]:
+    """The files a person attached, as signed links the receiver fetches (no login; they expire)."""
+    return [
+        {
+            "url": shared_file_url(file.attachment_id),
+            "file_name": file.file_name,
+            "content_type": file.content_type,
+            "size": file.size,
+        }
+        for file in outbound_files(message)
+    ]
 
 
 def send(

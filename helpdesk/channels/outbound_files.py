@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core import signing
+from django.urls import reverse
+
 from helpdesk.models import Attachment, Message
 
 MB = 1000 * 1000
@@ -23,6 +27,11 @@ OWN_LIMIT = 25 * MB
 """API channel, widget and e-mail: files we serve or mail ourselves (25 MB is what common mail services take)."""
 MAX_FILES = 10
 """Files one reply or note may carry."""
+UPLOAD_REF = "upload"
+"""`Attachment.provider_ref` of a file a person attached (a customer's file holds the provider's id)."""
+SHARED_LINK_MAX_AGE = 30 * 24 * 3600
+"""How long a link we hand a customer's side (the API channel's event) opens the file, in seconds."""
+_SHARED_LINK_SALT = "helpdesk.reply-file"
 
 ANY_KIND = "*"
 SEND_LIMITS: dict[str, dict[str, int]] = {
@@ -70,3 +79,19 @@ def outbound_files(message: Message) -> list[OutboundFile]:
         )
         for row in message.files.filter(status=Attachment.Status.STORED).order_by("id")
     ]
+
+
+def shared_file_url(attachment_id: int) -> str:
+    """A link that opens one attached file of a reply without a login, for `SHARED_LINK_MAX_AGE` seconds:
+    signed with the site's secret, so it cannot be made up for another file (helpdesk.views.attachments)."""
+    token = signing.TimestampSigner(salt=_SHARED_LINK_SALT).sign(str(attachment_id))
+    return settings.PUBLIC_BASE_URL.rstrip("/") + reverse("dashboard:shared-file", args=[token])
+
+
+def shared_file_id(token: str) -> int | None:
+    """The attachment a shared link names, or None when it is forged, altered or older than its max age."""
+    try:
+        value = signing.TimestampSigner(salt=_SHARED_LINK_SALT).unsign(token, max_age=SHARED_LINK_MAX_AGE)
+    except signing.BadSignature:  # SignatureExpired is one
+        return None
+    return int(value) if value.isdigit() else None

@@ -18,6 +18,7 @@ import httpx
 from helpdesk.outbound import OutboundRefused, outbound_client
 
 from .base import DeliveryResult
+from .outbound_files import OutboundFile, outbound_files
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
@@ -56,9 +57,29 @@ def post_json(
     """POST `payload` as JSON. A network error comes back as a transient DeliveryResult, never an exception:
     the provider may or may not have got the request, and the delivery task decides whether to try again.
     A URL or answer the outbound policy refuses is a permanent DeliveryResult: it fails the same way each time."""
+    return post_request(url, headers=headers, timeout=timeout, json=payload)
+
+
+def post_form(
+    url: str,
+    *,
+    fields: Mapping[str, str],
+    files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    headers: Mapping[str, str],
+    timeout: float,
+) -> ProviderAnswer | DeliveryResult:
+    """POST form `fields` (multipart/form-data when there are `files`: name -> (file name, bytes, type)), with
+    the same error handling as `post_json` (how Telegram and WhatsApp take an uploaded file)."""
+    return post_request(url, headers=headers, timeout=timeout, data=dict(fields), files=files)
+
+
+def post_request(
+    url: str, *, headers: Mapping[str, str], timeout: float, **body: Any
+) -> ProviderAnswer | DeliveryResult:
+    """POST with `body` (httpx's json / data / files / content) through the outbound policy; see `post_json`."""
     try:
         with outbound_client(timeout=timeout) as client:
-            response = client.post(url, json=payload, headers=dict(headers))
+            response = client.post(url, headers=dict(headers), **body)
     except OutboundRefused as exc:
         # The reason never contains the URL's path, where Telegram keeps the bot token.
         return DeliveryResult(
@@ -74,10 +95,10 @@ def post_json(
         # an HTTP parser's complaint quotes the bytes the server sent.
         return DeliveryResult(ok=False, error=f"{type(exc).__name__}: network error talking to the provider")
     try:
-        body: Any = response.json()
+        body_json: Any = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-        body = None
-    return ProviderAnswer(status_code=response.status_code, headers=response.headers, body=body)
+        body_json = None
+    return ProviderAnswer(status_code=response.status_code, headers=response.headers, body=body_json)
 
 
 def retry_after_seconds(value: Any) -> float | None:
@@ -158,6 +179,12 @@ class PartSender(Protocol):
     ) -> SendResult: ...
 
 
+class FileSender(Protocol):
+    """A provider module's `send_file`: one file of the reply (helpdesk.channels.outbound_files)."""
+
+    def __call__(self, *, inbox: Inbox, source_id: str, file: OutboundFile, timeout: float) -> SendResult: ...
+
+
 def send_in_parts(
     message: Message,
     *,
@@ -165,24 +192,34 @@ def send_in_parts(
     timeout: float,
     fit_text: Callable[[str], list[str]],
     send_part: PartSender,
+    send_file: FileSender | None = None,
 ) -> DeliveryResult:
-    """Send `message` as the parts `fit_text` makes of it, in order, from the first one not yet accepted (a
-    retry resumes there); each accepted part's provider id is recorded at once (`parts.record`). The quick
-    replies go with the last part, where the customer reads on."""
-    texts = fit_text(message.content)
+    """Send `message` as the parts `fit_text` makes of it, then its files one by one (`send_file`), in order,
+    from the first part not yet accepted (a retry resumes there); each accepted part's provider id is recorded
+    at once (`parts.record`). The quick replies go with the last text part, where the customer reads on. A reply
+    of files alone (no text) sends no text part."""
+    files = outbound_files(message) if send_file is not None else []
+    texts = fit_text(message.content) if message.content.strip() or not files else []
     source_id = message.conversation.contact_inbox.source_id
     quick_replies = [q for q in message.quick_replies or [] if isinstance(q, str) and q.strip()]
-    for index in range(parts.count, len(texts)):
-        outcome = send_part(
-            inbox=message.inbox,
-            source_id=source_id,
-            text=texts[index],
-            timeout=timeout,
-            quick_replies=quick_replies if index == len(texts) - 1 else [],
-        )
+    total = len(texts) + len(files)
+    for index in range(parts.count, total):
+        if index < len(texts):
+            outcome = send_part(
+                inbox=message.inbox,
+                source_id=source_id,
+                text=texts[index],
+                timeout=timeout,
+                quick_replies=quick_replies if index == len(texts) - 1 else [],
+            )
+        else:
+            assert send_file is not None  # files is empty without a sender
+            outcome = send_file(
+                inbox=message.inbox, source_id=source_id, file=files[index - len(texts)], timeout=timeout
+            )
         if not outcome.result.ok:
-            if len(texts) > 1:
-                error = f"part {index + 1} of {len(texts)}: {outcome.result.error}"
+            if total > 1:
+                error = f"part {index + 1} of {total}: {outcome.result.error}"
                 return replace(outcome.result, error=error)
             return outcome.result
         parts.record(outcome.provider_message_id)

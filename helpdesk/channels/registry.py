@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import api_channel, slack, telegram, whatsapp
+from . import api_channel, slack, slack_files, telegram, telegram_files, whatsapp, whatsapp_files
 from .email import EmailChannel
 from .protocol import Channel
 from .widget import WidgetChannel
@@ -24,9 +24,9 @@ _CHANNELS: dict[str, Channel] = {
     channel.channel_type: channel
     for channel in (
         api_channel.ApiChannel(),
-        telegram.TelegramChannel(),
-        whatsapp.WhatsAppChannel(),
-        slack.SlackChannel(),
+        telegram.TelegramChannel(send_file=telegram_files.send_file),
+        whatsapp.WhatsAppChannel(send_file=whatsapp_files.send_file),
+        slack.SlackChannel(send_file=slack_files.send_file),
         WidgetChannel(),
         EmailChannel(),
     )

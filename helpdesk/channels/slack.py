@@ -66,6 +66,7 @@ from .protocol import (
     webhook_json,
 )
 from .provider_http import (
+    FileSender,
     ProviderAnswer,
     SendResult,
     dict_or_empty,
@@ -477,6 +478,11 @@ class SlackChannel:
     supports_commands = False
     fetches_media = True
 
+    def __init__(self, *, send_file: FileSender | None = None) -> None:
+        # The files of a reply are sent by helpdesk.channels.slack_files, which builds on this module; the
+        # registry hands it in (an import here would close a loop). Without it a reply's files are not sent.
+        self.send_file = send_file
+
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         verify(secret=inbox.secret, headers=request.headers, body=request.body)
 
@@ -495,7 +501,9 @@ class SlackChannel:
         )
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
-        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+        return send_in_parts(
+            message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send, send_file=self.send_file
+        )
 
     def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
         return fetch_media(client, inbox, provider_ref)

@@ -19,6 +19,9 @@ Outbound: `POST {api_base_url}/bot<access_token>/sendMessage` with `{chat_id, te
 `resize_keyboard`; a tap sends the button's text as an ordinary message (parsed like any other).
 A rating request (helpdesk.channels.rating) instead carries an InlineKeyboardMarkup: one button per row, ⭐ to
 ⭐⭐⭐⭐⭐, callback data `csat:1`..`csat:5`; a tap arrives as a `callback_query` update.
+Files a person attached (helpdesk.channels.outbound_files) follow the text, one message each, uploaded as
+multipart/form-data: `sendPhoto` for a JPEG, PNG or WebP image up to 10 MB, `sendDocument` for anything else
+(up to 50 MB, checked when the reply was written); each is one more part of the delivery.
 Length: Telegram refuses texts over 4096 characters (counted in UTF-16 code units), so a longer reply is SPLIT into
 several messages sent in order.
 Command menu: `set_commands` replaces the bot's menu (`setMyCommands`, or `deleteMyCommands` for none) through
@@ -47,6 +50,7 @@ from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejecte
 from .media import Download, Failed, Refused, provider_json, reported_size
 from .protocol import Received, SentParts, WebhookRequest, webhook_json
 from .provider_http import (
+    FileSender,
     ProviderAnswer,
     SendResult,
     dict_or_empty,
@@ -392,6 +396,11 @@ class TelegramChannel:
     supports_commands = True
     fetches_media = True
 
+    def __init__(self, *, send_file: FileSender | None = None) -> None:
+        # The files of a reply are sent by helpdesk.channels.telegram_files, which builds on this module; the
+        # registry hands it in (an import here would close a loop). Without it a reply's files are not sent.
+        self.send_file = send_file
+
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         verify(secret=inbox.secret, headers=request.headers)
 
@@ -399,7 +408,9 @@ class TelegramChannel:
         return Received(messages=parse(webhook_json(request.body)))
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
-        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+        return send_in_parts(
+            message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send, send_file=self.send_file
+        )
 
     def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
         return fetch_media(client, inbox, provider_ref)

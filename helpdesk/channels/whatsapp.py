@@ -57,6 +57,7 @@ from .protocol import (
     webhook_json,
 )
 from .provider_http import (
+    FileSender,
     ProviderAnswer,
     SendResult,
     dict_or_empty,
@@ -434,6 +435,11 @@ class WhatsAppChannel:
     supports_commands = False
     fetches_media = True
 
+    def __init__(self, *, send_file: FileSender | None = None) -> None:
+        # The files of a reply are sent by helpdesk.channels.whatsapp_files, which builds on this module; the
+        # registry hands it in (an import here would close a loop). Without it a reply's files are not sent.
+        self.send_file = send_file
+
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         if request.method == "GET":
             # The verify token is the handshake's only credential: a wrong one is a failed authentication.
@@ -454,7 +460,9 @@ class WhatsAppChannel:
         )
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
-        return send_in_parts(message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send)
+        return send_in_parts(
+            message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send, send_file=self.send_file
+        )
 
     def fetch_media(self, client: httpx.Client, inbox: Inbox, provider_ref: str) -> Download:
         return fetch_media(client, inbox, provider_ref)

@@ -39,9 +39,10 @@ def backoff_seconds(attempt: int, *, base: float, cap: float, retry_after: float
     return min(delay, cap)
 
 
-def lease_seconds() -> float:
-    """How long one send may take: every part of a split message, each with its own timeout."""
-    return helpdesk_setting("DELIVERY_TIMEOUT_SECONDS") * 4 + 30
+def lease_seconds(files: int = 0) -> float:
+    """How long one send may take: every part of a split message, each with its own timeout, and two requests
+    per attached file (WhatsApp uploads the file, then sends the message naming it)."""
+    return helpdesk_setting("DELIVERY_TIMEOUT_SECONDS") * (4 + 2 * files) + 30
 
 
 def delivery_send(*, message_id: int) -> SendResult:
@@ -65,7 +66,7 @@ def delivery_send(*, message_id: int) -> SendResult:
             wait = (delivery.lease_until - timezone.now()).total_seconds() + 1
             return SendResult(status="busy", retry_in=max(wait, 1))
         delivery.attempts += 1
-        delivery.lease_until = now + timedelta(seconds=lease_seconds())
+        delivery.lease_until = now + timedelta(seconds=lease_seconds(len(delivery.message.attachments or [])))
         delivery.save(update_fields=["attempts", "lease_until", "updated_at"])
     attempt = delivery.attempts
     result = delivery_dispatch(delivery=delivery)

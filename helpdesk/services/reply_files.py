@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 
-from helpdesk.channels.outbound_files import MAX_FILES, MB, OWN_LIMIT, send_limit
+from helpdesk.channels.outbound_files import MAX_FILES, MB, OWN_LIMIT, UPLOAD_REF, send_limit, shared_file_id
 from helpdesk.models import Attachment, Inbox, Message
 
 from .attachment_checks import ACCEPTED_TYPES, SNIFF_BYTES, kind_of, sniff_content_type
 
 PDF = "application/pdf"
 EXTENSIONS: dict[str, str] = {**ACCEPTED_TYPES, PDF: ".pdf"}
-UPLOAD_REF = "upload"
 
 
 class FileRefused(ValueError):
@@ -144,3 +143,21 @@ def reply_files_store(*, message: Message, files: Sequence[CheckedFile]) -> list
         ]
         message.save(update_fields=["attachments"])
     return rows
+
+
+def shared_file_access(*, token: str) -> Attachment | None:
+    """The file a shared link (helpdesk.channels.outbound_files.shared_file_url) opens: only a stored file a
+    person attached to a reply the customer was sent, never a note's nor a customer's."""
+    attachment_id = shared_file_id(token)
+    if attachment_id is None:
+        return None
+    return (
+        Attachment.objects.filter(
+            pk=attachment_id,
+            provider_ref=UPLOAD_REF,
+            status=Attachment.Status.STORED,
+            message__private=False,
+        )
+        .exclude(file="")
+        .first()
+    )

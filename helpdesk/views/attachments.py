@@ -13,8 +13,9 @@ from typing import cast
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from helpdesk.models import Membership
+from helpdesk.models import Attachment, Membership
 from helpdesk.services.attachments import access_attachment
+from helpdesk.services.reply_files import shared_file_access
 
 from .base import account_view
 
@@ -25,6 +26,20 @@ def attachment_file(request: HttpRequest, membership: Membership, attachment_id:
     attachment = access_attachment(account_id=membership.account_id, attachment_id=attachment_id)
     if attachment is None:
         raise Http404("No such file.")
+    return _file_response(attachment)
+
+
+@require_GET
+def shared_file(request: HttpRequest, token: str) -> HttpResponse:
+    """A file a person attached to a reply, opened by the signed link the customer's side was given (the API
+    channel's event): no login, the signature is the permission. A forged or expired link is a 404."""
+    attachment = shared_file_access(token=token)
+    if attachment is None:
+        raise Http404("No such file.")
+    return _file_response(attachment)
+
+
+def _file_response(attachment: Attachment) -> HttpResponse:
     try:
         handle = attachment.file.open("rb")
     except FileNotFoundError as exc:

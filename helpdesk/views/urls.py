@@ -54,6 +54,7 @@ urlpatterns = [
         name="conversation-attributes",
     ),
     path(f"{ACCOUNT}attachments/<id:attachment_id>/", attachments.attachment_file, name="attachment-file"),
+    path("files/<str:token>/", attachments.shared_file, name="shared-file"),
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
