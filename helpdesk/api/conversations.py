@@ -10,8 +10,9 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,8 +27,10 @@ from helpdesk.services.conversations import (
     conversation_set_team,
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
+from helpdesk.services.reply_files import MAX_FILES, FileRefused
 
 from .auth import AccountApi, Pagination, paginated_response
+from .parsers import BoundedJSONParser
 
 MAX_MESSAGE_CHARS = 10_000
 
@@ -141,14 +144,24 @@ class MessageOutputSerializer(serializers.ModelSerializer):
         return delivery.status if delivery is not None else "none"
 
 
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file part of a multipart body (documented as binary: the schema's components are shared with answers,
+    where drf-spectacular writes a file field as a URL)."""
+
+
 class ConversationMessagesApi(AccountApi):
     """`GET` the thread (oldest first, paginated) / `POST` a reply or a private note.
 
     A public reply goes through `message_create_agent_reply`: a conversation the AI was handling becomes
     `open` (people took over, the AI stays quiet) and delivery is queued after commit. A private note is never
-    sent.
+    sent. Files go as multipart/form-data (`content`, `private`, and `files` once per file); each is checked
+    against the channel's limits before anything is stored (helpdesk.services.reply_files), and a refused one
+    is a 400 naming it, with nothing stored. JSON bodies carry no files.
     """
 
+    # Multipart for the files, next to JSON; its fields are flat (no list or object for a form to drop).
+    parser_classes = [BoundedJSONParser, MultiPartParser]
     pagination_class = Pagination
 
     class InputSerializer(serializers.Serializer):
@@ -157,6 +170,33 @@ class ConversationMessagesApi(AccountApi):
 
         class Meta:
             ref_name = "MessageCreateInput"
+
+    class FilesInputSerializer(serializers.Serializer):
+        content = serializers.CharField(
+            max_length=MAX_MESSAGE_CHARS,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="The text; may be blank when files are attached.",
+        )
+        private = serializers.BooleanField(default=False)
+        files = serializers.ListField(
+            child=UploadField(allow_empty_file=True),
+            required=False,
+            default=list,
+            max_length=MAX_FILES,
+            help_text=f"Images, audio or PDF files, at most {MAX_FILES}; each no larger than the inbox's channel "
+            "lets a bot send (Telegram 50 MB; WhatsApp images 5 MB, audio 16 MB, documents 100 MB; Slack, "
+            "100 MB; the API channel, widget, e-mail and private notes 25 MB).",
+        )
+
+        class Meta:
+            ref_name = "MessageCreateWithFilesInput"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs["content"].strip() and not attrs["files"]:
+                raise serializers.ValidationError({"content": ["Write a text or attach a file."]})
+            return attrs
 
     @extend_schema(responses=MessageOutputSerializer(many=True))
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
@@ -168,16 +208,29 @@ class ConversationMessagesApi(AccountApi):
             serializer_class=MessageOutputSerializer,
         )
 
-    @extend_schema(request=InputSerializer, responses={201: MessageOutputSerializer})
+    @extend_schema(
+        request={"application/json": InputSerializer, "multipart/form-data": FilesInputSerializer},
+        responses={201: MessageOutputSerializer},
+    )
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
         conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
-        data = self.InputSerializer(data=request.data)
+        multipart = request.content_type.startswith("multipart/")
+        serializer = self.FilesInputSerializer if multipart else self.InputSerializer
+        data = serializer(data=request.data)
         data.is_valid(raise_exception=True)
         content, user = data.validated_data["content"], request.user
-        if data.validated_data["private"]:
-            message = message_create_note(conversation=conversation, content=content, user=user)
-        else:
-            message = message_create_agent_reply(conversation=conversation, user=user, content=content)
+        files = data.validated_data.get("files", [])
+        try:
+            if data.validated_data["private"]:
+                message = message_create_note(
+                    conversation=conversation, content=content, user=user, files=files
+                )
+            else:
+                message = message_create_agent_reply(
+                    conversation=conversation, user=user, content=content, files=files
+                )
+        except FileRefused as exc:
+            raise serializers.ValidationError({"files": [str(exc)]}) from exc
         return Response(MessageOutputSerializer(message).data, status=status.HTTP_201_CREATED)
 
 

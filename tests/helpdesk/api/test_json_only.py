@@ -1,6 +1,7 @@
 """The REST API reads JSON only. A form or multipart body (which cannot carry a list or an object, so DRF dropped
 those fields and a PATCH or an approve went ahead on what was left) is a JSON 415; a JSON body that is not an
-object is a 400; neither changes anything. Only the knowledge document upload takes multipart, explicitly."""
+object is a 400; neither changes anything. Only the knowledge document upload and a reply's or note's files
+take multipart, explicitly."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from captain.knowledge.api.knowledge import DocumentCollectionApi
 from captain.knowledge.models import FaqEntry
+from helpdesk.api.conversations import ConversationMessagesApi
 from helpdesk.api.parsers import BoundedJSONParser
 from helpdesk.models import CustomAttributeDefinition, Membership, Team
 from tests.factories import AssistantFactory, FaqEntryFactory, MembershipFactory
@@ -137,7 +139,7 @@ def _api_views(patterns, prefix: str = ""):
                 yield route, view_class
 
 
-def test_every_api_operation_parses_json_only_but_the_document_upload():
+def test_every_api_operation_parses_json_only_but_the_uploads():
     parsers = {
         view_class.__name__: [type(parser) for parser in view_class().get_parsers()]
         for _, view_class in _api_views(get_resolver().url_patterns)
@@ -145,4 +147,5 @@ def test_every_api_operation_parses_json_only_but_the_document_upload():
 
     assert len(parsers) > 40  # the walk found the API
     assert parsers.pop(DocumentCollectionApi.__name__) == [BoundedJSONParser, MultiPartParser]
+    assert parsers.pop(ConversationMessagesApi.__name__) == [BoundedJSONParser, MultiPartParser]  # files
     assert {name: kinds for name, kinds in parsers.items() if kinds != [BoundedJSONParser]} == {}
