@@ -31,12 +31,17 @@ Labels (`expect` = the node in charge AFTER the message; every conversation star
   one of those, a frame with any new slot value (e.g. "for two people") counts. No change -> previous
   expect. dev: the dev split (dev services); held-out: the test split, whose desks use test services.
 - CrossWOZ: the topic of a user turn is the domain of its non-General dialogue acts; General acts only
-  (greet, thank, bye) -> previous expect. The named place a Select act searches around ("restaurants near
-  <hotel>": Select 餐馆 源领域=酒店 + Inform 酒店 名称) is not a topic. dev: the val split (train is not in the stored snapshot); held-out:
-  the test split, with a desk that covers other domains.
+  (greet, thank, bye) -> previous expect. A "what is near X" question, annotated Request(<domain of X>,
+  周边餐馆|周边酒店|周边景点, ""), has the domain in its slot (餐馆 / 酒店 / 景点) as topic: the customer asks
+  for restaurants / hotels / sights. The named place a search goes around is not a topic: the Inform 名称 of
+  the domain a Select act names (Select 餐馆 源领域=酒店 + Inform 酒店 名称) or a 周边 Request is about, and a
+  name the text puts right before 附近/周边/周围 when the message asks about another domain. Dialogues are
+  picked by the domains of their acts as annotated (Select anchors aside), not by the labels, so a fix of a
+  labelling rule keeps the same dialogues. dev: the val split (train is not in the stored snapshot);
+  held-out: the test split, with a desk that covers other domains.
 - Two topics that map to different nodes: `expect` is the first one in the text (by the source's slot spans,
-  or the position of an act value or a domain word; else the annotation order), and `multi` lists the nodes
-  in text order.
+  or the position of an act value, a domain word or, for a CrossWOZ Request, its slot name; else the
+  annotation order), and `multi` lists the nodes in text order.
 - SGD and CrossWOZ dialogues are cut to their first 10 user turns; the system reply that follows a user turn
   is its `assistant` text (CLINC has none).
 """
@@ -320,25 +325,51 @@ DOMAIN_WORDS = {
     "地铁": ["地铁"],
     "出租": ["出租", "打车", "车"],
 }
+NEAR = "周边"  # CrossWOZ's "near X" request slots: 周边餐馆, 周边酒店, 周边景点
+
+
+def near_text(text: str, name: str) -> bool:
+    return any(f"{name}{gap}{word}" in text for gap in ("", "的") for word in ("附近", "周边", "周围"))
 
 
 def crosswoz_topics(message: dict[str, Any]) -> list[str]:
     """Domains of the non-General acts of a user message, in text order (an act's value, else a domain word,
     else the annotation order)."""
     text = message["content"]
-    acts = message["dialog_act"]
-    # "restaurants near <hotel>": Select(餐馆, 源领域=酒店) + Inform(酒店, 名称, <hotel>); the hotel is where to
-    # search, not a topic.
+    acts = [
+        # "restaurants near <hotel>?" is annotated Request(酒店, 周边餐馆, ""): the customer asks for
+        # restaurants, so the act's domain is the one in its slot.
+        (
+            intent,
+            slot.removeprefix(NEAR) if intent == "Request" and slot.startswith(NEAR) else domain,
+            slot,
+            value,
+        )
+        for intent, domain, slot, value in message["dialog_act"]
+        if intent != "General"
+    ]
+    # The named place a search goes around is where to search, not a topic: "restaurants near <hotel>" as
+    # Select(餐馆, 源领域=酒店) + Inform(酒店, 名称, <hotel>), or as Request(酒店, 周边餐馆) + the same Inform.
     anchors = {value for intent, _, slot, value in acts if intent == "Select" and slot == "源领域"}
+    anchors |= {domain for intent, domain, slot, _ in message["dialog_act"] if slot.startswith(NEAR)}
+    domains = {domain for _, domain, _, _ in acts}
+    topics: set[str] = set()
     first: dict[str, int] = {}
     for order, (intent, domain, slot, value) in enumerate(acts):
-        if intent == "General" or (intent == "Inform" and slot == "名称" and domain in anchors):
-            continue
+        name = intent == "Inform" and slot == "名称"
+        # Also a name the text puts right before 附近/周边/周围 when other domains are asked for ("hotels near
+        # <sight>" annotated Inform(景点, 名称, <sight>) + hotel acts only).
+        if not (name and (domain in anchors or (value and domains - {domain} and near_text(text, value)))):
+            topics.add(domain)
+        # An anchor's name still places its domain in the text when that domain is asked about too ("<sight>'s
+        # address? hotels around it?").
         found = [text.find(value)] if value and slot != "源领域" else []
         found += [text.find(word) for word in DOMAIN_WORDS.get(domain, [])]
+        # A question names what it asks for ("地址在哪, 周边有什么景点" asks the address first).
+        found += [text.find(slot)] if intent == "Request" and not slot.startswith(NEAR) else []
         position = min([p for p in found if p >= 0], default=10_000 + order)
         first[domain] = min(position, first.get(domain, position))
-    return sorted(first, key=lambda domain: first[domain])
+    return sorted(topics, key=lambda domain: first[domain])
 
 
 def crosswoz_conversation(desk: Desk, dialogue: dict[str, Any]) -> list[Turn]:
@@ -356,7 +387,21 @@ def crosswoz_conversation(desk: Desk, dialogue: dict[str, Any]) -> list[Turn]:
 
 
 def crosswoz_domains(dialogue: dict[str, Any]) -> set[str]:
-    return {domain for m in dialogue["messages"] if m["role"] == "usr" for domain in crosswoz_topics(m)}
+    """Which dialogues to pick: the domains of the user's acts as annotated (like SGD's `services`), the place a
+    Select act searches around aside. Not the labels, so that a fix of a labelling rule leaves the same
+    dialogues picked and changes only their labels."""
+    domains: set[str] = set()
+    for message in dialogue["messages"]:
+        if message["role"] != "usr":
+            continue
+        acts = message["dialog_act"]
+        anchors = {value for intent, _, slot, value in acts if intent == "Select" and slot == "源领域"}
+        domains |= {
+            domain
+            for intent, domain, slot, _ in acts
+            if intent != "General" and not (intent == "Inform" and slot == "名称" and domain in anchors)
+        }
+    return domains
 
 
 def build_crosswoz(val_path: str, test_path: str) -> None:
