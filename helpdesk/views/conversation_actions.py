@@ -37,6 +37,7 @@ from helpdesk.services.conversations import (
     conversation_take_over,
 )
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
+from helpdesk.services.reply_files import FileRefused
 
 from .base import AuthenticatedHttpRequest, account_view
 from .composer import remember_composer_kind
@@ -51,7 +52,8 @@ MAX_MESSAGE_CHARS = 10_000
 
 
 class ReplyForm(forms.Form):
-    content = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True)
+    # Blank only when files are attached (checked in the view, which has the files).
+    content = forms.CharField(max_length=MAX_MESSAGE_CHARS, strip=True, required=False)
     kind = forms.ChoiceField(
         choices=[("reply", gettext_lazy("Reply")), ("note", gettext_lazy("Private note"))], initial="reply"
     )
@@ -137,17 +139,24 @@ def conversation_reply(
 ) -> HttpResponse:
     conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
     form = ReplyForm(request.POST)
-    if not form.is_valid():
+    files = request.FILES.getlist("files")
+    if not form.is_valid() or not (form.cleaned_data["content"] or files):
         flash.error(request, _("Write a message first (at most 10,000 characters)."))
         return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
     remember_composer_kind(request, conversation.pk, form.cleaned_data["kind"])
-    if form.cleaned_data["kind"] == "note":
-        message_create_note(conversation=conversation, content=content, user=request.user)
-        flash.success(request, _("Private note added."))
-    else:
-        message_create_agent_reply(conversation=conversation, user=request.user, content=content)
-        flash.success(request, _("Reply queued for delivery."))
+    try:
+        if form.cleaned_data["kind"] == "note":
+            message_create_note(conversation=conversation, content=content, user=request.user, files=files)
+            flash.success(request, _("Private note added."))
+        else:
+            message_create_agent_reply(
+                conversation=conversation, user=request.user, content=content, files=files
+            )
+            flash.success(request, _("Reply queued for delivery."))
+    except FileRefused as exc:
+        # Nothing was stored: the person learns which file and why, and sends again without it.
+        flash.error(request, str(exc))
     return _back(request, membership, conversation)
 
 
