@@ -7,8 +7,9 @@ activities are never part of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from helpdesk.channels.outbound_files import outbound_files, shared_file_url
 from helpdesk.models import Conversation, Message
 
 MAX_MESSAGES = 200
@@ -25,6 +26,8 @@ class CustomerMessage:
     """The agent's or the AI agent's name; empty for the customer's own messages."""
     suggestions: list[str]
     created_at: str
+    files: list[dict[str, str]] = field(default_factory=list)
+    """Files a person attached to a reply: `{"name", "url"}`, the url a signed link that opens it (no login)."""
 
 
 def customer_conversation_ids(*, inbox_id: int, source_id: str) -> list[int]:
@@ -57,9 +60,17 @@ def customer_messages(*, inbox_id: int, source_id: str, after_id: int = 0) -> li
             sender_name=_sender_name(row),
             suggestions=[str(s) for s in row.quick_replies] if isinstance(row.quick_replies, list) else [],
             created_at=row.created_at.isoformat(),
+            files=_reply_files(row),
         )
         for row in rows
     ]
+
+
+def _reply_files(message: Message) -> list[dict[str, str]]:
+    # Only a reply's: the customer's own files are theirs already (and have no shared link).
+    if message.message_type != Message.Type.OUTGOING:
+        return []
+    return [{"name": f.file_name, "url": shared_file_url(f.attachment_id)} for f in outbound_files(message)]
 
 
 def _sender_name(message: Message) -> str:

@@ -127,6 +127,13 @@
     var text = make("div", { "data-widget-text": "" });
     text.textContent = m.text;
     item.append(who, text);
+    // Files an agent attached: links to signed copies on the helpdesk (they open in a new tab).
+    (m.files || []).forEach(function (file) {
+      var link = make("a", { href: file.url, target: "_blank", rel: "noopener noreferrer", "data-widget-file": "" },
+        { display: "block", marginTop: "4px", color: "#0969da" });
+      link.textContent = file.name;
+      item.append(link);
+    });
     // The satisfaction request offers exactly 1..5: shown as stars, answered with the number.
     var rating = (m.suggestions || []).join(",") === "1,2,3,4,5";
     (m.suggestions || []).forEach(function (suggestion) {
