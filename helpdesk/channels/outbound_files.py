@@ -6,7 +6,9 @@ agent learns at once, not when the delivery fails):
   document, so 50 MB is the channel's limit for every kind);
 - WhatsApp Cloud API media: images 5 MB, audio 16 MB, documents 100 MB;
 - Slack (`files.getUploadURLExternal` then `files.completeUploadExternal`): 1 GB, above what we keep;
-- the channels we serve ourselves (API channel links, the website widget, e-mail): `OWN_LIMIT`.
+- the channels we serve ourselves (API channel links, the website widget, e-mail): `OWN_LIMIT`; a mail carries
+  its files itself, so on e-mail all of a reply's files together take at most 25 MB (`TOTAL_LIMITS`), what
+  common mail services accept.
 Whatever the channel allows, we keep no file over `STORE_LIMIT` (it is read into memory to be sent).
 """
 
@@ -39,6 +41,15 @@ SEND_LIMITS: dict[str, dict[str, int]] = {
     "whatsapp": {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB},
     "slack": {ANY_KIND: 1000 * MB},
 }
+
+
+# All of a reply's files together, where the channel sends them in one message: a mail with its attachments.
+TOTAL_LIMITS: dict[str, int] = {"email": 25 * MB}
+
+
+def total_limit(channel_type: str) -> int | None:
+    """The most all of one reply's files may weigh together on `channel_type`; None: no such limit."""
+    return TOTAL_LIMITS.get(channel_type)
 
 
 def send_limit(channel_type: str, kind: str) -> int:

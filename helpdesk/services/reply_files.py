@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 
-from helpdesk.channels.outbound_files import MAX_FILES, MB, OWN_LIMIT, UPLOAD_REF, send_limit, shared_file_id
+from helpdesk.channels.outbound_files import (
+    MAX_FILES,
+    MB,
+    OWN_LIMIT,
+    UPLOAD_REF,
+    send_limit,
+    shared_file_id,
+    total_limit,
+)
 from helpdesk.models import Attachment, Inbox, Message
 
 from .attachment_checks import ACCEPTED_TYPES, SNIFF_BYTES, kind_of, sniff_content_type
@@ -102,6 +110,13 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
                 name, f"it is {_size_text(size)}, and {where} takes files up to {_size_text(limit)}"
             )
         checked.append(CheckedFile(upload, name, content_type, kind, size))
+    total, most = sum(item.size for item in checked), None if private else total_limit(inbox.channel_type)
+    if most is not None and total > most:
+        where = inbox.get_channel_type_display()
+        raise FileRefused(
+            "",
+            f"Together the files are {_size_text(total)}, and {where} takes up to {_size_text(most)} per message",
+        )
     return checked
 
 

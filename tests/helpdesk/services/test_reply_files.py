@@ -157,3 +157,18 @@ def test_a_failed_write_deletes_the_files_already_written(media_root, monkeypatc
     assert calls == ["a.png", "b.png"]
     assert stored_files(media_root) == []
     assert not Message.objects.filter(conversation=conversation).exists()
+
+
+def test_e_mail_takes_at_most_25_mb_of_files_per_message_together(media_root):
+    conversation = conversation_on(Inbox.ChannelType.EMAIL)
+    files = [big_file(f"part{i}.pdf", PDF, 9 * MB) for i in range(3)]
+    with pytest.raises(FileRefused) as refused:
+        message_create_agent_reply(conversation=conversation, user=UserFactory(), content="x", files=files)
+    assert str(refused.value) == ("Together the files are 27 MB, and E-mail takes up to 25 MB per message.")
+    assert stored_files(media_root) == []
+    message = message_create_agent_reply(
+        conversation=conversation, user=UserFactory(), content="x", files=files[:2]
+    )
+    for upload in files:
+        upload.close()
+    assert message.files.count() == 2
