@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from helpdesk.ids import IdFilterField
-from helpdesk.models import Conversation, Message, Team
+from helpdesk.models import Attachment, Conversation, Message, Team
 from helpdesk.selectors import access_conversation, account_members, conversation_list, conversation_messages
 from helpdesk.services.conversations import (
     conversation_add_label,
@@ -108,9 +108,20 @@ class ConversationDetailApi(AccountApi):
         return conversation_response(conversation)
 
 
+class MessageFileSerializer(serializers.ModelSerializer):
+    """A file of a message: a customer's (fetched from the provider) or one a person attached."""
+
+    class Meta:
+        model = Attachment
+        ref_name = "MessageFile"
+        fields = ["id", "kind", "status", "file_name", "content_type", "size"]
+        read_only_fields = fields
+
+
 class MessageOutputSerializer(serializers.ModelSerializer):
     sender_name = serializers.SerializerMethodField()
     delivery_status = serializers.SerializerMethodField()
+    files = MessageFileSerializer(many=True, read_only=True)
 
     class Meta:
         model = Message
@@ -125,6 +136,7 @@ class MessageOutputSerializer(serializers.ModelSerializer):
             "ai_agent_key",
             "ai_agent_name",
             "delivery_status",
+            "files",
             "created_at",
         ]
         read_only_fields = fields

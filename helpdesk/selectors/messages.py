@@ -16,8 +16,10 @@ POLL_MAX_STATUSES = 200
 
 def conversation_messages(*, conversation: Conversation) -> QuerySet[Message]:
     """The thread in order, notes and activities included (the API and dashboard are for people)."""
-    return Message.objects.filter(conversation=conversation).select_related(
-        "sender_user", "sender_contact", "delivery"
+    return (
+        Message.objects.filter(conversation=conversation)
+        .select_related("sender_user", "sender_contact", "delivery")
+        .prefetch_related("files")
     )
 
 

@@ -45,12 +45,16 @@ def _file_response(attachment: Attachment) -> HttpResponse:
     except FileNotFoundError as exc:
         raise Http404("The file is no longer stored.") from exc
     extension = attachment.file.name.rpartition(".")[2]
+    # A PDF (attached by a person) is downloaded under its name: the sandbox below keeps a browser's PDF viewer
+    # from showing it in the page.
+    download = attachment.content_type == "application/pdf"
     response = FileResponse(
         handle,
         content_type=attachment.content_type,
         # Images and audio are shown in the page; `filename` only names a download ("Save as").
-        as_attachment=False,
-        filename=f"{attachment.kind}-{attachment.pk}.{extension}",
+        as_attachment=download,
+        filename=(attachment.file_name if download else "")
+        or f"{attachment.kind}-{attachment.pk}.{extension}",
     )
     response["X-Content-Type-Options"] = "nosniff"
     # Should a file ever be opened as a document, it runs nothing and reaches nothing.

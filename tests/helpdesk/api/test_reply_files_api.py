@@ -59,6 +59,12 @@ def test_a_multipart_reply_carries_several_files(client, member, media_root):
         ("b.pdf", "application/pdf"),
     ]
     assert delivery_of(message).status == Delivery.Status.QUEUED
+    assert [(f["file_name"], f["kind"], f["status"], f["size"]) for f in response.json()["files"]] == [
+        ("a.png", "image", "stored", len(PNG)),
+        ("b.pdf", "file", "stored", len(PDF)),
+    ]
+    thread = client.get(url).json()["results"]
+    assert {m["id"]: len(m["files"]) for m in thread}[message.pk] == 2  # the thread lists them too
 
 
 def test_a_multipart_note_of_a_file_alone(client, member):

@@ -245,6 +245,7 @@ def test_api_channel_event_lists_signed_links_that_open_the_files_without_a_logi
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == PDF
     assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="receipt.pdf"'
     assert response["X-Content-Type-Options"] == "nosniff"
     forged = path.rstrip("/")[:-1] + ("A" if not path.rstrip("/").endswith("A") else "B") + "/"
     assert client.get(forged).status_code == 404
