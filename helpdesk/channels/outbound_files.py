@@ -70,10 +70,20 @@ class OutboundFile:
     size: int
 
     def read(self) -> bytes:
-        """The file's bytes, from storage."""
-        attachment = Attachment.objects.get(pk=self.attachment_id)
-        with attachment.file.open("rb") as handle:
-            return bytes(handle.read())
+        """The file's bytes, from storage; MissingFile when they are gone (deleted from the storage meanwhile)."""
+        attachment = Attachment.objects.filter(pk=self.attachment_id).first()
+        try:
+            if attachment is None:
+                raise FileNotFoundError(self.attachment_id)
+            with attachment.file.open("rb") as handle:
+                return bytes(handle.read())
+        except (OSError, ValueError) as exc:  # ValueError: a row without a file name
+            raise MissingFile(f"The file {self.file_name} is no longer stored.") from exc
+
+
+class MissingFile(Exception):
+    """A file of the reply is recorded but its bytes are gone: sending it again will not help. `str` is for
+    people."""
 
 
 def outbound_files(message: Message) -> list[OutboundFile]:

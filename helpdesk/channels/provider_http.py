@@ -18,7 +18,7 @@ import httpx
 from helpdesk.outbound import OutboundRefused, outbound_client
 
 from .base import DeliveryResult
-from .outbound_files import OutboundFile, outbound_files
+from .outbound_files import MissingFile, OutboundFile, outbound_files
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
@@ -214,9 +214,12 @@ def send_in_parts(
             )
         else:
             assert send_file is not None  # files is empty without a sender
-            outcome = send_file(
-                inbox=message.inbox, source_id=source_id, file=files[index - len(texts)], timeout=timeout
-            )
+            try:
+                outcome = send_file(
+                    inbox=message.inbox, source_id=source_id, file=files[index - len(texts)], timeout=timeout
+                )
+            except MissingFile as exc:
+                outcome = SendResult(DeliveryResult(ok=False, permanent=True, error=str(exc)))
         if not outcome.result.ok:
             if total > 1:
                 error = f"part {index + 1} of {total}: {outcome.result.error}"

@@ -15,6 +15,7 @@ from celery.exceptions import Retry
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from helpdesk.channels.api_channel import outbound_event
+from helpdesk.channels.email import smtp
 from helpdesk.channels.outbound_files import shared_file_url
 from helpdesk.models import Delivery, Inbox, Message
 from helpdesk.services.messages import message_create_agent_reply, message_create_note
@@ -264,3 +265,27 @@ def test_a_notes_file_has_no_shared_link_and_an_event_without_files_is_unchanged
     assert client.get(urlsplit(url).path).status_code == 404
     plain = message_create_agent_reply(conversation=conversation, user=UserFactory(), content="hi")
     assert "attachments" not in outbound_event(plain)
+
+
+def test_a_file_gone_from_the_storage_fails_the_delivery_for_good_saying_which(provider, media_root):
+    inbox = InboxFactory(
+        channel_type=Inbox.ChannelType.TELEGRAM,
+        access_token=BOT_TOKEN,
+        provider_config={"api_base_url": provider.base_url},
+    )
+    message = reply_with_files(inbox, "5112233445")
+    first = message.files.order_by("id").first()
+    first.file.storage.delete(first.file.name)
+    assert message_deliver.apply(args=[message.id]).get() == "failed"
+    assert delivery_of(message).error == "part 2 of 3: The file receipt.pdf is no longer stored."
+    assert [r["path"].rpartition("/")[2] for r in provider.requests] == ["sendMessage"]
+
+
+def test_e_mail_carries_the_files_as_attachments_of_the_reply_mail():
+    inbox = InboxFactory(
+        channel_type=Inbox.ChannelType.EMAIL, provider_config={"from_address": "support@shop.example"}
+    )
+    message = reply_with_files(inbox, "ann@example.com")
+    mail = smtp.build(Message.objects.get(pk=message.pk))
+    parts = [(p.get_filename(), p.get_content_type(), p.get_content()) for p in mail.iter_attachments()]
+    assert parts == [("receipt.pdf", "application/pdf", PDF), ("photo.jpg", "image/jpeg", JPEG)]
