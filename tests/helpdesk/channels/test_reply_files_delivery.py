@@ -128,6 +128,23 @@ def test_a_reply_of_files_alone_sends_no_empty_text(provider):
     assert [r["path"].rpartition("/")[2] for r in provider.requests] == ["sendDocument", "sendPhoto"]
 
 
+def test_telegram_sends_a_photo_it_refuses_as_a_photo_again_as_a_document(provider):
+    inbox = InboxFactory(
+        channel_type=Inbox.ChannelType.TELEGRAM,
+        access_token=BOT_TOKEN,
+        provider_config={"api_base_url": provider.base_url},
+    )
+    message = reply_with_files(inbox, "5112233445")
+    dimensions = {"ok": False, "error_code": 400, "description": "Bad Request: PHOTO_INVALID_DIMENSIONS"}
+    provider.script("/sendDocument", telegram_ok(2001), telegram_ok(2002))
+    provider.script("/sendPhoto", Answer(400, dimensions))
+    assert message_deliver.apply(args=[message.id]).get() == "sent"
+    methods = [request["path"].rpartition("/")[2] for request in provider.requests]
+    assert methods == ["sendMessage", "sendDocument", "sendPhoto", "sendDocument"]
+    assert form_parts(provider.requests[3])["document"] == ("photo.jpg", JPEG)
+    assert delivery_of(message).provider_message_id == "1001,2001,2002"
+
+
 # ---- WhatsApp ------------------------------------------------------------------------------------------------
 
 
