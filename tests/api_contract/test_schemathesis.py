@@ -25,7 +25,8 @@ stays (November 2026):
   (FAQ drafts from ready documents and resolved conversations, `snoozed_until` only with `snoozed`, an inbox
   served by another assistant, a scenario's key fixed at creation, a report range of at most 366 days); keys the
   account defines (custom attributes, conversation memory: the schema's free-form maps cannot list them); URLs the
-  outbound policy refuses; choices only for a list attribute. Four the schema could still state: `parameters` and
+  outbound policy refuses; choices only for a list attribute; a reply or note sent as multipart needs its text or a
+  file (each is optional on its own). Four the schema could still state: `parameters` and
   `tool_arguments` (shortcuts, custom tools) have no type, so `null` looks valid; a bulk FAQ review's `action`
   (approve, reject) and non-empty `ids`; a document upload's `file` is not `format: binary`; a model endpoint's
   `base_url` must be https.
