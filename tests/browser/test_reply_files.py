@@ -10,9 +10,12 @@ import zlib
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
+from helpdesk.management.commands.helpdesk_widget_page import DemoPage
 from helpdesk.models import Attachment, Delivery, Inbox, Membership, Message
+from helpdesk.services.messages import message_create_agent_reply
 from tests.factories import (
     AccountFactory,
     ContactInboxFactory,
@@ -170,3 +173,39 @@ def test_a_note_with_a_file_alone_stays_in_the_helpdesk(browser, live_server, de
     assert stored.files.get().file_name == "scan.pdf"
     assert not Delivery.objects.filter(pk=stored.pk).exists()
     assert browser.console_errors == []
+
+
+def test_the_website_widget_shows_a_replys_files_as_links_that_open_them(
+    browser, live_server, redis_url, settings
+):
+    settings.PUBLIC_BASE_URL = live_server.url  # the signed links point at the helpdesk serving this test
+    inbox = InboxFactory(channel_type=Inbox.ChannelType.WIDGET, callback_url="")
+    shop = DemoPage(helpdesk=live_server.url, website_token=inbox.webhook_token).start()
+    inbox.provider_config = {"allowed_origins": shop.origin}
+    inbox.save(update_fields=["provider_config"])
+    try:
+        page = browser.page
+        page.set_viewport_size({"width": 375, "height": 740})
+        page.goto(shop.origin + "/")
+        page.get_by_role("button", name="Open chat").click()
+        page.get_by_label("Your message").fill("Can I have the invoice?")
+        page.get_by_label("Your message").press("Enter")
+        expect(page.locator("[data-widget-message=visitor]")).to_have_count(1)
+        conversation = Message.objects.get(content="Can I have the invoice?").conversation
+        message_create_agent_reply(
+            conversation=conversation,
+            user=UserFactory(),
+            content="Here it is",
+            files=[SimpleUploadedFile("invoice.pdf", PDF, "application/pdf")],
+        )
+        page.reload()  # the visitor comes back: the thread is read again
+        page.get_by_role("button", name="Open chat").click()
+        link = page.locator("[data-widget-message=reply] [data-widget-file]")
+        expect(link).to_have_text("invoice.pdf")
+        browser.shot("widget-file-link")
+        href = link.get_attribute("href")
+        assert href.startswith(f"{live_server.url}/files/")
+        assert page.request.get(href).body() == PDF  # no login: the signature opens it
+        assert browser.console_errors == []
+    finally:
+        shop.stop()
