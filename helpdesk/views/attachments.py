@@ -1,9 +1,11 @@
-"""Serving the files customers sent (photos, voice notes) to the people of the account, and nobody else.
+"""Serving a conversation's files: to the people of the account (`attachment_file`: what customers sent, and what
+people attached), and one file a person attached to a reply to whoever holds its signed link (`shared_file`: the
+API channel's event and the website widget hand these to the customer's side; a note's file never has one).
 
 The files live in Django's default storage under names nobody can guess, and are never served as static media:
-this view is the only way to them. It answers 404 for another account's file exactly as for a missing one, and
-sends the type our own check found (`helpdesk.services.attachments.sniff_content_type`), never the sender's claim,
-with `nosniff` so a browser cannot decide otherwise.
+these views are the only way to them. They answer 404 for another account's file, a forged or expired link, exactly
+as for a missing one, and send the type our own check found (`helpdesk.services.attachments.sniff_content_type`),
+never the sender's claim, with `nosniff` so a browser cannot decide otherwise.
 """
 
 from __future__ import annotations

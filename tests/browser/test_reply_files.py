@@ -1,7 +1,7 @@
 """Attaching files to a reply and a note in a real browser (Debian's chromium through Playwright): the chosen files
 are listed with a remove button before sending, the sent ones show in the thread as thumbnails and links, and a
 file over the channel's limit is refused with the reason shown and nothing sent. At a laptop's and a phone's
-width (375 px), under the production CSP (no console error)."""
+width (375 px), under the production CSP (no console error). The website widget shows a reply's file as a link."""
 
 from __future__ import annotations
 
