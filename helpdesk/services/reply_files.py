@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.translation import gettext as _
 
 from helpdesk.channels.outbound_files import (
     MAX_FILES,
@@ -41,10 +42,12 @@ EXTENSIONS: dict[str, str] = {**ACCEPTED_TYPES, PDF: ".pdf"}
 
 
 class FileRefused(ValueError):
-    """A file cannot go with the message; nothing of the message was stored. `str` is for people."""
+    """A file cannot go with the message; nothing of the message was stored. `str` is for people, in the
+    request's language; `file_name` is empty when the files are refused together (their number, their total)."""
 
     def __init__(self, file_name: str, reason: str) -> None:
-        super().__init__(f"“{file_name}” cannot be attached: {reason}." if file_name else f"{reason}.")
+        text = _("“%(name)s” cannot be attached: %(reason)s.") % {"name": file_name, "reason": reason}
+        super().__init__(text if file_name else reason)
         self.file_name = file_name
         self.reason = reason
 
@@ -91,23 +94,29 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
     if not files:
         return []
     if len(files) > MAX_FILES:
-        raise FileRefused("", f"A message can carry at most {MAX_FILES} files; {len(files)} were attached")
+        raise FileRefused(
+            "",
+            _("A message can carry at most %(most)d files; %(count)d were attached.")
+            % {"most": MAX_FILES, "count": len(files)},
+        )
     checked: list[CheckedFile] = []
     for upload in files:
         name, size = _file_name(upload), int(upload.size or 0)
         if size <= 0:
-            raise FileRefused(name, "the file is empty")
+            raise FileRefused(name, _("the file is empty"))
         content_type = _sniffed(upload)
         if content_type is None:
             raise FileRefused(
-                name, "only images, audio and PDF files can be sent (this file is none of them)"
+                name, _("only images, audio and PDF files can be sent (this file is none of them)")
             )
         kind = _kind(content_type)
         limit = OWN_LIMIT if private else send_limit(inbox.channel_type, kind)
         if size > limit:
-            where = "a private note" if private else inbox.get_channel_type_display()
+            where = _("a private note") if private else inbox.get_channel_type_display()
             raise FileRefused(
-                name, f"it is {_size_text(size)}, and {where} takes files up to {_size_text(limit)}"
+                name,
+                _("it is %(size)s, and %(where)s takes files up to %(limit)s")
+                % {"size": _size_text(size), "where": where, "limit": _size_text(limit)},
             )
         checked.append(CheckedFile(upload, name, content_type, kind, size))
     total, most = sum(item.size for item in checked), None if private else total_limit(inbox.channel_type)
@@ -115,7 +124,8 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
         where = inbox.get_channel_type_display()
         raise FileRefused(
             "",
-            f"Together the files are {_size_text(total)}, and {where} takes up to {_size_text(most)} per message",
+            _("Together the files are %(size)s, and %(where)s takes up to %(limit)s per message.")
+            % {"size": _size_text(total), "where": where, "limit": _size_text(most)},
         )
     return checked
 

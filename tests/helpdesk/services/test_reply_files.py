@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
+from django.utils import translation
 
 from helpdesk.channels.outbound_files import MAX_FILES, MB
 from helpdesk.models import Attachment, Delivery, Inbox, Message
@@ -172,3 +173,14 @@ def test_e_mail_takes_at_most_25_mb_of_files_per_message_together(media_root):
     for upload in files:
         upload.close()
     assert message.files.count() == 2
+
+
+def test_the_refusal_is_worded_in_the_persons_language(media_root):
+    conversation = conversation_on(Inbox.ChannelType.WHATSAPP)
+    with translation.override("zh-hans"), pytest.raises(FileRefused) as refused:
+        message_create_note(
+            conversation=conversation, content="x", files=[SimpleUploadedFile("run.exe", WINDOWS_EXE)]
+        )
+    assert (
+        str(refused.value) == "无法附加“run.exe”：只能发送图片、音频和 PDF 文件（此文件不属于其中任何一种）。"
+    )
