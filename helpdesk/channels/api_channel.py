@@ -34,7 +34,7 @@ from helpdesk.outbound import OutboundRefused, outbound_client
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .media import Download, Refused
-from .outbound_files import outbound_files, shared_file_url
+from .outbound_files import ANY_KIND, OWN_LIMIT, outbound_files, shared_file_url
 from .protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
 
 if TYPE_CHECKING:
@@ -207,6 +207,9 @@ class ApiChannel:
     text_limit: int | None = None
     supports_commands = False
     fetches_media = False
+    # The event links the files; we serve them ourselves.
+    file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
+    files_total_limit: int | None = None
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         verify(

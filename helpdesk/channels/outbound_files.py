@@ -1,19 +1,21 @@
 """Files people attach to a reply: how large each channel lets a bot send them, and reading them back to send.
 
-The limits are the providers' documented limits for what a bot uploads (checked when the reply is written, so an
-agent learns at once, not when the delivery fails):
+Each channel states its limits (`Channel.file_limits`, `Channel.files_total_limit`), the providers' documented
+limits for what a bot uploads, checked when the reply is written so an agent learns at once, not when the delivery
+fails:
 - Telegram Bot API: `sendDocument` takes files up to 50 MB (`sendPhoto` 10 MB: a larger image goes as a
   document, so 50 MB is the channel's limit for every kind);
 - WhatsApp Cloud API media: images 5 MB, audio 16 MB, documents 100 MB;
 - Slack (`files.getUploadURLExternal` then `files.completeUploadExternal`): 1 GB, above what we keep;
 - the channels we serve ourselves (API channel links, the website widget, e-mail): `OWN_LIMIT`; a mail carries
-  its files itself, so on e-mail all of a reply's files together take at most 25 MB (`TOTAL_LIMITS`), what
-  common mail services accept.
+  its files itself, so on e-mail all of a reply's files together take at most 25 MB, what common mail services
+  accept.
 Whatever the channel allows, we keep no file over `STORE_LIMIT` (it is read into memory to be sent).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -36,26 +38,12 @@ SHARED_LINK_MAX_AGE = 30 * 24 * 3600
 _SHARED_LINK_SALT = "helpdesk.reply-file"
 
 ANY_KIND = "*"
-SEND_LIMITS: dict[str, dict[str, int]] = {
-    "telegram": {ANY_KIND: 50 * MB},
-    "whatsapp": {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB},
-    "slack": {ANY_KIND: 1000 * MB},
-}
+"""The key of a channel's `file_limits` for every kind it does not name."""
 
 
-# All of a reply's files together, where the channel sends them in one message: a mail with its attachments.
-TOTAL_LIMITS: dict[str, int] = {"email": 25 * MB}
-
-
-def total_limit(channel_type: str) -> int | None:
-    """The most all of one reply's files may weigh together on `channel_type`; None: no such limit."""
-    return TOTAL_LIMITS.get(channel_type)
-
-
-def send_limit(channel_type: str, kind: str) -> int:
-    """The largest file of `kind` (image, audio, file) a reply on `channel_type` may carry, in bytes."""
-    limits = SEND_LIMITS.get(channel_type, {ANY_KIND: OWN_LIMIT})
-    return min(limits.get(kind, limits[ANY_KIND]), STORE_LIMIT)
+def send_limit(limits: Mapping[str, int], kind: str) -> int:
+    """The largest file of `kind` (image, audio, file) a channel's `file_limits` allow, within `STORE_LIMIT`."""
+    return min(limits.get(kind, limits.get(ANY_KIND, OWN_LIMIT)), STORE_LIMIT)
 
 
 @dataclass(frozen=True)

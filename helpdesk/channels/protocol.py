@@ -88,6 +88,11 @@ class Channel(Protocol):
     """Whether `set_commands` sets a command menu."""
     fetches_media: bool
     """Whether its messages report files that `fetch_media` can fetch."""
+    file_limits: Mapping[str, int]
+    """The largest file a reply may carry, in bytes, per kind (image, audio, file; `outbound_files.ANY_KIND` for
+    the rest): the provider's documented limit for what a bot sends (helpdesk.channels.outbound_files)."""
+    files_total_limit: int | None
+    """What all of one reply's files may weigh together (a mail carries them in one message); None: no limit."""
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         """Raise WebhookRejected (401/403, 400 for a malformed handshake) unless the request comes from the

@@ -57,6 +57,7 @@ import httpx
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .media import Download, Failed, provider_json, reported_size
+from .outbound_files import ANY_KIND, MB
 from .protocol import (
     Received,
     SentParts,
@@ -477,6 +478,9 @@ class SlackChannel:
     text_limit: int | None = SECTION_TEXT_LIMIT
     supports_commands = False
     fetches_media = True
+    # files.getUploadURLExternal: up to 1 GB (we keep no file over outbound_files.STORE_LIMIT).
+    file_limits: Mapping[str, int] = {ANY_KIND: 1000 * MB}
+    files_total_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.slack_files, which builds on this module; the

@@ -48,6 +48,7 @@ import httpx
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from .media import Download, Failed, Refused, provider_json, reported_size
+from .outbound_files import ANY_KIND, MB
 from .protocol import Received, SentParts, WebhookRequest, webhook_json
 from .provider_http import (
     FileSender,
@@ -395,6 +396,9 @@ class TelegramChannel:
     text_limit: int | None = TEXT_LIMIT
     supports_commands = True
     fetches_media = True
+    # Bot API: sendDocument takes up to 50 MB (sendPhoto 10 MB: a larger image goes as a document).
+    file_limits: Mapping[str, int] = {ANY_KIND: 50 * MB}
+    files_total_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.telegram_files, which builds on this module; the

@@ -48,6 +48,7 @@ import httpx
 from . import rating
 from .base import DeliveryResult, FailedStatus, InboundContact, InboundMessage, WebhookRejected
 from .media import Download, Failed, provider_json, reported_size
+from .outbound_files import ANY_KIND, MB
 from .protocol import (
     Received,
     SentParts,
@@ -434,6 +435,9 @@ class WhatsAppChannel:
     text_limit: int | None = TEXT_LIMIT
     supports_commands = False
     fetches_media = True
+    # Cloud API media: images 5 MB, audio 16 MB, documents 100 MB.
+    file_limits: Mapping[str, int] = {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB}
+    files_total_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.whatsapp_files, which builds on this module; the

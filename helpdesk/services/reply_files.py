@@ -17,7 +17,7 @@ Stored as `Attachment` rows of the message (status stored, `provider_ref` "uploa
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.core.files.storage import default_storage
@@ -25,14 +25,15 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext as _
 
 from helpdesk.channels.outbound_files import (
+    ANY_KIND,
     MAX_FILES,
     MB,
     OWN_LIMIT,
     UPLOAD_REF,
     send_limit,
     shared_file_id,
-    total_limit,
 )
+from helpdesk.channels.registry import UnknownChannel, channel_for_type
 from helpdesk.models import Attachment, Inbox, Message
 
 from .attachment_checks import ACCEPTED_TYPES, SNIFF_BYTES, kind_of, sniff_content_type
@@ -89,6 +90,18 @@ def _size_text(size: int) -> str:
     return f"{-(-size // 1000)} kB"
 
 
+def _channel_limits(channel_type: str, *, private: bool) -> tuple[Mapping[str, int], int | None]:
+    """(largest file per kind, all files together) for a reply on `channel_type`; a note, which never leaves the
+    helpdesk, has our own limit only."""
+    if private:
+        return {ANY_KIND: OWN_LIMIT}, None
+    try:
+        channel = channel_for_type(channel_type)
+    except UnknownChannel:
+        return {ANY_KIND: OWN_LIMIT}, None
+    return channel.file_limits, channel.files_total_limit
+
+
 def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: bool) -> list[CheckedFile]:
     """Check every file for a reply (or, `private`, a note) in `inbox`; FileRefused for the first that fails."""
     if not files:
@@ -99,6 +112,7 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
             _("A message can carry at most %(most)d files; %(count)d were attached.")
             % {"most": MAX_FILES, "count": len(files)},
         )
+    limits, most = _channel_limits(inbox.channel_type, private=private)
     checked: list[CheckedFile] = []
     for upload in files:
         name, size = _file_name(upload), int(upload.size or 0)
@@ -110,7 +124,7 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
                 name, _("only images, audio and PDF files can be sent (this file is none of them)")
             )
         kind = _kind(content_type)
-        limit = OWN_LIMIT if private else send_limit(inbox.channel_type, kind)
+        limit = send_limit(limits, kind)
         if size > limit:
             where = _("a private note") if private else inbox.get_channel_type_display()
             raise FileRefused(
@@ -119,7 +133,7 @@ def reply_files_check(*, inbox: Inbox, files: Sequence[UploadedFile], private: b
                 % {"size": _size_text(size), "where": where, "limit": _size_text(limit)},
             )
         checked.append(CheckedFile(upload, name, content_type, kind, size))
-    total, most = sum(item.size for item in checked), None if private else total_limit(inbox.channel_type)
+    total = sum(item.size for item in checked)
     if most is not None and total > most:
         where = inbox.get_channel_type_display()
         raise FileRefused(

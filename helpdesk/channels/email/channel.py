@@ -10,7 +10,7 @@ answers it (helpdesk.channels.email.mime).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import httpx
@@ -26,6 +26,7 @@ from ..base import (
     storable,
 )
 from ..media import Download, Refused
+from ..outbound_files import ANY_KIND, MB, OWN_LIMIT
 from ..protocol import Received, SentParts, WebhookRequest, not_supported
 from . import imap, mailgun, smtp
 from .mime import parse_mail
@@ -100,6 +101,9 @@ class EmailChannel:
     ai_replies_per_contact_per_hour = AI_REPLIES_PER_CONTACT_PER_HOUR
     supports_commands = False
     fetches_media = False
+    # The reply mail carries its files: 25 MB each and together, what common mail services accept.
+    file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
+    files_total_limit: int | None = 25 * MB
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         mailgun.verify(

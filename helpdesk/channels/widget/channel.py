@@ -14,7 +14,7 @@ acknowledge and no provider files to fetch.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import httpx
@@ -22,6 +22,7 @@ from rest_framework import serializers
 
 from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
 from ..media import Download, Refused
+from ..outbound_files import ANY_KIND, OWN_LIMIT
 from ..protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
 from .follow_up import follow_up_by_email
 from .identity import VISITOR_HEADER, checked_origin, visitor_source_id
@@ -58,6 +59,9 @@ class WidgetChannel:
     text_limit: int | None = None
     supports_commands = False
     fetches_media = False
+    # The chat shows links to the files; we serve them ourselves.
+    file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
+    files_total_limit: int | None = None
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         checked_origin(inbox, request.headers)

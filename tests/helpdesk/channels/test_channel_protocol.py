@@ -17,7 +17,14 @@ from tests.support.webhook_fixtures import fixture_body
 
 BOT_TOKEN = "7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 OPERATIONS = ("verify", "parse", "send", "fetch_media", "set_commands", "answer_callback")
-ATTRIBUTES = ("channel_type", "text_limit", "supports_commands", "fetches_media")
+ATTRIBUTES = (
+    "channel_type",
+    "text_limit",
+    "supports_commands",
+    "fetches_media",
+    "file_limits",
+    "files_total_limit",
+)
 
 
 @pytest.fixture
