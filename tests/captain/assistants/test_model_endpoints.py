@@ -114,7 +114,8 @@ def test_own_endpoint_gets_only_the_tenants_key_and_the_platform_gets_only_its_o
     own_assistant.model_endpoint = "ours"
     own_assistant.save()
     ScenarioFactory(assistant=own_assistant, key="parcels", title="Parcels", description="Where a parcel is")
-    RoutingConfig.objects.create(assistant=own_assistant, default_mode="router")
+    # Custom mode: a clear switch ("Where is my parcel?" -> Parcels) is still put to the router model.
+    RoutingConfig.objects.create(assistant=own_assistant, default_mode="custom")
     tenant_server.set_responder(lambda request: text("parcels" if "tools" not in request else "On its way."))
 
     platform_assistant = AssistantInboxFactory().assistant
