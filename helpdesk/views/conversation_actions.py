@@ -40,7 +40,7 @@ from helpdesk.services.messages import message_create_agent_reply, message_creat
 from helpdesk.services.reply_files import FileRefused
 
 from .base import AuthenticatedHttpRequest, account_view
-from .composer import remember_composer_kind
+from .composer import keep_composer_draft, remember_composer_kind
 from .conversations import side_context
 from .snooze import account_zone, snooze_until
 from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next
@@ -141,6 +141,10 @@ def conversation_reply(
     form = ReplyForm(request.POST)
     files = request.FILES.getlist("files")
     if not form.is_valid() or not (form.cleaned_data["content"] or files):
+        # A text too long comes back to be shortened, on the kind it was meant for.
+        if request.POST.get("kind") in ("reply", "note"):
+            remember_composer_kind(request, conversation.pk, request.POST["kind"])
+        keep_composer_draft(request, conversation.pk, request.POST.get("content", ""))
         flash.error(request, _("Write a message first (at most 10,000 characters)."))
         return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
@@ -155,7 +159,9 @@ def conversation_reply(
             )
             flash.success(request, _("Reply queued for delivery."))
     except FileRefused as exc:
-        # Nothing was stored: the person learns which file and why, and sends again without it.
+        # Nothing was stored: the person learns which file and why, and sends again without it, the typed text
+        # still in the composer (the kind is already remembered above).
+        keep_composer_draft(request, conversation.pk, request.POST.get("content", ""))
         flash.error(request, str(exc))
     return _back(request, membership, conversation)
 

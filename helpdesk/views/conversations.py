@@ -26,7 +26,7 @@ from helpdesk.selectors.teams import account_team_choices
 
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
-from .composer import composer_kind
+from .composer import composer_kind, take_composer_draft
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
 from .snooze import SNOOZE_CHOICES, account_zone
 from .workspace import list_context, shown_next, workspace
@@ -137,6 +137,7 @@ def conversation_detail(
         poll_url=reverse("dashboard:conversation-poll", args=[membership.account_id, conversation.pk]),
         poll_interval_ms=POLL_INTERVAL_MS,
         composer_kind=composer_kind(request, conversation.pk),
+        composer_text=take_composer_draft(request, conversation.pk),
         **side_context(membership, conversation),
     )
     return render(request, "dashboard/conversation_detail.html", context)

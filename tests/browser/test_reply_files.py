@@ -152,6 +152,9 @@ def test_a_file_over_the_channels_limit_is_refused_with_the_reason_shown(browser
     expect(page.locator(".flash li.error")).to_have_text(
         "“big.jpg” cannot be attached: it is 5.1 MB, and WhatsApp Cloud takes files up to 5 MB."
     )
+    # Nothing typed is lost: the page the refusal comes back to has the text in the composer, still a reply.
+    expect(page.locator("#composer-text")).to_have_value("Two photos")
+    expect(page.get_by_role("radio", name="Reply to the customer")).to_be_checked()
     assert no_sideways_scroll(page)
     browser.shot("refused")
     assert not Message.objects.filter(content="Two photos").exists()
