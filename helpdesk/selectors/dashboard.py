@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import Combinable, OrderBy
-from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
 from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
-from .contacts import latest_incoming_content
 from .search import conversations_with_messages_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
@@ -230,21 +228,36 @@ def _previews(conversations: list[Conversation]) -> dict[int, str]:
     """The customer's last words in each conversation (its latest incoming message: what an agent needs, not
     the AI's handoff boilerplate that usually comes after it), else its latest public message (a conversation
     started from our side), in one query for the whole page (correlated subqueries on the index
-    (conversation, created_at), evaluated for these rows only)."""
+    (conversation, created_at), evaluated for these rows only). A message of files alone (a reply or a customer's
+    photo without a caption) is shown by its files' names, so the row does not look empty."""
     if not conversations:
         return {}
-    latest = (
-        Message.objects.filter(conversation_id=OuterRef("pk"), private=False)
-        .exclude(message_type=Message.Type.ACTIVITY)
-        .order_by("-id")
-        .values("content")[:1]
-    )
+    public = Message.objects.filter(conversation_id=OuterRef("pk"), private=False).order_by("-id")
+    incoming = public.filter(message_type=Message.Type.INCOMING)
+    latest = public.exclude(message_type=Message.Type.ACTIVITY)
     rows = (
         Conversation.objects.filter(pk__in=[c.pk for c in conversations])
-        .annotate(preview=Coalesce(latest_incoming_content(), Subquery(latest)))
-        .values_list("pk", "preview")
+        .annotate(
+            in_text=Subquery(incoming.values("content")[:1]),
+            in_files=Subquery(incoming.values("attachments")[:1]),
+            last_text=Subquery(latest.values("content")[:1]),
+            last_files=Subquery(latest.values("attachments")[:1]),
+        )
+        .values_list("pk", "in_text", "in_files", "last_text", "last_files")
     )
-    return {pk: (preview or "")[:PREVIEW_CHARS] for pk, preview in rows}
+    previews: dict[int, str] = {}
+    for pk, in_text, in_files, last_text, last_files in rows:
+        # No incoming message at all: the latest public one (the text column is never NULL for a message).
+        text, files = (in_text, in_files) if in_text is not None else (last_text, last_files)
+        previews[pk] = (text or files_preview(files))[:PREVIEW_CHARS]
+    return previews
+
+
+def files_preview(files: object) -> str:
+    """A message's files as its list preview ("📎 invoice.pdf, 📎 photo.png"): by name, else by kind."""
+    items = files if isinstance(files, list) else []  # the column is a list; anything else shows nothing
+    names = [str(i.get("file_name") or i.get("type") or "file") for i in items if isinstance(i, dict)]
+    return ", ".join(f"📎 {name}" for name in names)
 
 
 def filter_options(*, account_id: int) -> dict[str, list]:

@@ -7,11 +7,14 @@ import datetime as dt
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from helpdesk.models import Conversation, Label, Message
 from helpdesk.models import Team as SupportTeam
+from helpdesk.services.messages import message_create_agent_reply
 from tests.factories import ContactInboxFactory, ConversationFactory, InboxFactory, MessageFactory
+from tests.support.fake_files import PNG
 
 from .conftest import count_queries
 
@@ -231,6 +234,45 @@ def test_list_shows_the_customers_last_words_not_the_handoff_boilerplate(agent_c
     assert previews[str(conversation.id)] == "My parcel never arrived"
     assert previews[str(outbound_only.id)] == "We opened this for you"
     assert "Customer's last words" in html
+
+
+def test_a_message_of_files_alone_is_previewed_by_its_file_names(agent_client, team, settings, tmp_path):
+    """A reply of files alone (sent through the real service, stored) and a customer's photo without a caption
+    show their files' names where the text would be, in the list and in the conversation page's queue pane; a
+    text beside files is still the preview."""
+    settings.MEDIA_ROOT = str(tmp_path)
+    files_reply = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    message_create_agent_reply(
+        conversation=files_reply,
+        user=team.agent,
+        content="",
+        files=[
+            SimpleUploadedFile("invoice.pdf", b"%PDF-1.7\n" + b"x" * 64, "application/pdf"),
+            SimpleUploadedFile("parcel.png", PNG, "image/png"),
+        ],
+    )
+    photo = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    MessageFactory(conversation=photo, content="", attachments=[{"type": "image", "file_name": "damage.jpg"}])
+    MessageFactory(conversation=photo, content="", attachments=[{"type": "audio"}])  # no name: its kind
+    captioned = ConversationFactory(contact_inbox__inbox=team.inbox, status="open")
+    MessageFactory(
+        conversation=captioned, content="See the label", attachments=[{"type": "image", "file_name": "l.jpg"}]
+    )
+    html = agent_client.get(url(team, "all")).content.decode()
+    previews = dict(
+        re.findall(r'data-conversation="(\d+)">.*?<td class="preview">(.*?)</td>', html, flags=re.S)
+    )
+    assert previews[str(files_reply.id)] == "📎 invoice.pdf, 📎 parcel.png"
+    assert previews[str(photo.id)] == "📎 audio"
+    assert previews[str(captioned.id)] == "See the label"
+    MessageFactory(
+        conversation=photo, content="", attachments=[{"type": "image", "file_name": "<b>x</b>.jpg"}]
+    )
+    page = agent_client.get(
+        f"/app/accounts/{team.account.id}/conversations/{files_reply.id}/?folder=all"
+    ).content.decode()
+    assert "📎 invoice.pdf, 📎 parcel.png" in page
+    assert "📎 &lt;b&gt;x&lt;/b&gt;.jpg" in page and "<b>x</b>" not in page
 
 
 def test_snoozed_folder_lists_by_wake_up_time_in_the_account_time_zone(agent_client, team):
