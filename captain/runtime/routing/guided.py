@@ -65,13 +65,13 @@ def decide_guided(
         )
 
     verdict = judgement.verdict
-    switch_clear = verdict is None and judgement.unclear is not None and judgement.unclear.closest is not None
+    # Unclear which candidate, but clear that the message moves on: in router mode a "stay" is vetoed below.
+    only_target_unclear = judgement.unclear is not None and judgement.unclear.closest is not None
     if verdict is not None:
-        if verdict.target == view.node or verdict.target in view.terminal:
+        clear_stay_or_people = verdict.target == view.node or verdict.target in view.terminal
+        if clear_stay_or_people or mode == "router":
             return by_evidence(verdict.target, verdict.reason)
-        if mode == "router":
-            return by_evidence(verdict.target, verdict.reason)
-        switch_clear = True
+        # Custom mode, a clear switch: the builder's rule may keep the message, so the model is asked.
         allowed = [verdict.target, *(k for k in shortlist(judgement, t, size) if k != verdict.target)][:size]
     else:
         allowed = shortlist(judgement, t, size)
@@ -85,7 +85,7 @@ def decide_guided(
     decision = replace(
         decision, scores=judgement.scores, reason=f"{decision.reason} (offered: {', '.join(allowed)})"
     )
-    if mode == "router" and switch_clear and decision.target == view.node and not decision.refused:
+    if mode == "router" and only_target_unclear and decision.target == view.node and not decision.refused:
         # The model kept a message the evidence clearly moves on: the encoder's best.
         return replace(
             decision, target=allowed[0], reason=f"{decision.reason}; stay vetoed: switching is clear"
