@@ -92,6 +92,8 @@ def no_sideways_scroll(page) -> bool:
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_two_files_attached_to_a_reply_are_sent_and_shown_in_the_thread(browser, live_server, desk, device):
     page = open_conversation(browser, live_server, desk, *WIDTHS[device])
+    hint = page.locator("#composer-files-hint")
+    expect(hint).to_be_hidden()  # the limits show once files are chosen, not pushing the composer down before
     page.get_by_label("Attach files").set_input_files(
         [
             {"name": "receipt.pdf", "mimeType": "application/pdf", "buffer": PDF},
@@ -105,6 +107,8 @@ def test_two_files_attached_to_a_reply_are_sent_and_shown_in_the_thread(browser,
     )
     chosen = page.locator("#chosen-files li")
     expect(chosen).to_have_count(3)
+    expect(hint).to_be_visible()
+    expect(hint).to_contain_text("at most 10")
     page.get_by_role("button", name="Remove wrong.jpg").click()
     expect(chosen).to_have_count(2)
     expect(chosen.nth(0)).to_contain_text("receipt.pdf")

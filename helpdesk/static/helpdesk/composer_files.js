@@ -8,6 +8,8 @@
   var input = document.getElementById("composer-files");
   var list = document.getElementById("chosen-files");
   var textarea = document.getElementById("composer-text");
+  // The limits matter once files are chosen; until then the line would only push the composer down the screen.
+  var hint = document.getElementById("composer-files-hint");
   if (!input || !list) { return; }
 
   function size(bytes) {
@@ -47,6 +49,7 @@
       list.appendChild(item);
     });
     list.hidden = input.files.length === 0;
+    if (hint) { hint.hidden = input.files.length === 0; }
     // A reply of files alone needs no text.
     if (textarea) { textarea.required = input.files.length === 0; }
   }
