@@ -54,8 +54,6 @@ class Judgement:
     unclear: Unclear | None = None
     ranked: tuple[tuple[str, float], ...] = ()
     """Candidates other than people with their evidence (through triage's reach where higher), best first."""
-    stay: float = float("-inf")
-    """The node in charge's own evidence."""
 
 
 def judge(
@@ -93,7 +91,7 @@ def judge(
     label = f"{best} (via {via[best]})" if best in via else best
 
     def verdict(target: str, reason: str) -> Judgement:
-        return Judgement(scores, best, note, Verdict(target, reason), None, tuple(ranked), stay)
+        return Judgement(scores, best, note, Verdict(target, reason), None, tuple(ranked))
 
     if best_score < t.floor:
         return verdict(view.node, f"no candidate with evidence {t.floor:.1f} (best {label} {best_score:.1f})")
@@ -117,6 +115,4 @@ def judge(
     closest = (
         Verdict(best, f"{label} {best_score:.1f} vs stay {stay:.1f} (closest)") if switch_clear else None
     )
-    return Judgement(
-        scores, best, note, None, Unclear(best, label, closest, without_model), tuple(ranked), stay
-    )
+    return Judgement(scores, best, note, None, Unclear(best, label, closest, without_model), tuple(ranked))

@@ -3,10 +3,9 @@
 1. rules (equals / contains / regex): zero model calls (`rules`);
 2. the node's mode: `tool` (its own model calls a handoff tool while answering: the Runner's job), `router` or
    `custom` (a router model picks among the candidates the encoder's evidence allows: `guided`, `router_mode`),
-   or `semantic` (the default: the
-   message's calibrated evidence for the node and its candidates (`calibration`), judged relative to each
-   other (`semantic`); an unclear case goes to the tie-break, `tiebreak`, within the message's budget of
-   router calls).
+   or `semantic` (the default: the message's calibrated evidence for the node and its candidates
+   (`calibration`), judged relative to each other (`semantic`); an unclear case goes to the tie-break,
+   `tiebreak`, within the message's budget of router calls).
 People (the terminal node) only when the customer asks for a person (`people`), in every mode.
 Whatever the mode, only the node's candidates (edges + global nodes) can be chosen; anything else, or output
 that cannot be parsed, means stay, and is recorded.
