@@ -105,9 +105,9 @@ class RoutingExampleTextForm(forms.ModelForm):
 
 
 class DraftedExampleInline(AccountScopedInlineMixin, admin.TabularInline):
-    """The model's drafted example messages of every scenario's node (the router uses a node's suggestions while
-    the builder has written no examples for it). Editing a suggestion accepts it; accept, reject and adopt them
-    on the routing examples page."""
+    """The model's drafted example messages of every scenario's node (the router uses one once it is accepted;
+    unreviewed ones only with CAPTAIN["ROUTING_UNREVIEWED_DRAFTS"]). Editing a suggestion accepts it; accept,
+    reject and adopt them on the routing examples page."""
 
     model = RoutingExample
     form = RoutingExampleTextForm

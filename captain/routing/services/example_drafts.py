@@ -3,8 +3,9 @@ from the scenario's title, description and instruction, so the semantic router h
 messages with even when the builder wrote none (docs/routing.md).
 
 - Stored as `RoutingExample(source=drafted, status=suggested, drafted_from=<sha256 of the three texts>)`. The
-  router uses them only while the node has no builder-written examples (`routing_examples.examples_in_use`); the
-  builder sees them as editable suggestions (admin, API) and accepts, rejects or adopts them.
+  router uses one once a person accepts it (or adopts the drafts as the builder's examples); unreviewed ones only
+  with `CAPTAIN["ROUTING_UNREVIEWED_DRAFTS"]` and while the node has no builder-written examples
+  (`routing_examples.examples_in_use`). The builder sees them as editable suggestions (admin, API).
 - When: after a scenario is created, its title/description/instruction change or it is enabled again
   (`scenario_create` / `scenario_update` queue `example_drafts_enqueue` after commit), also for a node with
   builder examples (the drafts are then only suggestions to adopt); by the hourly sweep and by
