@@ -111,8 +111,8 @@ DEFAULTS: dict[str, Any] = {
     "FAQ_DRAFTS_CONVERSATION_LOOKBACK_HOURS": 24,
     "FAQ_DRAFTS_CONVERSATION_BATCH": 20,
     # Routing example drafts (captain/routing/services/example_drafts.py): the assistant's model writes customer-style
-    # messages for each scenario's routing node, used while the builder has written none. Off: nothing is
-    # drafted or queued (stored drafts stay in use). Accounts have no language setting: drafts are written in
+    # messages for each scenario's routing node as suggestions to review. Off: nothing is drafted or queued
+    # (stored drafts stay as they are). Accounts have no language setting: drafts are written in
     # these languages (codes) plus the one the scenario itself is written in, this many per language; the
     # hourly sweep queues at most ROUTING_EXAMPLE_DRAFTS_BATCH scenarios without drafts of their current texts.
     "ROUTING_EXAMPLE_DRAFTS": True,
