@@ -288,12 +288,9 @@ def rating_list(body: str) -> dict[str, Any]:
     }
 
 
-def send(
-    *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
-) -> SendResult:
-    """Send one text part through the Cloud API and classify Meta's answer. With quick replies the part goes as
-    an interactive message with reply buttons; a part longer than an interactive body goes as text first, then
-    the buttons follow under a short body (their failure alone does not fail the delivery: the reply arrived)."""
+def number_url(inbox: Inbox) -> str | SendResult:
+    """`{api base}/{version}/{phone_number_id}` of the inbox's business number (its `/messages` and `/media`
+    live under it), or the failed send saying what the inbox lacks."""
     config = inbox.provider_config
     phone_number_id = str(config.get("phone_number_id") or "")
     if not inbox.access_token or not phone_number_id:
@@ -304,22 +301,36 @@ def send(
         )
     base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
     version = str(config.get("api_version") or DEFAULT_API_VERSION)
+    return f"{base}/{version}/{phone_number_id}"
+
+
+def post_message(
+    inbox: Inbox, number: str, source_id: str, message: dict[str, Any], timeout: float
+) -> SendResult:
+    """Send one message object (`{"type": ..., ...}`) to the customer and classify Meta's answer."""
+    answer = post_json(
+        f"{number}/messages",
+        payload={"messaging_product": "whatsapp", "recipient_type": "individual", "to": source_id, **message},
+        headers={"Authorization": f"Bearer {inbox.access_token}"},
+        timeout=timeout,
+    )
+    if isinstance(answer, DeliveryResult):
+        return SendResult(answer)
+    return classify(answer)
+
+
+def send(
+    *, inbox: Inbox, source_id: str, text: str, timeout: float, quick_replies: Sequence[str] = ()
+) -> SendResult:
+    """Send one text part through the Cloud API and classify Meta's answer. With quick replies the part goes as
+    an interactive message with reply buttons; a part longer than an interactive body goes as text first, then
+    the buttons follow under a short body (their failure alone does not fail the delivery: the reply arrived)."""
+    number = number_url(inbox)
+    if isinstance(number, SendResult):
+        return number
 
     def post(message: dict[str, Any]) -> SendResult:
-        answer = post_json(
-            f"{base}/{version}/{phone_number_id}/messages",
-            payload={
-                "messaging_product": "whatsapp",
-                "recipient_type": "individual",
-                "to": source_id,
-                **message,
-            },
-            headers={"Authorization": f"Bearer {inbox.access_token}"},
-            timeout=timeout,
-        )
-        if isinstance(answer, DeliveryResult):
-            return SendResult(answer)
-        return classify(answer)
+        return post_message(inbox, number, source_id, message, timeout)
 
     text_message = {"type": "text", "text": {"preview_url": False, "body": text}}
     if not quick_replies:

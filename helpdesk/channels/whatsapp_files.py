@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from .base import DeliveryResult
 from .outbound_files import OutboundFile
-from .provider_http import SendResult, dict_or_empty, post_form, post_json, retry_after_seconds
-from .whatsapp import DEFAULT_API_BASE_URL, DEFAULT_API_VERSION, classify, known_error
+from .provider_http import SendResult, dict_or_empty, post_form, retry_after_seconds
+from .whatsapp import known_error, number_url, post_message
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox
@@ -56,30 +56,10 @@ def _upload(inbox: Inbox, url: str, file: OutboundFile, timeout: float) -> str |
 
 def send_file(*, inbox: Inbox, source_id: str, file: OutboundFile, timeout: float) -> SendResult:
     """Upload one file, then send the message that shows it to the customer."""
-    config = inbox.provider_config
-    phone_number_id = str(config.get("phone_number_id") or "")
-    if not inbox.access_token or not phone_number_id:
-        return SendResult(
-            DeliveryResult(
-                ok=False, permanent=True, error="The inbox needs a WhatsApp access token and phone_number_id."
-            )
-        )
-    base = str(config.get("api_base_url") or DEFAULT_API_BASE_URL).rstrip("/")
-    version = str(config.get("api_version") or DEFAULT_API_VERSION)
-    media_id = _upload(inbox, f"{base}/{version}/{phone_number_id}/media", file, timeout)
+    number = number_url(inbox)
+    if isinstance(number, SendResult):
+        return number
+    media_id = _upload(inbox, f"{number}/media", file, timeout)
     if isinstance(media_id, DeliveryResult):
         return SendResult(media_id)
-    answer = post_json(
-        f"{base}/{version}/{phone_number_id}/messages",
-        payload={
-            "messaging_product": "whatsapp",
-            "recipient_type": "individual",
-            "to": source_id,
-            **_media_message(file, media_id),
-        },
-        headers={"Authorization": f"Bearer {inbox.access_token}"},
-        timeout=timeout,
-    )
-    if isinstance(answer, DeliveryResult):
-        return SendResult(answer)
-    return classify(answer)
+    return post_message(inbox, number, source_id, _media_message(file, media_id), timeout)
