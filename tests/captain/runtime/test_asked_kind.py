@@ -3,11 +3,13 @@ answer, however true each of its sentences is: the small model's neighbouring se
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from captain.runtime.knowledge.asked import asked_kinds
 from captain.runtime.knowledge.claims import turn_check
-from captain.runtime.knowledge.evidence import Scored, clear_answer
+from captain.runtime.knowledge.evidence import Scored, clear_answer, select_evidence
+from captain.runtime.knowledge.sources import Source
 from captain.runtime.knowledge.units import units_of
 
 WARD = (
@@ -107,3 +109,27 @@ def test_the_evidence_sentence_is_not_sent_as_the_answer_when_it_gives_no_value_
     question = "what are the visiting hours if my cat has to stay in the hospital"
     assert clear_answer([Scored(minutes, 0.9, 1)], language="en", question=question) is None
     assert clear_answer([Scored(hours, 0.9, 1)], language="en", question=question) == hours
+
+
+def test_a_sentence_giving_the_kind_asked_for_comes_first_in_the_evidence_over_a_closer_neighbour():
+    """The encoder puts the visit's length (a duration) closer to "what time can I come" than the hours; the
+    question asks for a time of day, so the sentence that gives one goes first."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        # A stand-in for the sentence encoder with the cosines the real one gives such pairs: the question and
+        # the neighbour close, the answer a little further.
+        closeness = {"20 minutes": 0.8, "14:00": 0.7}
+        rows = []
+        for text in texts:
+            cosine = next((c for key, c in closeness.items() if key in text), 1.0)
+            rows.append([cosine, float(np.sqrt(1 - cosine**2))])
+        return np.array(rows)
+
+    source = Source(ref="doc:1", kind="document", title=WARD[0], text=WARD[1], score=0.7)
+    question = "what time can I come"
+    best = select_evidence([source], query=question, context="", encode=encode, limit=2)
+    assert "14:00" in best[0].unit.text
+    assert "20 minutes" in best[1].unit.text
+    # Asked how long a visit lasts, the duration stays first: the order follows what is asked.
+    asked_length = select_evidence([source], query="how long can a visit last", context="", encode=encode)
+    assert "20 minutes" in asked_length[0].unit.text
