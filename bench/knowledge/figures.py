@@ -136,6 +136,10 @@ def retrieval_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             [r for r in answerable if r.get("source_lang")],
             lambda r: "cross" if r["lang"] != r["source_lang"] else "same",
         ),
+        "evidence_facts_in_first_1_3_6": "/".join(
+            str(sum(1 for r in answerable if (r.get("evidence_rank") or 99) <= k)) for k in (1, 3, 6)
+        )
+        + f" of {len(answerable)}",
         "unanswerable_or_off_topic_with_sources": _pct(len(false_found), len(nothing_expected)),
         "gate_verdicts_when_nothing_found": {k: dict(v) for k, v in verdicts.items()},
         "retrieval_ms_p50": percentile([r["ms"] for r in rows], 50),

@@ -228,6 +228,9 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
     from captain.knowledge.services.rerank import is_cjk
     from captain.knowledge.services.retrieval import get_encoder
     from captain.runtime.knowledge import TopicGate
+    from captain.runtime.knowledge.evidence import select_evidence
+
+    from .scoring import facts_present
 
     assistant = Assistant.objects.get(pk=loaded.assistant_id)
     base = AssistantKnowledge(assistant_id=assistant.id, account_id=assistant.account_id)
@@ -248,6 +251,14 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
         # language is a cross-language search.
         texts = {s.ref: f"{s.title}\n{s.text}" for s in index.sources if s.ref in expected}
         source_lang = ("zh" if is_cjk(texts[min(texts)]) else "en") if texts else ""
+        # Where the first sentence holding every expected fact ranks in the evidence the prompt starts with.
+        evidence = select_evidence(
+            found.sources, query=question.question, context=context, encode=get_encoder().encode, limit=6
+        )
+        evidence_rank = next(
+            (n for n, e in enumerate(evidence, 1) if question.facts and facts_present(e.unit.full, question)),
+            None,
+        )
         rows.append(
             {
                 "id": question.id,
@@ -262,6 +273,7 @@ def retrieval_only(loaded: Loaded, questions: list[Question]) -> list[dict[str, 
                 "gate_score": round(score, 3),
                 "ms": round(found.latency_ms, 1),
                 "expected_vector_rank": expected_rank,
+                "evidence_rank": evidence_rank,
                 "expected_vector_score": round(float(scores[ranked[expected_rank]]), 3)
                 if expected_rank is not None
                 else None,
