@@ -62,8 +62,12 @@ def select_evidence(
         return []
     texts = [query] if not context else [query, f"{context}\n{query}"]
     queries = encode(texts)
-    vectors = encode([u.full for u in units])
-    cosine = np.max(vectors @ queries.T, axis=1)
+    # Half what the sentence is about (with its headings), half what it says: the sentences of one FAQ answer or
+    # one section share their headings, and on those alone the question's own sentence is not told from its
+    # neighbours ("how long is the test?": the 40 minutes, not the results' 2 working days).
+    about = np.max(encode([u.full for u in units]) @ queries.T, axis=1)
+    says = np.max(encode([u.text for u in units]) @ queries.T, axis=1)
+    cosine = (about + says) / 2
     words = _word_scores(units, f"{context}\n{query}" if context else query)
     wants_value = asks_for_value(query) or asks_for_value(context)
     kinds = asked_kinds(query) | asked_kinds(context)

@@ -133,3 +133,30 @@ def test_a_sentence_giving_the_kind_asked_for_comes_first_in_the_evidence_over_a
     # Asked how long a visit lasts, the duration stays first: the order follows what is asked.
     asked_length = select_evidence([source], query="how long can a visit last", context="", encode=encode)
     assert "20 minutes" in asked_length[0].unit.text
+
+
+def test_among_sentences_under_one_heading_the_one_whose_own_words_answer_comes_first():
+    """The sentences of one FAQ answer share its question as their heading: with the heading, the encoder finds
+    them all equally close; what each sentence itself says tells the answer from its neighbours."""
+    faq = Source(
+        ref="faq:1",
+        kind="faq",
+        title="Is the placement test free? How long does it take?",
+        text="You receive your level by e-mail within 2 working days. The written part takes 40 minutes.",
+        score=0.7,
+    )
+
+    def encode(texts: list[str]) -> np.ndarray:
+        # With the heading every sentence is as close as the next; on its own the 40 minutes is the closest.
+        def cosine(text: str) -> float:
+            if text == question:
+                return 1.0
+            if text.startswith(faq.title):
+                return 0.7
+            return 0.9 if "40 minutes" in text else 0.3
+
+        return np.array([[c, float(np.sqrt(1 - c**2))] for c in map(cosine, texts)])
+
+    question = "how long is the test"
+    best = select_evidence([faq], query=question, context="", encode=encode, limit=2)
+    assert "40 minutes" in best[0].unit.text
