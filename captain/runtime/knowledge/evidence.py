@@ -17,7 +17,7 @@ import numpy as np
 
 from .asked import asked_kinds, gives_kind
 from .sources import Source
-from .tokens import idf_weights, tokens
+from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
@@ -68,7 +68,7 @@ def select_evidence(
     about = np.max(encode([u.full for u in units]) @ queries.T, axis=1)
     says = np.max(encode([u.text for u in units]) @ queries.T, axis=1)
     cosine = (about + says) / 2
-    words = _word_scores(units, f"{context}\n{query}" if context else query)
+    words = _across_languages(units, _word_scores(units, f"{context}\n{query}" if context else query), query)
     wants_value = asks_for_value(query) or asks_for_value(context)
     kinds = asked_kinds(query) | asked_kinds(context)
     scored = []
@@ -81,6 +81,16 @@ def select_evidence(
         scored.append(Scored(unit, score, unit.origin + 1))
     scored.sort(key=lambda s: -s.score)
     return scored[:limit]
+
+
+def _across_languages(units: Sequence[Unit], words: list[float], query: str) -> list[float]:
+    """A sentence in the other language than the question's cannot share its words: it gets at least the mean
+    share of the sentences in the question's language, so a Chinese question's English answer is not ranked below
+    every Chinese neighbour for that alone."""
+    language = "zh" if has_cjk(query) else "en"
+    same = [w for u, w in zip(units, words, strict=True) if u.language == language]
+    mean = sum(same) / len(same) if same else 0.0
+    return [w if u.language == language else max(w, mean) for u, w in zip(units, words, strict=True)]
 
 
 def _word_scores(units: Sequence[Unit], query: str) -> list[float]:

@@ -160,3 +160,33 @@ def test_among_sentences_under_one_heading_the_one_whose_own_words_answer_comes_
     question = "how long is the test"
     best = select_evidence([faq], query=question, context="", encode=encode, limit=2)
     assert "40 minutes" in best[0].unit.text
+
+
+def test_a_sentence_in_the_other_language_is_not_ranked_below_every_neighbour_for_sharing_no_words():
+    """A Chinese question whose answer is only in an English document: the English sentence shares none of the
+    question's words, so it is scored for them as an average sentence in the question's language."""
+    english = Source(
+        ref="chunk:1",
+        kind="document",
+        title="Lockers",
+        text="A locker key deposit of ¥100 is refunded when you return the key.",
+        score=0.6,
+    )
+    chinese = Source(
+        ref="chunk:2",
+        kind="document",
+        title="校园",
+        text="储物柜在二楼。图书馆周末开放。",
+        score=0.6,
+    )
+    question = "储物柜要押金吗"
+
+    def encode(texts: list[str]) -> np.ndarray:
+        # The multilingual encoder finds the English deposit sentence closest to the question.
+        def cosine(text: str) -> float:
+            return 1.0 if text == question else 0.9 if "deposit" in text else 0.6 if "储物柜" in text else 0.3
+
+        return np.array([[c, float(np.sqrt(1 - c**2))] for c in map(cosine, texts)])
+
+    best = select_evidence([english, chinese], query=question, context="", encode=encode, limit=3)
+    assert "deposit" in best[0].unit.text
