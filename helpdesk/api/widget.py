@@ -14,6 +14,8 @@ Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
     GET  messages/     -> {"messages": [...]}   the visitor's thread, `?after=<id>` for what is new
     POST messages/     {"id", "text"} -> 201    the visitor writes (the AI answers through the normal pipeline;
                        "ai_answering": true when it took the message)
+    POST files/        multipart {"id", "text", "file"} -> 201   the visitor sends a file (widget_files: checked
+                       first, `400 file_refused` with the reason for a type or size we do not keep)
     POST identify/     {"identifier", "identifier_hash", "name", "email"} -> {"visitor_token"}  setUser
     POST attributes/   {"attributes": {key: value}} -> {"custom_attributes"}          setCustomAttributes
     POST labels/       {"label": "vip"} -> {"added": true|false}                      setLabel
@@ -49,7 +51,7 @@ from helpdesk.realtime.publish import account_channel
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import inbox_for_webhook
 from helpdesk.selectors.visitors import customer_conversation_ids, customer_messages
-from helpdesk.services.messages import message_ingest
+from helpdesk.services.messages import IngestResult, message_ingest
 from helpdesk.services.rate_limits import webhook_rate_limit_check
 from helpdesk.services.visitors import (
     visitor_add_label,
@@ -58,6 +60,7 @@ from helpdesk.services.visitors import (
     visitor_set_contact,
 )
 
+from . import widget_files
 from .webhooks import read_body, webhook_request
 
 CHANNEL = Inbox.ChannelType.WIDGET
@@ -175,7 +178,22 @@ def messages(request: HttpRequest, inbox: Inbox) -> HttpResponse:
         return limited
     received = channel.parse(inbox, webhook_request(request, body))
     (inbound,) = [fit_for_storage(m) for m in received.messages]
-    result = message_ingest(inbox=inbox, inbound=inbound)
+    return _stored(message_ingest(inbox=inbox, inbound=inbound))
+
+
+def files(request: HttpRequest, inbox: Inbox) -> HttpResponse:
+    """The visitor sends a file (widget_files: checked before anything is stored), stored like a text."""
+    _method(request, "POST")
+    source_id = _source_id(request, inbox)  # a stranger's request is refused before its body is even read
+    body = read_body(request, widget_files.body_limit())
+    if (limited := _count(inbox)) is not None:
+        return limited
+    fields, received = widget_files.received_file(request, body)
+    inbound = widget.parse_file_message(source_id=source_id, fields=fields, file=received)
+    return _stored(message_ingest(inbox=inbox, inbound=fit_for_storage(inbound)))
+
+
+def _stored(result: IngestResult) -> JsonResponse:
     return JsonResponse(
         {
             "status": "accepted" if result.created else "duplicate",
@@ -347,6 +365,7 @@ async def _typing_pump(source: Listener, into: Listener) -> None:
 urlpatterns = [
     path("<str:website_token>/session/", _visitor_api(session), name="widget-session"),
     path("<str:website_token>/messages/", _visitor_api(messages), name="widget-messages"),
+    path("<str:website_token>/files/", _visitor_api(files), name="widget-files"),
     path("<str:website_token>/identify/", _visitor_api(identify), name="widget-identify"),
     path("<str:website_token>/attributes/", _visitor_api(attributes), name="widget-attributes"),
     path("<str:website_token>/labels/", _visitor_api(labels), name="widget-labels"),

@@ -27,7 +27,8 @@ class CustomerMessage:
     suggestions: list[str]
     created_at: str
     files: list[dict[str, str]] = field(default_factory=list)
-    """Files a person attached to a reply: `{"name", "url"}`, the url a signed link that opens it (no login)."""
+    """Files a person attached to a reply: `{"name", "url"}`, the url a signed link that opens it (no login); the
+    customer's own stored files by name, with an empty url."""
 
 
 def customer_conversation_ids(*, inbox_id: int, source_id: str) -> list[int]:
@@ -67,9 +68,10 @@ def customer_messages(*, inbox_id: int, source_id: str, after_id: int = 0) -> li
 
 
 def _reply_files(message: Message) -> list[dict[str, str]]:
-    # Only a reply's: the customer's own files are theirs already (and have no shared link).
+    # The customer's own files are named only (no link: they have the file, and a shared link opens a reply's
+    # file alone, helpdesk.services.reply_files.shared_file_access).
     if message.message_type != Message.Type.OUTGOING:
-        return []
+        return [{"name": f.file_name, "url": ""} for f in outbound_files(message)]
     return [{"name": f.file_name, "url": shared_file_url(f.attachment_id)} for f in outbound_files(message)]
 
 

@@ -1,7 +1,7 @@
 """The website chat widget channel: the `Channel` (channel.py), the visitor's identity (identity.py), business
 hours (hours.py) and the e-mail follow-up of away-hours questions (follow_up.py)."""
 
-from .channel import MAX_TEXT_LENGTH, WidgetChannel
+from .channel import MAX_TEXT_LENGTH, WidgetChannel, parse_file_message
 from .hours import is_away
 from .identity import (
     VISITOR_HEADER,
@@ -28,6 +28,7 @@ __all__ = [
     "is_away",
     "is_identified",
     "new_anonymous_source_id",
+    "parse_file_message",
     "prechat_fields",
     "verify_identifier",
     "visitor_source_id",

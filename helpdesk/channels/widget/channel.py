@@ -2,7 +2,7 @@
 
 Inbound is the public visitor API (helpdesk.api.widget): `verify` checks the page's origin against the inbox's
 allowed origins and the visitor token; `parse` turns `{"id": "<the page's id for the message>", "text": "..."}`
-into one InboundMessage of that visitor. The message id is the page's own (a retry of the same send is stored
+into one InboundMessage of that visitor, `parse_file_message` a visitor's file (with an optional caption). The message id is the page's own (a retry of the same send is stored
 once), prefixed with the visitor's source id so one visitor cannot collide with another's ids.
 
 Outbound needs no provider: a reply is stored like any other and the visitor's page, which listens on the
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import httpx
 from rest_framework import serializers
 
-from ..base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
+from ..base import DeliveryResult, InboundContact, InboundMessage, ReceivedFile, WebhookRejected
 from ..media import Download, Refused
 from ..outbound_files import ANY_KIND, OWN_LIMIT
 from ..protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
@@ -49,6 +49,28 @@ def parse_message(*, source_id: str, payload: object) -> InboundMessage:
         provider_message_id=f"{source_id}/{data['id']}",
         contact=InboundContact(source_id=source_id),
         text=data["text"],
+    )
+
+
+class _FileMessageSerializer(serializers.Serializer):
+    id = serializers.RegexField(r"^[A-Za-z0-9_-]{1,64}$")
+    text = serializers.CharField(max_length=MAX_TEXT_LENGTH, required=False, allow_blank=True, default="")
+
+
+def parse_file_message(*, source_id: str, fields: Mapping[str, str], file: ReceivedFile) -> InboundMessage:
+    """A visitor's file (`POST files/`: the form's `id`, an optional caption `text`, and the file), as one message
+    whose file arrives inside it: checked and stored at ingest like an e-mail's attachment."""
+    serializer = _FileMessageSerializer(data=dict(fields))
+    if not serializer.is_valid():
+        raise WebhookRejected(400, "invalid_payload", json.dumps(serializer.errors))
+    data = serializer.validated_data
+    # A name in the page's encoding may hold NUL or lone surrogates, which no database stores.
+    name = file.file_name.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")[:255]
+    return InboundMessage(
+        provider_message_id=f"{source_id}/{data['id']}",
+        contact=InboundContact(source_id=source_id),
+        text=data["text"],
+        files=(ReceivedFile(file_name=name, content_type=file.content_type[:100], data=file.data),),
     )
 
 

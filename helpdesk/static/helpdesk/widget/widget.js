@@ -20,10 +20,12 @@
     en: { open: "Open chat", close: "Close chat", title: "Chat with us", label: "Your message", send: "Send",
           placeholder: "Type your message…", unavailable: "The chat is not available on this page.",
           failed: "Your message could not be sent. Please try again.", you: "You", newReply: "New reply from ", stars: "%s of 5 stars", typing: "Typing…", prechat: "Before we start", yourName: "Your name", yourEmail: "Your e-mail", start: "Start chat",
+          attach: "Attach a file (image or audio)", fileRefused: "This file could not be sent.",
           away: "We are away right now. Leave your e-mail and question: the answer will also be sent to you by e-mail." },
     zh: { open: "打开聊天", close: "关闭聊天", title: "与我们聊天", label: "您的消息", send: "发送",
           placeholder: "输入您的消息…", unavailable: "此页面无法使用聊天。",
           failed: "消息发送失败，请重试。", you: "您", newReply: "新回复：", stars: "%s 星（共 5 星）", typing: "正在输入…", prechat: "开始之前", yourName: "您的姓名", yourEmail: "您的电子邮箱", start: "开始聊天",
+          attach: "添加文件（图片或音频）", fileRefused: "此文件无法发送。",
           away: "我们现在不在线。请留下您的电子邮箱和问题，答复也会通过电子邮件发送给您。" }
   }[lang];
 
@@ -42,16 +44,21 @@
   var bubble = make("button", { type: "button", "aria-label": TEXT.open, "aria-expanded": "false", "data-widget-bubble": "" },
     { width: "56px", height: "56px", borderRadius: "28px", border: "0", background: "#1f6feb", color: "#fff", fontSize: "24px", cursor: "pointer" });
   // A drawn speech bubble, not an emoji: not every visitor's system has an emoji font.
-  var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", "0 0 24 24");
-  svg.setAttribute("width", "26");
-  svg.setAttribute("height", "26");
-  svg.setAttribute("aria-hidden", "true");
-  var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
-  path.setAttribute("d", "M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z");
-  path.setAttribute("fill", "currentColor");
-  svg.append(path);
-  bubble.append(svg);
+  function icon(d, size, stroke) {
+    var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("width", size);
+    svg.setAttribute("height", size);
+    svg.setAttribute("aria-hidden", "true");
+    var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+    path.setAttribute("d", d);
+    path.setAttribute("fill", stroke ? "none" : "currentColor");
+    if (stroke) { path.setAttribute("stroke", "currentColor"); path.setAttribute("stroke-width", "2"); path.setAttribute("stroke-linecap", "round"); }
+    svg.append(path);
+    return svg;
+  }
+  var CLIP = "M21 11.5l-8.5 8.5a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8";
+  bubble.append(icon("M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z", "26"));
   var panel = make("div", { role: "dialog", "aria-label": TEXT.title, "data-widget-panel": "", hidden: "" },
     { position: "fixed", right: "8px", bottom: "80px", width: "min(360px, calc(100vw - 16px))", height: "min(520px, calc(100vh - 96px))",
       background: "#fff", color: "#1b1f24", border: "1px solid #d0d7de", borderRadius: "12px", boxShadow: "0 8px 24px rgba(0,0,0,.2)",
@@ -73,6 +80,12 @@
   var sendButton = make("button", { type: "submit", "data-widget-send": "" },
     { padding: "8px 12px", border: "0", borderRadius: "6px", background: "#1f6feb", color: "#fff", cursor: "pointer" });
   sendButton.textContent = TEXT.send;
+  // Files: a labelled button opens the (hidden) file picker; what is sent is checked again on the helpdesk.
+  var attach = make("button", { type: "button", "aria-label": TEXT.attach, title: TEXT.attach, "data-widget-attach": "" },
+    { padding: "8px", border: "1px solid #8c959f", borderRadius: "6px", background: "#fff", color: "#1b1f24", cursor: "pointer" });
+  attach.append(icon(CLIP, "18", true));
+  var picker = make("input", { type: "file", accept: "image/*,audio/*", tabindex: "-1", "aria-hidden": "true", "data-widget-file-input": "" },
+    { display: "none" });
   var typing = make("p", { "data-widget-typing": "", hidden: "" }, { margin: "0", padding: "0 12px 4px", color: "#57606a", fontSize: "13px" });
   typing.textContent = TEXT.typing;
   // Outside the inbox's business hours: the away message (a note, read by screen readers with the panel).
@@ -92,15 +105,17 @@
     { padding: "8px 12px", border: "0", borderRadius: "6px", background: "#1f6feb", color: "#fff", cursor: "pointer" });
   prechatStart.textContent = TEXT.start;
   header.append(title, closer);
-  form.append(label, input, sendButton);
+  form.append(label, attach, picker, input, sendButton);
   panel.append(header, away, log, typing, status, prechat, form);
   root.append(panel, bubble);
 
   function request(method, path, body) {
-    var headers = { "Content-Type": "application/json" };
+    // A file goes as a form: the browser sets its multipart Content-Type (with the boundary) itself.
+    var isForm = typeof FormData !== "undefined" && body instanceof FormData;
+    var headers = isForm ? {} : { "Content-Type": "application/json" };
     if (state.token) headers["X-Visitor-Token"] = state.token;
     return fetch(base + path, { method: method, headers: headers, credentials: "omit", mode: "cors",
-      body: body === undefined ? undefined : JSON.stringify(body) })
+      body: body === undefined ? undefined : isForm ? body : JSON.stringify(body) })
       .then(function (response) {
         return response.json().catch(function () { return {}; }).then(function (data) {
           if (!response.ok) { var error = new Error(data.detail || response.status); error.code = data.error || String(response.status); throw error; }
@@ -127,8 +142,14 @@
     var text = make("div", { "data-widget-text": "" });
     text.textContent = m.text;
     item.append(who, text);
-    // Files an agent attached: links to signed copies on the helpdesk (they open in a new tab).
+    // Files an agent attached: links to signed copies on the helpdesk (they open in a new tab). The visitor's
+    // own files are named only (they have them).
     (m.files || []).forEach(function (file) {
+      if (!file.url) {
+        var own = make("div", { "data-widget-own-file": "" }, { marginTop: "4px", display: "flex", alignItems: "center", gap: "4px" });
+        own.append(icon(CLIP, "14", true), document.createTextNode(file.name));
+        return item.append(own);
+      }
       var link = make("a", { href: file.url, target: "_blank", rel: "noopener noreferrer", "data-widget-file": "" },
         { display: "block", marginTop: "4px", color: "#0969da" });
       link.textContent = file.name;
@@ -239,19 +260,36 @@
     }).catch(function (error) { status.textContent = error.message; });
   });
 
+  function newId() { return Date.now().toString(36) + Math.random().toString(36).slice(2, 10); }
+
   function send(text) {
     text = text.trim();
     if (!text) return;
     status.textContent = "";
-    var id = Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
-    start().then(function () {
-      return request("POST", "/messages/", { id: id, text: text }).then(function (data) {
+    post("/messages/", { id: newId(), text: text }).catch(function () { status.textContent = TEXT.failed; });
+  }
+
+  function sendFile(file) {
+    status.textContent = "";
+    var body = new FormData();
+    body.append("id", newId());
+    body.append("file", file, file.name);
+    post("/files/", body).catch(function (error) {
+      // The helpdesk's reason (a type or size it does not keep) is in English: shown after our own words.
+      status.textContent = error.code === "file_refused" || error.code === "too_large"
+        ? TEXT.fileRefused + " " + error.message : TEXT.failed;
+    });
+  }
+
+  function post(path, body) {
+    return start().then(function () {
+      return request("POST", path, body).then(function (data) {
         // A new conversation: the open stream follows the visitor's conversations as they were when it opened.
         var isNew = !state.conversations[data.conversation_id];
         if (data.ai_answering) showTyping(true, 60000);
         return refresh().then(function () { if (isNew) listen(); });
       });
-    }).catch(function () { status.textContent = TEXT.failed; });
+    });
   }
 
   function open() {
@@ -271,6 +309,13 @@
   bubble.addEventListener("click", function () { if (panel.hidden) open(); else close(); });
   closer.addEventListener("click", close);
   panel.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
+  attach.addEventListener("click", function () { picker.click(); });
+  picker.addEventListener("change", function () {
+    var file = picker.files && picker.files[0];
+    picker.value = "";  // the same file can be chosen again
+    if (file) sendFile(file);
+    input.focus();
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var text = input.value;
