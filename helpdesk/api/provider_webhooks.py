@@ -70,7 +70,12 @@ def _handle(request: HttpRequest, *, webhook_token: str, channel_type: str) -> H
     if inbox is None:
         return unknown_inbox(channel_type)
     channel = channel_for(inbox)
-    admitted = admit(request, inbox, lambda body: channel.verify(inbox, webhook_request(request, body)))
+    admitted = admit(
+        request,
+        inbox,
+        lambda body: channel.verify(inbox, webhook_request(request, body)),
+        limit=channel.request_limit,
+    )
     if isinstance(admitted, HttpResponse):
         return admitted
     with tracing.webhook_span(

@@ -69,8 +69,11 @@ def unknown_inbox(channel: str) -> JsonResponse:
     return JsonResponse({"error": "not_found", "detail": "Unknown inbox."}, status=404)
 
 
-def admit(request: HttpRequest, inbox: Inbox, verify: Callable[[bytes], None]) -> bytes | HttpResponse:
+def admit(
+    request: HttpRequest, inbox: Inbox, verify: Callable[[bytes], None], *, limit: int | None = None
+) -> bytes | HttpResponse:
     """Read and authenticate the body, then count it against the inbox's rate limit: the body, or the answer.
+    The body may be as large as HELPDESK_MAX_BODY_BYTES, or the channel's own `limit` when that is larger.
 
     Authentication comes first (an HMAC is cheap): unsigned requests to a known webhook URL must not use up the
     tenant's limit. A failed authentication counts against its client address instead, and past that limit is
@@ -79,7 +82,7 @@ def admit(request: HttpRequest, inbox: Inbox, verify: Callable[[bytes], None]) -
     """
     channel = inbox.channel_type
     try:
-        body = read_body(request, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        body = read_body(request, max(limit or 0, settings.DATA_UPLOAD_MAX_MEMORY_SIZE))
         verify(body)
     except WebhookRejected as exc:
         if exc.status in (401, 403):

@@ -210,6 +210,7 @@ class ApiChannel:
     # The event links the files; we serve them ourselves.
     file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
     files_total_limit: int | None = None
+    request_limit: int | None = None
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         verify(

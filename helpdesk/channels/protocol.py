@@ -93,6 +93,9 @@ class Channel(Protocol):
     the rest): the provider's documented limit for what a bot sends (helpdesk.channels.outbound_files)."""
     files_total_limit: int | None
     """What all of one reply's files may weigh together (a mail carries them in one message); None: no limit."""
+    request_limit: int | None
+    """The largest webhook request it takes, in bytes, when a message can carry more than the server's
+    HELPDESK_MAX_BODY_BYTES (a mail with its attachments); None: that setting."""
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         """Raise WebhookRejected (401/403, 400 for a malformed handshake) unless the request comes from the

@@ -481,6 +481,7 @@ class SlackChannel:
     # files.getUploadURLExternal: up to 1 GB (we keep no file over outbound_files.STORE_LIMIT).
     file_limits: Mapping[str, int] = {ANY_KIND: 1000 * MB}
     files_total_limit: int | None = None
+    request_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.slack_files, which builds on this module; the

@@ -399,6 +399,7 @@ class TelegramChannel:
     # Bot API: sendDocument takes up to 50 MB (sendPhoto 10 MB: a larger image goes as a document).
     file_limits: Mapping[str, int] = {ANY_KIND: 50 * MB}
     files_total_limit: int | None = None
+    request_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.telegram_files, which builds on this module; the

@@ -449,6 +449,7 @@ class WhatsAppChannel:
     # Cloud API media: images 5 MB, audio 16 MB, documents 100 MB.
     file_limits: Mapping[str, int] = {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB}
     files_total_limit: int | None = None
+    request_limit: int | None = None
 
     def __init__(self, *, send_file: FileSender | None = None) -> None:
         # The files of a reply are sent by helpdesk.channels.whatsapp_files, which builds on this module; the

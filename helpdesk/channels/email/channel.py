@@ -104,6 +104,9 @@ class EmailChannel:
     # The reply mail carries its files: 25 MB each and together, what common mail services accept.
     file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
     files_total_limit: int | None = 25 * MB
+    # Mailgun posts the whole mail in one request, and takes mail up to 25 MB: a photo or a PDF is far over the
+    # server's usual request limit, and a refused delivery is retried for hours, then dropped. Room for the form.
+    request_limit: int | None = 26 * MB
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         mailgun.verify(

@@ -84,6 +84,7 @@ class WidgetChannel:
     # The chat shows links to the files; we serve them ourselves.
     file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}
     files_total_limit: int | None = None
+    request_limit: int | None = None
 
     def verify(self, inbox: Inbox, request: WebhookRequest) -> None:
         checked_origin(inbox, request.headers)

@@ -24,6 +24,7 @@ ATTRIBUTES = (
     "fetches_media",
     "file_limits",
     "files_total_limit",
+    "request_limit",
 )
 
 

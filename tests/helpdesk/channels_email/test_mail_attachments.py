@@ -6,15 +6,24 @@ is stored every time."""
 
 from __future__ import annotations
 
+from email.message import EmailMessage
+
 import pytest
 
+from helpdesk.channels.email.channel import EmailChannel
 from helpdesk.channels.email.mime import MAX_FILES, parse_mail
 from helpdesk.models import Attachment, Membership, Message
 from tests.factories import MembershipFactory, UserFactory
 from tests.helpdesk.channels_email.support import email_inbox, post, signed_fields
 from tests.helpdesk.channels_email.test_mime import fixture
+from tests.support.fake_files import PNG
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path) -> None:
+    settings.MEDIA_ROOT = str(tmp_path)  # megabytes of photos: not into var/media
 
 
 def deliver(client, raw: bytes) -> Message:
@@ -97,3 +106,45 @@ def test_a_mail_with_very_many_files_keeps_the_first_ones():
     mail = parse_mail(raw)
     assert mail.text == "see files"
     assert [f.file_name for f in mail.files] == [f"f{n}.bin" for n in range(MAX_FILES)]
+
+
+def mail_with(files: list[tuple[str, bytes]]) -> bytes:
+    mail = EmailMessage()
+    mail["From"] = "Ann Lee <ann@example.com>"
+    mail["To"] = "help@shop.example"
+    mail["Subject"] = "Photos of the damage"
+    mail["Message-ID"] = "<big-1@example.com>"
+    mail.set_content("The photos are attached.")
+    for name, data in files:
+        mail.add_attachment(data, maintype="image", subtype="png", filename=name)
+    return mail.as_bytes()
+
+
+def test_a_mail_far_over_the_servers_request_limit_is_stored_with_its_photos(client, settings):
+    # The usual 256 KiB request limit would refuse it; Mailgun would retry for hours, then drop the mail.
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE == 256 * 1024
+    photo = PNG + bytes(range(256)) * (3 * 4096)  # 3 MB
+    video_sized = PNG + b"\0" * (11 * 1024 * 1024)  # over the 10 MB a customer file may weigh
+    raw = mail_with([("damage.png", photo), ("huge.png", video_sized)])
+    assert len(raw) > 18 * 1024 * 1024
+
+    message = deliver(client, raw)
+
+    assert message.content == "The photos are attached."
+    assert files_of(message) == {
+        "damage.png": ("stored", ""),
+        "huge.png": ("refused", f"the file is larger than {10 * 1024 * 1024} bytes"),
+    }
+    assert Attachment.objects.get(file_name="damage.png").file.read() == photo
+
+
+def test_a_request_over_the_e_mail_channels_own_limit_is_refused_with_400_and_nothing_stored(
+    client, monkeypatch
+):
+    monkeypatch.setattr(EmailChannel, "request_limit", 300_000)
+    raw = mail_with([("damage.png", PNG + b"\0" * 400_000)])
+
+    response = post(client, email_inbox(), signed_fields(raw))
+
+    assert (response.status_code, response.json()["error"]) == (400, "too_large")
+    assert Message.objects.count() == 0
