@@ -18,14 +18,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from helpdesk.models import Inbox
 
 
-def page_html(*, helpdesk: str, website_token: str, title: str = "Acme Shop") -> bytes:
+def page_html(*, helpdesk: str, website_token: str, title: str = "Acme Shop", locale: str = "") -> bytes:
     src = html.escape(f"{helpdesk.rstrip('/')}/static/helpdesk/widget/widget.js", quote=True)
+    # No data-locale: the widget follows the browser's language.
+    language = f" data-locale='{html.escape(locale, quote=True)}'" if locale else ""
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>"
         "<p>A page of a shop on another origin. The chat button is at the bottom right.</p>"
-        f"<script src='{src}' data-website-token='{html.escape(website_token, quote=True)}' async></script>"
+        f"<script src='{src}' data-website-token='{html.escape(website_token, quote=True)}'{language} async>"
+        "</script>"
         "</body></html>"
     ).encode()
 
@@ -41,8 +44,9 @@ def page_policy(helpdesk: str) -> str:
 class DemoPage:
     """The page on 127.0.0.1:`port` (0: a free port), served by a thread until `stop()`."""
 
-    def __init__(self, *, helpdesk: str, website_token: str, port: int = 0) -> None:
-        body, policy = page_html(helpdesk=helpdesk, website_token=website_token), page_policy(helpdesk)
+    def __init__(self, *, helpdesk: str, website_token: str, port: int = 0, locale: str = "") -> None:
+        body = page_html(helpdesk=helpdesk, website_token=website_token, locale=locale)
+        policy = page_policy(helpdesk)
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
@@ -81,15 +85,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--inbox", default="", help="Website token of the widget inbox (default: the first)."
         )
+        parser.add_argument(
+            "--locale", default="", help="The widget's language: en or zh (default: the browser's)."
+        )
 
-    def handle(self, *args: Any, port: int, helpdesk: str, inbox: str, **options: Any) -> None:
+    def handle(self, *args: Any, port: int, helpdesk: str, inbox: str, locale: str, **options: Any) -> None:
         widgets = Inbox.objects.filter(channel_type=Inbox.ChannelType.WIDGET).order_by("id")
         found = widgets.filter(webhook_token=inbox).first() if inbox else widgets.first()
         if found is None:
             raise CommandError(
                 "No widget inbox: run the demo seed (scripts/run does) or add one in the admin."
             )
-        page = DemoPage(helpdesk=helpdesk, website_token=found.webhook_token, port=port).start()
+        page = DemoPage(
+            helpdesk=helpdesk, website_token=found.webhook_token, port=port, locale=locale
+        ).start()
         self.stdout.write(f"Shop page with the widget of '{found.name}': {page.origin}/  (Ctrl+C stops it)")
         try:
             while True:
