@@ -6,7 +6,8 @@
  *
  * The visitor token is kept in localStorage, so a returning visitor continues their conversation. Replies arrive
  * through the visitor event stream (server-sent events); the thread is read from the visitor API. The page may
- * call window.HelpdeskWidget.setUser(identifier, {name, email, identifier_hash}), open() and close().
+ * call window.HelpdeskWidget.setUser(identifier, {name, email, identifier_hash}), open() and close(), and listen
+ * on window for "helpdesk:ready", "helpdesk:message" (detail: the message) and "helpdesk:error" (detail: {code}).
  */
 (function () {
   "use strict";
@@ -29,7 +30,7 @@
           away: "我们现在不在线。请留下您的电子邮箱和问题，答复也会通过电子邮件发送给您。" }
   }[lang];
 
-  var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null };
+  var state = { token: null, lastId: 0, seen: {}, conversations: {}, stream: null, ready: null, started: false };
   try { state.token = window.localStorage.getItem(storageKey); } catch (e) { state.token = null; }
 
   function css(el, styles) { for (var k in styles) el.style[k] = styles[k]; return el; }
@@ -129,9 +130,18 @@
     try { window.localStorage.setItem(storageKey, token); } catch (e) { /* private mode: this page view only */ }
   }
 
+  // Events for the page (as Chatwoot's chatwoot:ready / chatwoot:on-message / chatwoot:error): the page can
+  // open the chat on a reply, count unread messages or log failures. The detail is a plain copy.
+  function emit(name, detail) {
+    try { window.dispatchEvent(new CustomEvent("helpdesk:" + name, { detail: detail })); } catch (e) { /* old browser */ }
+  }
+
   function showMessage(m) {
     if (state.seen[m.id]) return;
     state.seen[m.id] = true;
+    // The thread read when the chat starts is history; every message after it is news to the page.
+    if (state.started) emit("message", { id: m.id, conversation_id: m.conversation_id, incoming: m.incoming, text: m.text,
+      sender_name: m.sender_name, files: (m.files || []).map(function (f) { return { name: f.name, url: f.url }; }) });
     state.lastId = Math.max(state.lastId, m.id);
     state.conversations[m.conversation_id] = true;
     var item = make("div", { "data-widget-message": m.incoming ? "visitor" : "reply" },
@@ -210,11 +220,14 @@
           if (askEmail && fields.indexOf("email") < 0) fields.push("email");
           if (fields.length && ((!state.lastId && !prechatDone()) || askEmail)) askPrechat(fields);
           listen();
+          state.started = true;
+          emit("ready", { away: !!data.away });
         });
       }).catch(function (error) {
         state.ready = null;
         root.setAttribute("data-widget-state", "unavailable");
         status.textContent = TEXT.unavailable;
+        emit("error", { code: error.code || "unavailable" });
         throw error;
       });
     }
@@ -266,7 +279,10 @@
     text = text.trim();
     if (!text) return;
     status.textContent = "";
-    post("/messages/", { id: newId(), text: text }).catch(function () { status.textContent = TEXT.failed; });
+    post("/messages/", { id: newId(), text: text }).catch(function (error) {
+      status.textContent = TEXT.failed;
+      emit("error", { code: error.code || "failed" });
+    });
   }
 
   function sendFile(file) {
@@ -278,6 +294,7 @@
       // The helpdesk's reason (a type or size it does not keep) is in English: shown after our own words.
       status.textContent = error.code === "file_refused" || error.code === "too_large"
         ? TEXT.fileRefused + " " + error.message : TEXT.failed;
+      emit("error", { code: error.code || "failed" });
     });
   }
 
