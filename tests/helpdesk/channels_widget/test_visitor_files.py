@@ -10,7 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from helpdesk.models import Attachment, Inbox, Message
+from helpdesk.models import Attachment, Inbox, Membership, Message
+from tests.factories import MembershipFactory, UserFactory
 from tests.helpdesk.channels_widget.support import PAGE, call, new_visitor, url, widget_inbox
 from tests.support.fake_files import PNG, WINDOWS_EXE
 
@@ -146,3 +147,22 @@ def test_the_preflight_allows_the_form(client, inbox):
     response = call(client, "OPTIONS", inbox, "files")
     assert response.status_code == 204
     assert "X-Visitor-Token" in response["Access-Control-Allow-Headers"]
+
+
+def test_the_team_sees_the_visitors_photo_on_the_conversation_page(client, inbox):
+    token = new_visitor(client, inbox)
+    assert upload(client, inbox, token, text="Broken on arrival").status_code == 201
+    message = Message.objects.get()
+    stored = message.files.get()
+    agent = UserFactory()
+    MembershipFactory(account=inbox.account, user=agent, role=Membership.Role.AGENT)
+    client.force_login(agent)
+
+    page = client.get(f"/app/accounts/{inbox.account_id}/conversations/{message.conversation_id}/")
+
+    assert page.status_code == 200
+    link = f"/app/accounts/{inbox.account_id}/attachments/{stored.id}/"
+    assert link in page.content.decode() and "Broken on arrival" in page.content.decode()
+    served = client.get(link)
+    assert (served.status_code, served["Content-Type"]) == (200, "image/png")
+    assert b"".join(served.streaming_content) == PNG
