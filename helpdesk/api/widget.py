@@ -21,7 +21,9 @@ Every refusal is a JSON `{"error": code, "detail": text}` with a 4xx status.
     POST labels/       {"label": "vip"} -> {"added": true|false}                      setLabel
     POST contact/      {"name", "email"} -> {"status": "saved"}                         the pre-chat form
     GET  events/       server-sent events: {"type": "message", "message_id"} when a reply is stored,
-                       {"type": "typing"} while the AI composes one, {"type": "typing_end"} when it is done
+                       {"type": "typing"} while the AI or a person composes one (a person: the
+                       `agent_typing` event of the conversation on the account's channel), {"type":
+                       "typing_end"} when the AI is done
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ ALLOWED_HEADERS = f"Content-Type, {widget.VISITOR_HEADER}"
 READY_SECONDS = 2.0
 AI_LIVE_PREFIX = "captain:live:conversation:"
 TYPING_EVERY_SECONDS = 2.0
+# Someone composes a reply in a conversation: the AI (its run's live events, _typing_pump) or a person
+# (`{"type": "agent_typing", "conversation_id"}` published on the account's channel by whoever tells it).
+TYPING_KINDS = ("typing", "typing_end", "agent_typing")
 
 
 def _error(status: int, code: str, detail: str) -> JsonResponse:
@@ -307,8 +312,14 @@ async def events(request: HttpRequest, website_token: str) -> HttpResponse:
         return _with_cors(unavailable(), origin)
 
     def accept(event: dict[str, Any]) -> bool:
-        return event.get("type") in ("resync", "typing", "typing_end") or (
-            event.get("type") == "message"
+        kind = event.get("type")
+        if kind == "resync":
+            return True
+        if kind in TYPING_KINDS:
+            # The visitor's own conversations only: the account's channel carries every visitor's.
+            return event.get("conversation_id") in followed
+        return (
+            kind == "message"
             and not event.get("private")
             and event.get("inbox_id") == inbox.pk
             and event.get("conversation_id") in followed
@@ -330,12 +341,17 @@ async def _visitor_frames(frames: Any, *, listener: Listener, conversation_ids: 
     # The AI's run publishes its progress on captain's live channel of the conversation (helpdesk.realtime.hub
     # subscribes to it for the dashboard): only the fact that it is working is passed on, never its content.
     sources = [hub.listen(f"{AI_LIVE_PREFIX}{conversation_id}") for conversation_id in conversation_ids]
-    pumps = [asyncio.create_task(_typing_pump(source, listener)) for source in sources]
+    pumps = [
+        asyncio.create_task(_typing_pump(source, listener, conversation_id=conversation_id))
+        for source, conversation_id in zip(sources, conversation_ids, strict=True)
+    ]
     try:
         async for frame in frames:
             if frame.startswith(b"data: "):
                 event = json.loads(frame[6:])
-                shown = {"type": event.get("type")}
+                # A person composing looks the same to the visitor as the AI doing so.
+                kind = event.get("type")
+                shown = {"type": "typing" if kind == "agent_typing" else kind}
                 if event.get("message_id") is not None:
                     shown["message_id"] = event["message_id"]
                 frame = f"data: {json.dumps(shown)}\n\n".encode()
@@ -347,7 +363,7 @@ async def _visitor_frames(frames: Any, *, listener: Listener, conversation_ids: 
             source.close()
 
 
-async def _typing_pump(source: Listener, into: Listener) -> None:
+async def _typing_pump(source: Listener, into: Listener, *, conversation_id: int) -> None:
     """`typing` (at most every TYPING_EVERY_SECONDS) while a run publishes, `typing_end` when it ends."""
     last = 0.0
     while True:
@@ -355,10 +371,10 @@ async def _typing_pump(source: Listener, into: Listener) -> None:
         if message is None:
             continue
         if message.get("type") == "end":
-            into.offer({"type": "typing_end"})
+            into.offer({"type": "typing_end", "conversation_id": conversation_id})
             last = 0.0
         elif time.monotonic() - last >= TYPING_EVERY_SECONDS:
-            into.offer({"type": "typing"})
+            into.offer({"type": "typing", "conversation_id": conversation_id})
             last = time.monotonic()
 
 

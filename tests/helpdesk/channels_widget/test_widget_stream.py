@@ -1,5 +1,6 @@
 """The visitor event stream on the real web server (ASGI) and a real redis-server: a visitor hears about their own
-conversation only (a reply stored, the AI composing), with ids and no content; another origin gets nothing."""
+conversation only (a reply stored, the AI or a person composing), with ids and no content; another origin gets
+nothing."""
 
 from __future__ import annotations
 
@@ -33,7 +34,13 @@ def read_events(response: httpx.Response, into: list[dict], stop: threading.Even
             raise
 
 
-def test_the_stream_carries_the_visitors_replies_and_the_ai_typing_and_nothing_else(redis_url, tmp_path):
+def wait_for_count(events: list[dict], count: int) -> None:
+    deadline = time.monotonic() + 15
+    while len(events) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_the_stream_carries_the_visitors_replies_and_the_typing_and_nothing_else(redis_url, tmp_path):
     inbox = widget_inbox()
     contact = ContactFactory(account=inbox.account)
     mine = ConversationFactory(
@@ -50,6 +57,17 @@ def test_the_stream_carries_the_visitors_replies_and_the_ai_typing_and_nothing_e
         contact_inbox=ContactInboxFactory(contact=other_contact, inbox=inbox, source_id="visitor:other"),
     )
     token = visitor_token(inbox_id=inbox.pk, source_id="visitor:me")
+
+    def mine_message(message_id: int) -> dict:
+        return {
+            "type": "message",
+            "conversation_id": mine.id,
+            "inbox_id": inbox.pk,
+            "message_id": message_id,
+            "message_type": "outgoing",
+            "private": False,
+        }
+
     server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
     publisher = redis.Redis.from_url(redis_url)
     events: list[dict] = []
@@ -85,13 +103,31 @@ def test_the_stream_carries_the_visitors_replies_and_the_ai_typing_and_nothing_e
                 f"captain:live:conversation:{mine.id}", json.dumps({"type": "thought", "text": "secret plan"})
             )
             publisher.publish(f"captain:live:conversation:{mine.id}", json.dumps({"type": "end"}))
-            deadline = time.monotonic() + 15
-            while len(events) < 3 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_for_count(events, 3)
+            # A person composing: in their conversation only; a bare "typing" on the account's channel (every
+            # visitor's) reaches nobody. A message of the visitor's after each group marks where it ends.
+            for group in (
+                [
+                    {"type": "agent_typing", "conversation_id": theirs.id, "user_id": 5},
+                    {"type": "typing"},
+                    {"type": "typing", "conversation_id": theirs.id},
+                    mine_message(93),
+                ],
+                [{"type": "agent_typing", "conversation_id": mine.id, "user_id": 5}, mine_message(94)],
+            ):
+                for event in group:
+                    publisher.publish(account_channel(inbox.account_id), json.dumps(event))
+            wait_for_count(events, 6)
             stop.set()
     finally:
         server.stop()
     # The pieces arrive on two channels, so in either order; the AI's text never.
-    assert sorted(events, key=json.dumps) == sorted(
+    assert sorted(events[:3], key=json.dumps) == sorted(
         [{"type": "message", "message_id": 92}, {"type": "typing"}, {"type": "typing_end"}], key=json.dumps
     )
+    # Nobody else's typing; a person typing in the visitor's conversation looks as the AI's does.
+    assert events[3:] == [
+        {"type": "message", "message_id": 93},
+        {"type": "typing"},
+        {"type": "message", "message_id": 94},
+    ]
