@@ -1,4 +1,5 @@
-"""Celery tasks that answer customers: one reply per message, the sweeper, span retention."""
+"""Celery tasks that answer customers: one reply per message, its follow-up suggestions, the sweeper, span
+retention."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.utils import timezone
 from opentelemetry import trace
 
 from captain.answering.services.credits import credit_holds_release_finished
+from captain.answering.services.follow_ups import suggestions_send
 from captain.answering.services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
 from captain.answering.services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 from captain.conf import captain_setting
@@ -66,6 +68,20 @@ def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | 
             # of a large burst so they do not come back in lockstep.
             countdown = float(captain_setting("ACCOUNT_BUSY_RETRY_SECONDS")) * random.uniform(0.5, 1.5)
         raise _retry_later(self, message_id, countdown)
+
+
+@shared_task(
+    name="captain.tasks.reply_suggestions_send",
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def reply_suggestions_send(reply_message_id: int, trace_context: dict[str, str] | None = None) -> str:
+    """Background lane: the follow-up questions of a reply already sent, as a message with quick replies (at
+    most once per reply, however often this runs: captain.answering.services.follow_ups)."""
+    with tracer.start_as_current_span(sc.SPAN_TASK, context=extract_context(trace_context)) as span:
+        span.set_attribute(sc.CAPTAIN_TASK_NAME, "reply_suggestions_send")
+        span.set_attribute(sc.CAPTAIN_MESSAGE_ID, reply_message_id)
+        return suggestions_send(reply_message_id=reply_message_id)
 
 
 @shared_task(name="captain.tasks.pending_messages_sweep", acks_late=True)

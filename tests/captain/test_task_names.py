@@ -21,6 +21,7 @@ REGISTERED = {
     "captain.tasks.playground_turn",
     "captain.tasks.prompt_prefixes_warm",
     "captain.tasks.reply_generate",
+    "captain.tasks.reply_suggestions_send",
     "captain.tasks.routing_example_drafts_sweep",
     "captain.tasks.span_retention_sweep",
     "captain.tasks.sync_telegram_commands",

@@ -10,6 +10,7 @@ from captain.actions.services.confirmations import confirmation_hold
 from captain.actions.services.plans import LoadedPlan, plan_store
 from captain.answering.models import ReplyJob, Run, RunArtifact
 from captain.answering.services.credits import credit_debit, credit_release
+from captain.answering.services.follow_ups import suggestions_queue
 from captain.answering.services.handoff_reasons import plain_handoff_reason
 from captain.answering.services.jobs import jobs_any_pending, jobs_finish
 from captain.assistants.models import (
@@ -242,6 +243,10 @@ def _reply_apply(
         # Offered as the channel's quick replies; delivery reads them after this transaction commits.
         reply_message.quick_replies = quick_replies
         reply_message.save(update_fields=["quick_replies"])
+    elif credit_used and assistant is not None and assistant.suggestions_enabled:
+        # Follow-up questions come after the reply, from the background lane: the customer never waits for
+        # them. A confirmation's Yes/No stays with its question; a fixed text (not billable) gets none.
+        suggestions_queue(reply_message_id=reply_message.id)
     return _Effect(outcome.kind, "", reply_message, credit_used)
 
 

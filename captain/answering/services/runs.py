@@ -30,7 +30,6 @@ from captain.answering.services.live import conversation_scope, live_end
 from captain.answering.services.locks import account_run_slot, conversation_lock
 from captain.answering.services.media_content import media_contents
 from captain.answering.services.outcomes import outcome_apply
-from captain.answering.services.suggestions import reply_with_suggestions
 from captain.answering.services.team import (
     TeamModel,
     runner_for,
@@ -46,7 +45,7 @@ from captain.memory.services.memory_step import StepResult, ai_writable, remembe
 from captain.prompts import PromptTemplateError
 from captain.routing.services.routing import routing_decisions_record
 from captain.routing.services.routing_corrections import corrections_from_dispatch
-from captain.runtime import HumanHandoff, Outcome, Reply, RunContext, RunError, RunEvent, RunResult, Usage
+from captain.runtime import HumanHandoff, Outcome, RunContext, RunError, RunEvent, RunResult, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.team import TeamTurn, TurnInput
 from helpdesk.models import Conversation, Message
@@ -229,17 +228,6 @@ def _run_batch_locked(
                 logger.exception("AI run for message %s failed", message_id)
                 span.record_exception(exc)
                 outcome = RunError(error="internal_error", detail=type(exc).__name__)
-        if isinstance(outcome, Reply) and result is not None and assistant.suggestions_enabled:
-            # Follow-up questions for the channel's quick replies; the reply's one credit covers them.
-            outcome = reply_with_suggestions(
-                assistant,
-                outcome,
-                endpoint=team_model.endpoint,
-                model=team_model.model,
-                history=chat_history(conversation, batch_ids=trigger_ids),
-                usage=result.usage,
-                seconds_left=captain_setting("RUN_DEADLINE_SECONDS") - (time.monotonic() - started),
-            )
         applied = outcome_apply(
             conversation_id=conversation.id,
             assistant=assistant,

@@ -1,31 +1,28 @@
-"""Follow-up questions offered with an AI reply as the channel's quick replies.
+"""Follow-up questions offered after an AI reply as the channel's quick replies.
 
-When an assistant has `suggestions_enabled`, a billable reply gets one more, separate and small model call after
-the team has answered: with its own persona (`suggestions_persona`, or a built-in one), the assistant's endpoint
-and model, the last turns of the conversation and the reply, it proposes up to three questions the customer might
-ask next, in the customer's language. They travel with the reply as `Reply.suggestions`, are stored on the outgoing
-message (`Message.quick_replies`) and each channel shows them as buttons; a tap comes back as an ordinary customer
-message carrying the question's full text.
+When an assistant has `suggestions_enabled`, a billable reply gets one more, separate and small model call: with
+its own persona (`suggestions_persona`, or a built-in one), the assistant's endpoint and model, the last turns of
+the conversation and the reply, it proposes up to three questions the customer might ask next, in the customer's
+language. The call is made AFTER the reply is sent, by a background-lane task (captain.answering.services.
+follow_ups): the reply never waits for it. The questions go out as a short follow-up message ("You can also ask:")
+whose `Message.quick_replies` each channel shows as buttons; a tap comes back as an ordinary customer message
+carrying the question's full text.
 
-Guarantees (each has a test in tests/captain/answering/test_suggestions.py):
-- A reply is never lost or turned into a failure because of suggestions: any error of the call (timeout, HTTP
-  error, unreadable answer) gives no suggestions, and the reply goes out without buttons.
-- The call is short: few output tokens, no retry, a timeout of at most `TIMEOUT_SECONDS` and of half the time left
-  before the run's own deadline, so it never runs past it (the Celery soft limit stays out of reach).
+Guarantees (each has a test in tests/captain/answering/test_suggestions.py and test_suggestions_follow_up.py):
+- A reply is never delayed, lost or turned into a failure because of suggestions: any error of the call (timeout,
+  HTTP error, unreadable answer) gives no suggestions and no follow-up.
+- The call is short: few output tokens, no retry, a timeout of at most `TIMEOUT_SECONDS`.
 - What the customer sees is clean: at most `MAX_SUGGESTIONS`, none empty, repeated or longer than
   `MAX_SUGGESTION_CHARS` (they are dropped, not cut), none repeating the customer's own last message.
-- Cost: suggestions cost NO credits of their own. The reply's one ledger row covers them (a tap is a new customer
-  message, answered and charged like any other). Their tokens are added to the run's usage, so the Run record and
-  the debug log (a `gen_ai.chat` span with agent `suggestions`) show what they cost in tokens.
+- Cost: suggestions cost NO credits. Their tokens are added to the reply's Run record, and the debug log shows
+  the call as a `gen_ai.chat` span with agent `suggestions` in the run's trace.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import re
-import time
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -37,7 +34,7 @@ from captain.assistants.models import Assistant
 from captain.assistants.services.drafting import json_values
 from captain.assistants.services.model_endpoints import Endpoint, model_client_for
 from captain.conf import captain_setting
-from captain.runtime import ModelClient, ModelError, ModelSettings, OpenAIChatModel, Reply, Usage
+from captain.runtime import ModelClient, ModelError, ModelSettings, OpenAIChatModel, Usage
 from captain.runtime import semconv as sc
 from captain.runtime.knowledge.tokens import has_cjk
 
@@ -51,9 +48,7 @@ MAX_TOKENS = 200
 """Three short questions as JSON; a Chinese question of 40 characters takes about 40 tokens."""
 TEMPERATURE = 0.3
 TIMEOUT_SECONDS = 15.0
-"""Per call, without retry; never more than the LLM timeout nor the time left before the run's deadline."""
-MIN_SECONDS = 1.0
-"""A timeout shorter than this (little time left before the run's deadline): no call at all."""
+"""Per call, without retry; never more than the LLM timeout."""
 HISTORY_TURNS = 6
 """Turns of the conversation (before the reply) the model reads."""
 TURN_CHARS = 800
@@ -269,36 +264,3 @@ def suggestions_model_client(endpoint: Endpoint, *, timeout: float) -> ModelClie
             gate=client.gate,
         )
     return client
-
-
-def reply_with_suggestions(
-    assistant: Assistant,
-    reply: Reply,
-    *,
-    endpoint: Endpoint,
-    model: str,
-    history: Sequence[dict[str, Any]],
-    usage: Usage | None,
-    seconds_left: float,
-) -> Reply:
-    """`reply` with its follow-up questions attached, when the assistant offers them and the reply is a model's
-    (a fixed text such as "nothing found" gets none). `seconds_left`: time before the run's deadline; the call
-    never outlasts it. Never raises: any problem leaves the reply as it was."""
-    if not assistant.suggestions_enabled or not reply.billable:
-        return reply
-    # Half the time left at most: an endpoint that refuses the JSON format is asked a second time, plainly.
-    timeout = min(TIMEOUT_SECONDS, float(captain_setting("LLM_TIMEOUT_SECONDS")), seconds_left / 2)
-    if timeout < MIN_SECONDS:
-        logger.info("follow-up suggestions skipped: %.1f s left before the run's deadline", seconds_left)
-        return reply
-    started = time.monotonic()
-    try:
-        client = suggestions_model_client(endpoint, timeout=timeout)
-    except Exception:
-        logger.exception("follow-up suggestions: no model client")
-        return reply
-    suggestions = suggest_follow_ups(
-        assistant, model_client=client, model=model, history=history, reply_text=reply.text, usage=usage
-    )
-    logger.debug("follow-up suggestions: %d in %.2f s", len(suggestions), time.monotonic() - started)
-    return dataclasses.replace(reply, suggestions=tuple(suggestions)) if suggestions else reply

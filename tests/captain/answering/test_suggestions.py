@@ -1,6 +1,6 @@
-"""Follow-up suggestions: one small model call after a reply, with the real `openai` SDK over HTTP against the
-scripted model server. What the model says is cleaned (at most three, no empty, repeated or over-long ones), and
-any failure of the call gives no suggestions, never a failed reply."""
+"""Follow-up suggestions: one small model call after a reply is sent, with the real `openai` SDK over HTTP
+against the scripted model server. What the model says is cleaned (at most three, no empty, repeated or
+over-long ones), and any failure of the call gives no suggestions, never a failed reply."""
 
 from __future__ import annotations
 
@@ -10,25 +10,18 @@ import time
 import pytest
 from opentelemetry import trace
 
-from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob, Run, SpanRecord
-from captain.answering.services.runs import run_for_message
+from captain.answering.models import SpanRecord
 from captain.answering.services.suggestions import (
     MAX_SUGGESTION_CHARS,
     MAX_TOKENS,
     parse_suggestions,
-    reply_with_suggestions,
     suggest_follow_ups,
     suggestions_model_client,
 )
 from captain.answering.services.team import team_model_for
-from captain.runtime import Reply, Usage
-from helpdesk.channels.api_channel import signed_headers
-from helpdesk.models import Message
-from helpdesk.tasks import message_deliver
-from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, MessageFactory
-from tests.support.callback_receiver import CallbackReceiver
+from captain.runtime import Usage
+from tests.factories import AssistantFactory
 from tests.support.fake_llm_server import (
-    Step,
     delay,
     error,
     invalid_json,
@@ -43,7 +36,6 @@ HISTORY = [
     {"role": "user", "content": "How long does a refund take?"},
 ]
 REPLY = "Refunds reach your card within 5 working days."
-REFUND_POLICY = "Refunds reach the customer's card within 5 working days."
 
 
 @pytest.fixture
@@ -225,126 +217,5 @@ def test_a_failed_call_is_an_error_span(assistant, client_and_model, llm_setting
     assert span.attributes["captain.llm.error"] == "server_error"
 
 
-# ---- attaching them to a reply -----------------------------------------------------------------------------
-
-
-def attach(assistant, reply, *, seconds_left=60.0, usage=None):
-    team_model = team_model_for(assistant)
-    return reply_with_suggestions(
-        assistant,
-        reply,
-        endpoint=team_model.endpoint,
-        model=team_model.model,
-        history=HISTORY,
-        usage=usage,
-        seconds_left=seconds_left,
-    )
-
-
-def test_a_model_reply_gets_its_suggestions_attached(assistant, llm_settings):
-    llm_settings.push(text(suggestions_json("Can I cancel?", "Is shipping free?")))
-    reply = attach(assistant, Reply(REPLY, reasoning="from the FAQ"))
-    assert reply == Reply(REPLY, reasoning="from the FAQ", suggestions=("Can I cancel?", "Is shipping free?"))
-
-
-def test_a_fixed_text_reply_gets_none_and_costs_no_call(assistant, llm_settings):
-    fixed = Reply("I could not find that in our help centre.", billable=False)
-    assert attach(assistant, fixed) is fixed
-    assert llm_settings.requests == []
-
-
-def test_no_call_when_the_run_has_no_time_left(assistant, llm_settings):
-    reply = Reply(REPLY)
-    assert attach(assistant, reply, seconds_left=1.9) is reply  # a timeout under a second: not worth a call
-    assert llm_settings.requests == []
-
-
-def test_the_timeout_never_exceeds_the_time_left_before_the_deadline(assistant, llm_settings):
-    llm_settings.push(delay(3, text(suggestions_json("Too late?"))))
-    started = time.monotonic()
-    assert attach(assistant, Reply(REPLY), seconds_left=2.4).suggestions == ()  # cut off after 1.2 s
-    assert time.monotonic() - started < 2.4
-
-
-def test_a_failing_call_leaves_the_reply_as_it_was(assistant, llm_settings):
-    llm_settings.push(error(500))
-    reply = Reply(REPLY)
-    assert attach(assistant, reply) is reply
-
-
-# ---- end to end, in process: webhook -> run -> outcome -> delivery ------------------------------------------
-
-
-def scripted(request: dict) -> Step:
-    """The team's call gets the answer, the suggestions' call (known by its response format) the questions."""
-    response_format = request.get("response_format") or {}
-    if response_format.get("json_schema", {}).get("name") == "follow_up_questions":
-        return text(suggestions_json("Can I get the refund on another card?", "How do I track my refund?"))
-    return text(REPLY, prompt_tokens=300, completion_tokens=14)
-
-
-def test_a_reply_with_suggestions_is_stored_charged_once_and_delivered_with_them(
-    client, redis_url, llm_settings, django_capture_on_commit_callbacks
-):
-    llm_settings.set_responder(scripted)
-    with CallbackReceiver() as receiver:
-        link = AssistantInboxFactory(
-            assistant__suggestions_enabled=True,
-            # The reply's "5 working days" must come from somewhere the grounding check accepts.
-            assistant__instructions=REFUND_POLICY,
-            inbox__callback_url=receiver.url,
-            inbox__secret="api-secret",
-        )
-        body = json.dumps(
-            {
-                "message_id": "m-1",
-                "contact": {"id": "cust-1", "name": "Ann"},
-                "text": "How long does a refund take?",
-            }
-        ).encode()
-        with django_capture_on_commit_callbacks(execute=False):
-            response = client.post(
-                f"/webhooks/api/{link.inbox.webhook_token}/",
-                data=body,
-                content_type="application/json",
-                headers=signed_headers("api-secret", body),
-            )
-        assert response.status_code == 200
-        incoming = Message.objects.get(message_type=Message.Type.INCOMING)
-
-        with django_capture_on_commit_callbacks(execute=False):
-            assert run_for_message(message_id=incoming.id) == "reply"
-        reply = Message.objects.get(message_type=Message.Type.OUTGOING)
-        assert reply.content == REPLY
-        assert reply.quick_replies == ["Can I get the refund on another card?", "How do I track my refund?"]
-        # One charge for the reply; the suggestions cost nothing of their own.
-        assert CreditLedgerEntry.objects.count() == 1
-        assert CreditBalance.objects.get(account=link.assistant.account).used == 1
-        run = Run.objects.get()
-        assert run.credit_used is True
-        assert run.llm_calls == 2  # the team's call and the suggestions' call, both counted in tokens
-        assert [bool(r.get("response_format")) for r in llm_settings.requests] == [False, True]
-
-        assert message_deliver.apply(args=[reply.id]).get() == "sent"
-    [event] = receiver.events
-    assert event["json"]["text"] == REPLY
-    assert event["json"]["suggestions"] == reply.quick_replies
-
-
-def test_suggestions_that_fail_still_deliver_the_reply_charged_once(redis_url, llm_settings):
-    def failing_suggestions(request: dict) -> Step:
-        if request.get("response_format"):
-            return error(500)
-        return text(REPLY)
-
-    llm_settings.set_responder(failing_suggestions)
-    link = AssistantInboxFactory(assistant__suggestions_enabled=True, assistant__instructions=REFUND_POLICY)
-    incoming = MessageFactory(
-        conversation=ConversationFactory(contact_inbox__inbox=link.inbox),
-        content="How long does a refund take?",
-        reply_job=ReplyJob.Status.PENDING,
-    )
-    assert run_for_message(message_id=incoming.id) == "reply"
-    reply = Message.objects.get(message_type=Message.Type.OUTGOING)
-    assert (reply.content, reply.quick_replies) == (REPLY, [])
-    assert CreditLedgerEntry.objects.count() == 1
+# After the reply, from the background lane (the reply never waits for the call), delivered as a follow-up message:
+# tests/captain/answering/test_suggestions_follow_up.py.
