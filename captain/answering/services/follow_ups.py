@@ -11,6 +11,7 @@ Guarantees (tests/captain/answering/test_suggestions_follow_up.py):
 - At most one follow-up per reply, however often the task runs: it carries the dedup key every stored message
   has, `(inbox, provider_message_id)` unique, and is written under the conversation's row lock after a check for
   that key; its delivery is then the outbox's one `Delivery` (exactly once).
+- None on a channel that shows no quick replies (e-mail: a letter leaves them out).
 - None when the conversation moved on by the time the questions are ready: a newer customer or public message, or
   the AI no longer in charge (handed off, taken over, resolved); none when the reply did not reach the customer
   (its delivery failed, or is still waiting after `DELIVERY_WAIT_SECONDS`: buttons must not arrive before it).
@@ -41,7 +42,7 @@ from captain.conf import captain_setting
 from captain.queue import task
 from captain.runtime import Usage
 from captain.runtime.knowledge.tokens import has_cjk
-from helpdesk.models import Conversation, Delivery, Message
+from helpdesk.models import Conversation, Delivery, Inbox, Message
 from helpdesk.services.messages import message_create_ai_reply
 from helpdesk.tracing import inject_context
 
@@ -53,6 +54,8 @@ KEY_PREFIX = "ai-suggestions:"
 DELIVERY_WAIT_SECONDS = 20.0
 """How long the questions wait for the reply itself to reach the customer before they are dropped."""
 DELIVERY_POLL_SECONDS = 0.25
+NO_BUTTONS = frozenset({Inbox.ChannelType.EMAIL})
+"""Channels that do not show quick replies: no follow-up there (and no model call)."""
 INTRO = {"en": "You can also ask:", "zh": "您还可以问："}
 """The follow-up's text above the buttons, in the customer's language (the questions' own, else the inbox's)."""
 
@@ -149,7 +152,7 @@ def suggestions_send(*, reply_message_id: int) -> str:
     """Entry point of `reply_suggestions_send`: the follow-up of one reply. Returns what happened (for logs and
     tests): sent, none, moved_on, not_delivered, already_sent or skipped. Never raises for a model problem."""
     reply = (
-        Message.objects.select_related("conversation", "conversation__inbox")
+        Message.objects.select_related("inbox", "conversation", "conversation__inbox")
         .filter(pk=reply_message_id, message_type=Message.Type.OUTGOING)
         .first()
     )
@@ -159,6 +162,8 @@ def suggestions_send(*, reply_message_id: int) -> str:
     assistant = run.assistant if run is not None else None
     if assistant is None or not assistant.suggestions_enabled:
         return "skipped"
+    if reply.inbox.channel_type in NO_BUTTONS:
+        return "skipped"  # a letter leaves quick replies out: the follow-up would be an empty "You can ask:"
     if Message.objects.filter(inbox_id=reply.inbox_id, provider_message_id=follow_up_key(reply.id)).exists():
         return "already_sent"
     if _moved_on(reply.conversation, reply):

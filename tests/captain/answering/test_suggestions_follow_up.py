@@ -17,7 +17,7 @@ from captain.answering.models import CreditBalance, CreditLedgerEntry, ReplyJob,
 from captain.answering.services.follow_ups import follow_up_key
 from captain.answering.services.runs import run_for_message
 from captain.answering.tasks import reply_suggestions_send
-from helpdesk.models import Conversation, Delivery, Message
+from helpdesk.models import Conversation, Delivery, Inbox, Message
 from helpdesk.services.conversations import conversation_escalate
 from helpdesk.tasks import message_deliver
 from tests.factories import AssistantInboxFactory, ConversationFactory, MessageFactory
@@ -295,3 +295,19 @@ def test_the_task_is_background_work():
     from captain import lanes
 
     assert lanes.lane_of_task("captain.tasks.reply_suggestions_send") == lanes.BACKGROUND
+
+
+@pytest.mark.django_db
+def test_an_email_inbox_gets_no_follow_up_and_no_call(
+    redis_url, llm_settings, link, django_capture_on_commit_callbacks
+):
+    # A letter leaves quick replies out: the follow-up would be a mail saying only "You can also ask:".
+    llm_settings.set_responder(scripted)
+    incoming = customer_writes(link)
+    with django_capture_on_commit_callbacks(execute=False):
+        assert run_for_message(message_id=incoming.id) == "reply"
+    reply = Message.objects.get(message_type=Message.Type.OUTGOING)
+    Inbox.objects.filter(pk=link.inbox_id).update(channel_type=Inbox.ChannelType.EMAIL)
+    assert reply_suggestions_send.apply(args=[reply.id]).get() == "skipped"
+    assert follow_ups() == []
+    assert sum(is_suggestions_call(r) for r in llm_settings.requests) == 0
