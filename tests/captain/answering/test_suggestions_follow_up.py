@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 
 import pytest
 import redis
@@ -311,3 +312,37 @@ def test_an_email_inbox_gets_no_follow_up_and_no_call(
     assert reply_suggestions_send.apply(args=[reply.id]).get() == "skipped"
     assert follow_ups() == []
     assert sum(is_suggestions_call(r) for r in llm_settings.requests) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_copies_of_the_task_at_once_send_one_follow_up(
+    redis_url, llm_settings, link, django_capture_on_commit_callbacks
+):
+    # A redelivered task running beside the first: both ask the model (the barrier holds each call until the other
+    # one is in flight too), and the conversation's row lock and the dedup key let only one of them send.
+    both_asking = threading.Barrier(2, timeout=10)
+
+    def responder(request: dict) -> Step:
+        if is_suggestions_call(request):
+            both_asking.wait()
+        return scripted(request)
+
+    llm_settings.set_responder(responder)
+    reply = answered(link, django_capture_on_commit_callbacks)
+    outcomes: list[str] = []
+
+    def run_task() -> None:
+        try:
+            outcomes.append(reply_suggestions_send.apply(args=[reply.id]).get())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run_task) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes) == ["already_sent", "sent"]
+    assert sum(is_suggestions_call(r) for r in llm_settings.requests) == 2
+    [follow_up] = follow_ups()
+    assert Delivery.objects.filter(message=follow_up).count() == 1
