@@ -29,7 +29,7 @@ from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admi
 from .composer import composer_kind, take_composer_draft
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
 from .snooze import SNOOZE_CHOICES, account_zone
-from .workspace import list_context, shown_next, workspace
+from .workspace import came_from, list_context, shown_next, workspace
 
 POLL_INTERVAL_MS = 3000
 
@@ -126,6 +126,7 @@ def conversation_detail(
         folder_nav=folder_nav(counts=around.page.counts, active=around.context.folder.key),
         filter_qs=urlencode(around.context.filters.as_query()),
         workspace=around,
+        came_from=came_from(request),
         list_qs=around.context.query,
         next_id=around.next_id,
         thread=thread,

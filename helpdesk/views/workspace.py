@@ -14,6 +14,7 @@ from urllib.parse import urlencode, urlsplit
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, QueryDict
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from helpdesk.models import Conversation
 from helpdesk.selectors import dashboard
@@ -57,6 +58,17 @@ def list_context(request: HttpRequest, conversation: Conversation) -> ListContex
     query = page_query(request)
     folder = dashboard.FOLDERS.get(query.get("list", "")) or dashboard.folder_of(conversation)
     return ListContext(folder=folder, filters=dashboard.ListFilters.from_query(query))
+
+
+def came_from(request: HttpRequest) -> str | None:
+    """The page a notification was opened from (`?from=`, which the bell and the notifications page add to
+    their links): the conversation page offers a way back to it. Only a path of this site, never elsewhere."""
+    target = request.GET.get("from", "")
+    if not target.startswith("/") or target.startswith("//"):
+        return None
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return None
+    return target
 
 
 def shown_next(request: HttpRequest) -> int | None:

@@ -100,8 +100,10 @@ def test_a_notification_arrives_live_and_is_marked_read(browser, setup):
     items = bell.locator(".notif-item")
     expect(items).to_have_count(1)
     expect(items.first).to_contain_text(f"alice assigned conversation #{mine.id} with Jane Doe to you.")
+    # The link says where it was opened from, so the conversation page can lead back here.
     expect(items.first.locator("a")).to_have_attribute(
-        "href", f"/app/accounts/{account.id}/conversations/{mine.id}/"
+        "href",
+        f"/app/accounts/{account.id}/conversations/{mine.id}/?from=%2Fapp%2Faccounts%2F{account.id}%2Flists%2Fresolved%2F",
     )
     browser.shot("bell-live-item")
 
@@ -117,6 +119,16 @@ def test_a_notification_arrives_live_and_is_marked_read(browser, setup):
     expect(page.locator("main table.notifications-list tr")).to_have_count(2)  # the header and bob's one
     expect(page.locator("main")).to_contain_text("Jane Doe")
     browser.shot("notifications-page")
+
+    # Opened from the notifications page, the conversation offers the way back to it.
+    page.locator("main table.notifications-list a:has-text('Jane Doe')").click()
+    page.wait_for_url(f"**/conversations/{mine.id}/**")
+    back = page.locator("[data-came-from]")
+    expect(back).to_be_visible()
+    browser.shot("conversation-from-notification")
+    back.click()
+    page.wait_for_url(f"{base}/app/accounts/{account.id}/notifications/")
+    expect(page.locator("main table.notifications-list tr")).to_have_count(2)
     assert browser.console_errors == []
 
 

@@ -150,3 +150,28 @@ def test_the_api_lists_counts_and_marks_my_own_only(agent_client, team, other_te
     # Globex's list for bob holds only Globex's notification.
     globex = agent_client.get(api(other_team.account, "notification-list")).json()
     assert [n["text"] for n in globex["results"]] == ["Bob in Globex"]
+
+
+def test_a_conversation_opened_from_a_notification_offers_the_way_back(agent_client, team, seeded):
+    conversation_url = url("conversation-detail", team.account, seeded["mine"].conversation_id)
+    # The bell (on a list page) and the notifications page link to the conversation with where they are.
+    listed = url("conversation-list", team.account, "mine") + "?q=refund"
+    bell = agent_client.get(listed).content.decode()
+    assert (
+        f'{conversation_url}?from=%2Fapp%2Faccounts%2F{team.account.id}%2Flists%2Fmine%2F%3Fq%3Drefund"'
+        in bell
+    )
+    page = main(agent_client.get(url("notifications", team.account)))
+    from_page = f"{conversation_url}?from=%2Fapp%2Faccounts%2F{team.account.id}%2Fnotifications%2F"
+    assert from_page in page
+
+    opened = main(agent_client.get(from_page))
+    assert f'<a href="{url("notifications", team.account)}" class="back-to-origin" data-came-from>' in opened
+    # Opened otherwise (a bookmark, the list), or with somewhere that is not a page of this site: no such link.
+    for elsewhere in (
+        "",
+        "?from=https://evil.example/",
+        "?from=//evil.example/x",
+        "?from=javascript:alert(1)",
+    ):
+        assert "data-came-from" not in main(agent_client.get(conversation_url + elsewhere)), elsewhere

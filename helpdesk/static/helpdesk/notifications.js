@@ -79,6 +79,12 @@
     }
   }
 
+  // The conversation page offers a way back to the page the notification was opened from (`?from=`).
+  function withOrigin(url) {
+    var here = window.location.pathname + window.location.search;
+    return url + (url.indexOf("?") < 0 ? "?" : "&") + "from=" + encodeURIComponent(here);
+  }
+
   function buildItem(detail) {
     var item = document.createElement("li");
     item.className = "notif-item unread";
@@ -88,7 +94,7 @@
     link.textContent = detail.text || bell.dataset.msgNew || "New notification";
     // Only a path of this site: an event is never a way to send someone elsewhere.
     var url = String(detail.url || "");
-    link.href = /^\/(?!\/)/.test(url) ? url : "#";
+    link.href = /^\/(?!\/)/.test(url) ? withOrigin(url) : "#";
     item.appendChild(link);
     var meta = document.createElement("span");
     meta.className = "notif-meta";
@@ -148,7 +154,7 @@
       var shown = new window.Notification("Captain Helpdesk", { body: detail.text || "", tag: "helpdesk-" + detail.id });
       shown.onclick = function () {
         window.focus();
-        if (/^\/(?!\/)/.test(String(detail.url || ""))) { window.location.href = detail.url; }
+        if (/^\/(?!\/)/.test(String(detail.url || ""))) { window.location.href = withOrigin(detail.url); }
       };
       bell.dataset.lastPopup = String(detail.id);
     } catch (e) { /* some browsers only allow notifications from a service worker */ }
