@@ -20,6 +20,7 @@ from . import (
     reports,
     search,
     teams,
+    typing,
 )
 from .base import ACCOUNT, CONVERSATION
 
@@ -58,5 +59,5 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned, bulk, contacts, languages, search):
+for module in (events, notifications, teams, reports, canned, bulk, contacts, languages, search, typing):
     urlpatterns += module.urlpatterns
