@@ -12,6 +12,8 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from helpdesk.models import Contact, ContactInbox, ContactNote, Conversation, Message
 
+from .previews import files_preview
+
 PAST_CONVERSATIONS = 10
 LAST_WORDS_CHARS = 120
 
@@ -41,15 +43,15 @@ class ContactPanel:
     """The contact has more conversations than the panel lists."""
 
 
-def latest_incoming_content() -> Subquery:
-    """The customer's latest message of the outer conversation (a correlated subquery on the index
-    (conversation, created_at)); shared with the lists' previews."""
+def latest_incoming(field: str = "content") -> Subquery:
+    """A field of the customer's latest message of the outer conversation (a correlated subquery on the index
+    (conversation, created_at))."""
     return Subquery(
         Message.objects.filter(
             conversation_id=OuterRef("pk"), message_type=Message.Type.INCOMING, private=False
         )
         .order_by("-id")
-        .values("content")[:1]
+        .values(field)[:1]
     )
 
 
@@ -68,9 +70,9 @@ def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPane
     rows = list(
         Conversation.objects.filter(account_id=account_id, contact_id=contact.pk)
         .exclude(pk=conversation.pk)
-        .annotate(last_words=latest_incoming_content())
+        .annotate(last_words=latest_incoming("content"), last_files=latest_incoming("attachments"))
         .order_by("-last_activity_at", "-pk")
-        .values("pk", "status", "last_activity_at", "last_words")[: PAST_CONVERSATIONS + 1]
+        .values("pk", "status", "last_activity_at", "last_words", "last_files")[: PAST_CONVERSATIONS + 1]
     )
     labels = dict(Conversation.Status.choices)
     past = [
@@ -79,7 +81,8 @@ def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPane
             status=row["status"],
             status_display=labels.get(row["status"], row["status"]),
             last_activity_at=row["last_activity_at"],
-            last_words=(row["last_words"] or "")[:LAST_WORDS_CHARS],
+            # Files alone (a photo without a caption) are named, as the lists' previews name them.
+            last_words=(row["last_words"] or files_preview(row["last_files"]))[:LAST_WORDS_CHARS],
         )
         for row in rows[:PAST_CONVERSATIONS]
     ]

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
+from .previews import files_preview
 from .search import conversations_with_messages_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
@@ -251,13 +252,6 @@ def _previews(conversations: list[Conversation]) -> dict[int, str]:
         text, files = (in_text, in_files) if in_text is not None else (last_text, last_files)
         previews[pk] = (text or files_preview(files))[:PREVIEW_CHARS]
     return previews
-
-
-def files_preview(files: object) -> str:
-    """A message's files as its list preview ("📎 invoice.pdf, 📎 photo.png"): by name, else by kind."""
-    items = files if isinstance(files, list) else []  # the column is a list; anything else shows nothing
-    names = [str(i.get("file_name") or i.get("type") or "file") for i in items if isinstance(i, dict)]
-    return ", ".join(f"📎 {name}" for name in names)
 
 
 def filter_options(*, account_id: int) -> dict[str, list]:

@@ -86,6 +86,24 @@ def test_contact_panel_shows_profile_channel_ids_and_past_conversations(agent_cl
     assert "Resolved" in panel
 
 
+def test_contact_panel_names_the_files_of_a_past_message_of_files_alone(agent_client, team):
+    link = ContactInboxFactory(inbox=team.inbox, contact__name="Dana")
+    current = ConversationFactory(contact_inbox=link, status="open")
+    photo = ConversationFactory(contact_inbox=link, status="resolved")
+    files = [{"file_name": "broken-lid.jpg", "type": "image"}, {"type": "file"}]
+    MessageFactory(conversation=photo, content="", attachments=files)
+    worded = ConversationFactory(contact_inbox=link, status="resolved")
+    MessageFactory(conversation=worded, content="Here is the receipt", attachments=[{"file_name": "r.pdf"}])
+
+    html = agent_client.get(page(team, current)).content.decode()
+    panel = html[html.index('id="contact-panel"') :]
+    photo_row = panel[panel.index(f'data-past-conversation="{photo.id}"') :].split("</li>", 1)[0]
+    # As the conversation list's preview: by name, else by kind; a message with words shows its words.
+    assert "“📎 broken-lid.jpg, 📎 file”" in photo_row
+    worded_row = panel[panel.index(f'data-past-conversation="{worded.id}"') :].split("</li>", 1)[0]
+    assert "“Here is the receipt”" in worded_row and "r.pdf" not in worded_row
+
+
 def test_first_conversation_says_so(agent_client, team):
     conversation = ConversationFactory(contact_inbox__inbox=team.inbox)
     assert b"first conversation" in agent_client.get(page(team, conversation)).content
