@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .base import DeliveryResult
 from .outbound_files import OutboundFile
 from .provider_http import SendResult, post_form
-from .telegram import DEFAULT_API_BASE_URL, _chat_id, classify
+from .telegram.bot_api import DEFAULT_API_BASE_URL, _chat_id, classify
 
 if TYPE_CHECKING:
     from helpdesk.models import Inbox
