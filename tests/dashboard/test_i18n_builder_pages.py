@@ -1,0 +1,59 @@
+"""The captain app's builder pages follow the person's language like the helpdesk pages: a person who chose
+Simplified Chinese reads the usage page and the "Test before launch" page in Chinese, nothing of their English
+left; everyone else still reads English."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpdesk.models import PersonSettings
+from tests.factories import AssistantFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def main(html: str) -> str:
+    """The page's own content (the top bar is the helpdesk's, tested elsewhere)."""
+    return html.split("<main>", 1)[1].split("</main>", 1)[0]
+
+
+def visible_english(html: str) -> list[str]:
+    """Runs of English words a reader sees (tags, attributes other than labels, and numbers removed)."""
+    text = re.sub(r"<svg.*?</svg>", " ", html, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return re.findall(r"[A-Za-z]{3,}(?: [A-Za-z]{2,})*", text)
+
+
+def test_a_chinese_person_reads_the_usage_page_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
+    page = main(html)
+    for chinese in ("AI 用量", "每日额度", "按助手", "各助手的转人工与解决情况", "转人工率", "还没有用量。"):
+        assert chinese in page, chinese
+    assert visible_english(page) == []
+    assert "<title>用量" in html
+
+
+def test_a_chinese_person_reads_test_before_launch_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    AssistantFactory(account=team.account, name="Helper")
+    html = admin_client.get(f"/app/accounts/{team.account.id}/evaluation/").content.decode()
+    page = main(html)
+    for chinese in (
+        "上线前测试",
+        "问题集",
+        "还没有问题集：请在下面创建一个。",
+        "新建问题集",
+        'placeholder="上线检查"',
+    ):
+        assert chinese in page, chinese
+    # The assistant's name is the builder's own text, shown as written.
+    assert visible_english(page) == ["Helper"]
+
+
+def test_everyone_else_still_reads_them_in_english(admin_client, team):
+    html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
+    assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html
+    assert "用量" not in main(html)
