@@ -48,7 +48,7 @@ PROVIDER_MEMBERS = frozenset({"TELEGRAM", "WHATSAPP", "SLACK", "WIDGET", "EMAIL"
 # integration, and the e-mail demo command signs its mails as the mail provider's inbound route does.
 KNOWN_IMPORTS = frozenset(
     {
-        ("helpdesk.admin", "helpdesk.channels.api_channel"),
+        ("helpdesk.admin.inboxes", "helpdesk.channels.api_channel"),
         ("captain.management.commands.captain_demo_chat", "helpdesk.channels.api_channel"),
         ("helpdesk.management.commands.helpdesk_email_demo", "helpdesk.channels.email"),
     }
