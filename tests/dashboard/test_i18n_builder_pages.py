@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from captain.evaluation.services.imports import ParsedQuestion
+from captain.evaluation.services.sets import eval_questions_add, eval_set_create
 from helpdesk.models import PersonSettings
 from tests.factories import AssistantFactory
 
@@ -51,6 +53,34 @@ def test_a_chinese_person_reads_test_before_launch_in_chinese(admin_client, team
         assert chinese in page, chinese
     # The assistant's name is the builder's own text, shown as written.
     assert visible_english(page) == ["Helper"]
+
+
+def test_a_chinese_person_reads_a_question_set_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    eval_set = eval_set_create(assistant=AssistantFactory(account=team.account, name="Helper"), name="Launch")
+    eval_questions_add(eval_set=eval_set, questions=[ParsedQuestion("Price?")], origin="typed")
+    html = admin_client.get(
+        f"/app/accounts/{team.account.id}/evaluation/sets/{eval_set.id}/"
+    ).content.decode()
+    page = main(html)
+    for chinese in ("上线前测试", "1 个问题", "输入问题", "每行一个问题", "从文档草拟", "删除问题集"):
+        assert chinese in page, chinese
+    # The builder's own texts (names, the question, its origin's label from the model) are shown as written;
+    # the file formats' code words stay as they are.
+    builders = {"Helper", "Launch", "Price", "Typed"}
+    formats = {
+        "CSV",
+        "JSON Lines",
+        "UTF",
+        "KiB",
+        "question",
+        "expected",
+        "previous",
+        "role",
+        "user",
+        "content",
+    }
+    assert set(visible_english(page)) - builders - formats == set()
 
 
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
