@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from captain.evaluation.models import EvalRun
 from captain.evaluation.services.imports import ParsedQuestion
 from captain.evaluation.services.sets import eval_questions_add, eval_set_create
 from helpdesk.models import PersonSettings
@@ -81,6 +82,26 @@ def test_a_chinese_person_reads_a_question_set_in_chinese(admin_client, team):
         "content",
     }
     assert set(visible_english(page)) - builders - formats == set()
+
+
+def test_a_chinese_person_reads_a_run_and_a_comparison_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    eval_set = eval_set_create(assistant=AssistantFactory(account=team.account, name="Helper"), name="Launch")
+    first, second = EvalRun.objects.create(set=eval_set), EvalRun.objects.create(set=eval_set)
+    base = f"/app/accounts/{team.account.id}/evaluation"
+    run = main(admin_client.get(f"{base}/runs/{second.id}/").content.decode())
+    for chinese in (
+        "已回答",
+        "标为正确",
+        "标为错误",
+        "你的标记",
+        "正在回答这些问题：本页会自动刷新。",
+        "0 份文档",
+    ):
+        assert chinese in run, chinese
+    compare = admin_client.get(f"{base}/compare/?left={first.id}&right={second.id}").content.decode()
+    assert "<title>对比运行" in compare
+    assert "0 个问题中有 0 个有变化。 两次运行的配置相同。" in main(compare)
 
 
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
