@@ -206,6 +206,7 @@ class ApiChannel:
     channel_type = "api"
     text_limit: int | None = None
     supports_commands = False
+    shows_quick_replies = True
     fetches_media = False
     # The event links the files; we serve them ourselves.
     file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}

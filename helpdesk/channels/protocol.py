@@ -86,6 +86,8 @@ class Channel(Protocol):
     or shortened by `send`, which reads badly in a chat); None: no limit worth telling."""
     supports_commands: bool
     """Whether `set_commands` sets a command menu."""
+    shows_quick_replies: bool
+    """Whether a message's quick replies reach the customer as buttons (a letter leaves them out)."""
     fetches_media: bool
     """Whether its messages report files that `fetch_media` can fetch."""
     file_limits: Mapping[str, int]

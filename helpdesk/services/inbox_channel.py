@@ -23,6 +23,15 @@ def message_text_limit(*, channel_type: str) -> int | None:
         return None
 
 
+def shows_quick_replies(*, channel_type: str) -> bool:
+    """Whether quick replies reach this channel type's customers as buttons (False for a channel type no channel
+    serves)."""
+    try:
+        return channel_for_type(channel_type).shows_quick_replies
+    except UnknownChannel:
+        return False
+
+
 def command_menu_channel_types() -> frozenset[str]:
     """The channel types whose inboxes have a command menu (`inbox_set_commands` sets it)."""
     return frozenset(channel.channel_type for channel in all_channels() if channel.supports_commands)

@@ -42,7 +42,8 @@ from captain.conf import captain_setting
 from captain.queue import task
 from captain.runtime import Usage
 from captain.runtime.knowledge.tokens import has_cjk
-from helpdesk.models import Conversation, Delivery, Inbox, Message
+from helpdesk.models import Conversation, Delivery, Message
+from helpdesk.services.inbox_channel import shows_quick_replies
 from helpdesk.services.messages import message_create_ai_reply
 from helpdesk.tracing import inject_context
 
@@ -54,8 +55,6 @@ KEY_PREFIX = "ai-suggestions:"
 DELIVERY_WAIT_SECONDS = 20.0
 """How long the questions wait for the reply itself to reach the customer before they are dropped."""
 DELIVERY_POLL_SECONDS = 0.25
-NO_BUTTONS = frozenset({Inbox.ChannelType.EMAIL})
-"""Channels that do not show quick replies: no follow-up there (and no model call)."""
 INTRO = {"en": "You can also ask:", "zh": "您还可以问："}
 """The follow-up's text above the buttons, in the customer's language (the questions' own, else the inbox's)."""
 
@@ -162,8 +161,8 @@ def suggestions_send(*, reply_message_id: int) -> str:
     assistant = run.assistant if run is not None else None
     if assistant is None or not assistant.suggestions_enabled:
         return "skipped"
-    if reply.inbox.channel_type in NO_BUTTONS:
-        return "skipped"  # a letter leaves quick replies out: the follow-up would be an empty "You can ask:"
+    if not shows_quick_replies(channel_type=reply.inbox.channel_type):
+        return "skipped"  # e.g. a letter leaves quick replies out: the follow-up would be an empty "You can ask:"
     if Message.objects.filter(inbox_id=reply.inbox_id, provider_message_id=follow_up_key(reply.id)).exists():
         return "already_sent"
     if _moved_on(reply.conversation, reply):

@@ -80,6 +80,7 @@ class WidgetChannel:
     channel_type = "widget"
     text_limit: int | None = None
     supports_commands = False
+    shows_quick_replies = True
     fetches_media = False
     # The chat shows links to the files; we serve them ourselves.
     file_limits: Mapping[str, int] = {ANY_KIND: OWN_LIMIT}

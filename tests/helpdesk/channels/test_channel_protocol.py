@@ -21,6 +21,7 @@ ATTRIBUTES = (
     "channel_type",
     "text_limit",
     "supports_commands",
+    "shows_quick_replies",
     "fetches_media",
     "file_limits",
     "files_total_limit",
@@ -80,6 +81,10 @@ def test_the_ai_is_told_each_channels_message_size():
 def test_only_telegram_has_a_command_menu_and_the_api_channel_no_files():
     assert {c.channel_type for c in all_channels() if c.supports_commands} == {"telegram"}
     assert {c.channel_type for c in all_channels() if not c.fetches_media} == {"api", "widget", "email"}
+
+
+def test_every_channel_but_e_mail_shows_quick_replies_as_buttons():
+    assert {c.channel_type for c in all_channels() if not c.shows_quick_replies} == {"email"}
 
 
 @pytest.mark.parametrize("channel_type", ["api", "whatsapp", "slack"])
