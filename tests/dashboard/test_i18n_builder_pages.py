@@ -12,7 +12,7 @@ from captain.evaluation.models import EvalRun
 from captain.evaluation.services.imports import ParsedQuestion
 from captain.evaluation.services.sets import eval_questions_add, eval_set_create
 from helpdesk.models import PersonSettings
-from tests.factories import AssistantFactory
+from tests.factories import AssistantFactory, ConversationFactory, FaqEntryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +102,33 @@ def test_a_chinese_person_reads_a_run_and_a_comparison_in_chinese(admin_client, 
     compare = admin_client.get(f"{base}/compare/?left={first.id}&right={second.id}").content.decode()
     assert "<title>对比运行" in compare
     assert "0 个问题中有 0 个有变化。 两次运行的配置相同。" in main(compare)
+
+
+def test_a_chinese_person_reviews_faq_drafts_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    assistant = AssistantFactory(account=team.account, name="Helper")
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox)
+    FaqEntryFactory(
+        assistant=assistant,
+        question="Gift wrap?",
+        answer="Yes.",
+        status="pending",
+        source="conversation",
+        source_conversation=conversation,
+    )
+    page = main(admin_client.get(f"/app/accounts/{team.account.id}/faq/").content.decode())
+    for chinese in (
+        "FAQ 审核",
+        "让 AI 写草稿",
+        "批准所选",
+        "问题与回答",
+        f"对话 #{conversation.id}",
+        "编辑并批准",
+    ):
+        assert chinese in page, chinese
+    # Left in English: the builder's texts, and the tabs' titles, which the view (captain/knowledge) names.
+    tabs = {"Pending review", "Approved", "Rejected"}
+    assert set(visible_english(page)) - {"Helper", "Gift wrap", "Yes", "FAQ"} - tabs == set()
 
 
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
