@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
+PASSWORD = "pass-word-123"
+"""Every test user's password (tests.factories.UserFactory)."""
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 CHROMIUM_ARGS = [
     "--headless",
@@ -80,3 +82,38 @@ def browser(request, tmp_path) -> Iterator[Browser]:
             yield state
         finally:
             context.close()
+
+
+SignIn = Callable[..., object]
+
+
+@pytest.fixture
+def sign_in() -> SignIn:
+    """Sign a page in through the login form, as a person does: the one place the browser tests do it.
+
+    `sign_in(page, base_url, "bob")` opens `/auth/login/?next=/app/` (`next_path=` for another page), fills the
+    form, submits it with the button labelled `button` (the page's language: "登录" in Chinese) and waits for
+    the page it leads to (`wait_for`, a URL glob; `None` to not wait). `go=False` fills the login page the
+    browser is already on (a test that was just sent there). Any page works: the `browser` fixture's, or one
+    of a test's own contexts. Returns the page."""
+
+    def sign_in(
+        page,
+        base_url: str,
+        username: str,
+        *,
+        next_path: str = "/app/",
+        wait_for: str | None = "**/app/**",
+        button: str = "Sign in",
+        go: bool = True,
+    ):
+        if go:
+            page.goto(f"{base_url}/auth/login/?next={next_path}")
+        page.fill("#id_username", username)
+        page.fill("#id_password", PASSWORD)
+        page.click(f"button:has-text('{button}')")
+        if wait_for:
+            page.wait_for_url(wait_for)
+        return page
+
+    return sign_in

@@ -24,7 +24,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 # A 1x1 PNG: the smallest image a browser decodes.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -68,13 +67,10 @@ def conversation(settings, tmp_path):
 
 
 def test_an_agent_edits_attributes_and_memory_and_sees_the_customers_image(
-    browser, live_server, conversation
+    browser, sign_in, live_server, conversation
 ):
     page = browser.page
-    page.goto(f"{live_server.url}/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
     url = f"{live_server.url}/app/accounts/{conversation.account_id}/conversations/{conversation.id}/"
     page.goto(url)
 

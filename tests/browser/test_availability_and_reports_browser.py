@@ -18,8 +18,6 @@ from tests.factories import AccountFactory, ConversationFactory, InboxFactory, M
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
-
 
 @pytest.fixture
 def acme():
@@ -37,18 +35,10 @@ def acme():
     return account, admin
 
 
-def sign_in(browser, live_server, username="alice"):
-    page = browser.page
-    page.goto(f"{live_server.url}/auth/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-
-
-def test_availability_switch_saves_without_a_reload(browser, live_server, acme):
+def test_availability_switch_saves_without_a_reload(browser, sign_in, live_server, acme):
     account, admin = acme
     page = browser.page
-    sign_in(browser, live_server)
+    sign_in(page, live_server.url, "alice")
     page.goto(f"{live_server.url}/app/accounts/{account.id}/lists/needs-people/")
     expect(page.locator("#availability-select")).to_have_value("online")
     # With JavaScript the submit button is hidden: the select saves on change.
@@ -66,10 +56,10 @@ def test_availability_switch_saves_without_a_reload(browser, live_server, acme):
     assert browser.console_errors == []
 
 
-def test_report_page_renders_and_explains_a_bad_range(browser, live_server, acme):
+def test_report_page_renders_and_explains_a_bad_range(browser, sign_in, live_server, acme):
     account, _ = acme
     page = browser.page
-    sign_in(browser, live_server)
+    sign_in(page, live_server.url, "alice")
     page.goto(f"{live_server.url}/app/accounts/{account.id}/lists/needs-people/")
     page.click("nav.admin-links a:has-text('Reports')")
     expect(page.locator("h1")).to_have_text("Reports")

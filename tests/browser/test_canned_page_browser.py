@@ -21,12 +21,11 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_an_agent_adds_a_canned_response_and_uses_it(browser, live_server, redis_url, device):
+def test_an_agent_adds_a_canned_response_and_uses_it(browser, sign_in, live_server, redis_url, device):
     account = AccountFactory(name="Acme")
     inbox = InboxFactory(account=account)
     MembershipFactory(account=account, user=UserFactory(username="bob"), role=Membership.Role.AGENT)
@@ -36,11 +35,7 @@ def test_an_agent_adds_a_canned_response_and_uses_it(browser, live_server, redis
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
 
     page.click("nav.admin-links a:has-text('Canned responses')")
     page.fill("#canned-new-code", "late")

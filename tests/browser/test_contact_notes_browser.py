@@ -13,23 +13,18 @@ from tests.factories import AccountFactory, ContactFactory, MembershipFactory, U
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_a_note_on_a_contact(browser, live_server, redis_url, device):
+def test_a_note_on_a_contact(browser, sign_in, live_server, redis_url, device):
     account = AccountFactory(name="Acme")
     MembershipFactory(account=account, user=UserFactory(username="bob"), role=Membership.Role.AGENT)
     contact = ContactFactory(account=account, name="Ann Lee", phone="+1 555 0100")
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
 
     page.goto(f"{live_server.url}/app/accounts/{account.id}/contacts/{contact.id}/")
     expect(page.locator("#contact-phone")).to_have_value("+1 555 0100")

@@ -22,7 +22,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
@@ -41,24 +40,16 @@ def customers(redis_url):
     return {"account": account, "kept": kept, "duplicate": duplicate}
 
 
-def sign_in(page, live_server) -> None:
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
-
-
 def horizontal_overflow(page) -> int:
     return page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_search_edit_and_merge_a_contact(browser, live_server, customers, device):
+def test_search_edit_and_merge_a_contact(browser, sign_in, live_server, customers, device):
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     kept, duplicate = customers["kept"], customers["duplicate"]
 
     page.click("nav.admin-links a:has-text('Contacts')")

@@ -24,8 +24,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
-
 
 @pytest.fixture
 def desk(redis_url):
@@ -48,20 +46,16 @@ def desk(redis_url):
     return {"account": account, "agent": agent, "conversation": conversation}
 
 
-def open_conversation(browser, live_server, desk) -> object:
+def open_conversation(browser, live_server, desk, sign_in) -> object:
     page = browser.page
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     page.goto(f"{live_server.url}/app/accounts/{desk['account'].id}/conversations/{desk['conversation'].id}/")
     expect(page.locator("#composer")).to_be_visible()
     return page
 
 
-def test_slash_inserts_a_canned_response(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk)
+def test_slash_inserts_a_canned_response(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, live_server, desk, sign_in)
     box = page.locator("#composer-text")
     box.click()
     box.press_sequentially("Thanks! /ref")
@@ -93,8 +87,10 @@ def test_slash_inserts_a_canned_response(browser, live_server, desk):
     assert browser.console_errors == []
 
 
-def test_a_late_canned_lookup_does_not_reopen_a_picker_closed_with_escape(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk)
+def test_a_late_canned_lookup_does_not_reopen_a_picker_closed_with_escape(
+    browser, sign_in, live_server, desk
+):
+    page = open_conversation(browser, live_server, desk, sign_in)
     box = page.locator("#composer-text")
     box.click()
     box.press_sequentially("/hel")
@@ -115,8 +111,8 @@ def test_a_late_canned_lookup_does_not_reopen_a_picker_closed_with_escape(browse
     assert browser.console_errors == []
 
 
-def test_note_and_reply_look_different_and_a_note_is_never_delivered(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk)
+def test_note_and_reply_look_different_and_a_note_is_never_delivered(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, live_server, desk, sign_in)
     composer = page.locator("#composer")
     send = composer.locator("button.send")
     banner = composer.locator(".note-banner")
@@ -158,8 +154,8 @@ def test_note_and_reply_look_different_and_a_note_is_never_delivered(browser, li
     assert browser.console_errors == []
 
 
-def test_one_click_actions_do_not_reload_the_page(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk)
+def test_one_click_actions_do_not_reload_the_page(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, live_server, desk, sign_in)
     navigations: list[str] = []
     page.on(
         "framenavigated", lambda frame: navigations.append(frame.url) if frame == page.main_frame else None
@@ -205,8 +201,8 @@ def test_one_click_actions_do_not_reload_the_page(browser, live_server, desk):
     assert browser.console_errors == []
 
 
-def test_snooze_until_tomorrow_morning(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk)
+def test_snooze_until_tomorrow_morning(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, live_server, desk, sign_in)
     page.evaluate("window.__sameDocument = true")
     page.click("button[data-snooze='tomorrow']")
     expect(page.locator("#status")).to_contain_text("Snoozed until")

@@ -35,7 +35,6 @@ from tests.support import fake_llm_server as fake
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 DRAFT = "Hi! Refunds reach your card within 5 business days after we receive the parcel [1]."
 EDIT = " Thanks for your patience, Bob."
 
@@ -57,7 +56,7 @@ def setup(redis_url, llm_settings, settings):
         url="https://shop.example/returns",
     )
     FaqEntryFactory(assistant=assistant)  # "How long does a refund take?"
-    agent = UserFactory(username="bob", first_name="Bob")  # password: PASSWORD (the factory's)
+    agent = UserFactory(username="bob", first_name="Bob")  # signed in with the factory's password
     MembershipFactory(account=assistant.account, user=agent, role=Membership.Role.AGENT)
     conversation = ConversationFactory(contact_inbox__inbox=link.inbox, status="open")
     MessageFactory(conversation=conversation, content="How long does my refund take? I sent the shoes back.")
@@ -77,15 +76,12 @@ def wait_for_queued_run(timeout: float = 10.0) -> CopilotRun:
     raise AssertionError("the page did not start a copilot run")
 
 
-def test_draft_edit_send(browser, live_server, setup, llm_settings):
+def test_draft_edit_send(browser, sign_in, live_server, setup, llm_settings):
     llm_settings.push(
         fake.streamed(DRAFT, chunks=[DRAFT[:20], DRAFT[20:50], DRAFT[50:]], delay=0.05),
     )
     page = browser.page
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "bob")
     account, conversation = setup["account"], setup["conversation"]
     page.goto(f"{live_server.url}/app/accounts/{account.id}/conversations/{conversation.id}/")
     panel = page.locator("#copilot")

@@ -33,7 +33,6 @@ from tests.support.callback_receiver import CallbackReceiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 XSS = "<img src=x onerror=alert(1)><script>window.__xss=1</script>"
 AI_XSS = "Noted: " + XSS
 
@@ -64,14 +63,13 @@ def helpdesk(redis_url, llm_settings, receiver):
     }
 
 
-def sign_in(browser, live_server, username: str = "alice") -> None:
+def open_the_app(browser, live_server, sign_in, username: str = "alice") -> None:
+    """The app sends a stranger to the login page, and back to the app once signed in."""
     page = browser.page
     page.goto(f"{live_server.url}/app/")
     expect(page).to_have_url(f"{live_server.url}/auth/login/?next=/app/")
     browser.shot("sign-in")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, username, go=False)
 
 
 def customer_writes(helpdesk, text: str, conversation=None):
@@ -88,7 +86,7 @@ def assert_nothing_ran(browser) -> None:
 
 
 def test_agent_takes_over_an_escalated_conversation_replies_and_resolves(
-    browser, live_server, helpdesk, llm_settings, receiver
+    browser, sign_in, live_server, helpdesk, llm_settings, receiver
 ):
     # The AI escalates, for real: the scripted model calls handoff_to_human.
     llm_settings.push(
@@ -102,7 +100,7 @@ def test_agent_takes_over_an_escalated_conversation_replies_and_resolves(
     assert message_deliver.apply(args=[handoff_message.id]).get() == "sent"
 
     page = browser.page
-    sign_in(browser, live_server)
+    open_the_app(browser, live_server, sign_in)
     expect(page).to_have_url(f"{live_server.url}/app/accounts/{helpdesk['account'].id}/lists/needs-people/")
     row = page.locator(f'tr[data-conversation="{conversation.id}"]')
     expect(row).to_contain_text("Wants to cancel the contract")
@@ -166,7 +164,7 @@ def answer_pending_playground_turn() -> None:
     playground_turn.apply(args=(run.pk,))
 
 
-def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
+def test_playground_round_trip(browser, sign_in, live_server, helpdesk, llm_settings):
     def model(request: dict) -> fake.Step:
         if "handoff_to_refunds" in fake.offered_tools(request):
             return fake.tool_call("handoff_to_refunds", {"reason": "refund question"})
@@ -178,7 +176,7 @@ def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
     helpdesk["assistant"].save()
     before = (Conversation.objects.count(), Message.objects.count(), Run.objects.count())
     page = browser.page
-    sign_in(browser, live_server)
+    open_the_app(browser, live_server, sign_in)
     page.click("nav.admin-links >> text=Playground")
     expect(page.locator("h1")).to_have_text("Playground")
     browser.shot("playground-empty")
@@ -204,7 +202,7 @@ def test_playground_round_trip(browser, live_server, helpdesk, llm_settings):
 
 
 def test_html_and_script_from_customers_and_the_model_render_as_text(
-    browser, live_server, helpdesk, llm_settings
+    browser, sign_in, live_server, helpdesk, llm_settings
 ):
     # The AI's reply is not the customer's message word for word: the grounding check refuses an echo.
     llm_settings.push(fake.text(AI_XSS))
@@ -215,7 +213,7 @@ def test_html_and_script_from_customers_and_the_model_render_as_text(
     Conversation.objects.filter(pk=conversation.pk).update(escalation_reason=XSS)
 
     page = browser.page
-    sign_in(browser, live_server)
+    open_the_app(browser, live_server, sign_in)
     page.goto(f"{live_server.url}/app/accounts/{helpdesk['account'].id}/lists/ai/")
     expect(page.locator(f'tr[data-conversation="{conversation.id}"] td.preview')).to_have_text(XSS)
     browser.shot("xss-list")

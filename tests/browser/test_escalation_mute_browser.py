@@ -15,12 +15,11 @@ from tests.factories import AccountFactory, ConversationFactory, InboxFactory, M
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_an_admin_mutes_escalations_from_the_bell(browser, live_server, redis_url, device):
+def test_an_admin_mutes_escalations_from_the_bell(browser, sign_in, live_server, redis_url, device):
     account = AccountFactory(name="Acme")
     inbox = InboxFactory(account=account)
     admin = UserFactory(username="alice")
@@ -28,11 +27,7 @@ def test_an_admin_mutes_escalations_from_the_bell(browser, live_server, redis_ur
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
+    sign_in(page, live_server.url, "alice", wait_for="**/lists/**")
 
     page.click(".notif-bell summary")
     page.click("form[data-notif-escalations] button")

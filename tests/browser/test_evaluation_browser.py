@@ -62,7 +62,7 @@ def run_and_wait(page, browser, label: str) -> EvalRun:
     return run
 
 
-def test_admin_uploads_runs_marks_and_compares(browser, live_server, redis_url, model, tmp_path):
+def test_admin_uploads_runs_marks_and_compares(browser, sign_in, live_server, redis_url, model, tmp_path):
     assistant = AssistantFactory(name="Rental desk")
     admin = UserFactory(username="alice")
     admin.set_password(PASSWORD)
@@ -72,10 +72,7 @@ def test_admin_uploads_runs_marks_and_compares(browser, live_server, redis_url, 
     file.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
     page = browser.page
 
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
     page.click("nav.admin-links >> text=Test before launch")
     expect(page.locator("h1")).to_have_text("Test before launch")
     page.fill("#new-set-form input[name=name]", "Launch check")

@@ -41,13 +41,10 @@ def drafted(llm_settings):
     return assistant
 
 
-def test_an_admin_approves_and_edits_drafts_from_the_review_page(browser, live_server, drafted):
+def test_an_admin_approves_and_edits_drafts_from_the_review_page(browser, sign_in, live_server, drafted):
     page = browser.page
     account_id = drafted.account_id
-    page.goto(f"{live_server.url}/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
     page.click("nav.admin-links >> text=FAQ review")
     expect(page).to_have_url(f"{live_server.url}/app/accounts/{account_id}/faq/")
     expect(page.locator("#faq-entries tbody tr")).to_have_count(2)

@@ -24,7 +24,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 PHONE = {"width": 375, "height": 740}
 # Words the navigation may show in Latin letters: the product's name, the person, the account, the name of
 # the English language in the language menu, and "AI" and "FAQ", which Chinese support teams write as they are.
@@ -70,7 +69,7 @@ def navigation_text(page) -> str:
     )
 
 
-def test_a_chinese_browser_on_a_phone_gets_the_dashboard_in_chinese(browser, live_server, queue):
+def test_a_chinese_browser_on_a_phone_gets_the_dashboard_in_chinese(browser, sign_in, live_server, queue):
     page = browser.page
     page.set_viewport_size(PHONE)
     page.set_extra_http_headers({"Accept-Language": "zh-CN,zh;q=0.9"})
@@ -78,10 +77,7 @@ def test_a_chinese_browser_on_a_phone_gets_the_dashboard_in_chinese(browser, liv
 
     page.goto(f"{live_server.url}/auth/login/?next={base}/lists/needs-people/")
     expect(page.locator("h1")).to_have_text("登录")
-    page.fill("#id_username", "wang")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('登录')")
-    page.wait_for_url("**/lists/needs-people/")
+    sign_in(page, live_server.url, "wang", go=False, wait_for="**/lists/needs-people/", button="登录")
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     expect(page.locator("aside.sidebar")).to_contain_text("待人工处理")
     assert english_words_in(navigation_text(page)) == []
@@ -98,16 +94,19 @@ def test_a_chinese_browser_on_a_phone_gets_the_dashboard_in_chinese(browser, liv
     assert browser.console_errors == []
 
 
-def test_the_language_menu_switches_the_person_to_english_on_every_page(browser, live_server, queue):
+def test_the_language_menu_switches_the_person_to_english_on_every_page(browser, sign_in, live_server, queue):
     page = browser.page
     page.set_viewport_size(PHONE)
     page.set_extra_http_headers({"Accept-Language": "zh-CN,zh;q=0.9"})
     base = f"{live_server.url}/app/accounts/{queue['account'].id}"
-    page.goto(f"{live_server.url}/auth/login/?next={base}/canned-responses/")
-    page.fill("#id_username", "wang")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('登录')")
-    page.wait_for_url("**/canned-responses/")
+    sign_in(
+        page,
+        live_server.url,
+        "wang",
+        next_path=f"{base}/canned-responses/",
+        wait_for="**/canned-responses/",
+        button="登录",
+    )
     expect(page.locator("h1")).to_have_text("快捷回复")
 
     page.select_option("#language-select", "en")  # submits on change

@@ -25,7 +25,7 @@ MARKDOWN = (
 )
 
 
-def test_admin_uploads_markdown_and_sees_it_become_ready(browser, live_server, redis_url, tmp_path):
+def test_admin_uploads_markdown_and_sees_it_become_ready(browser, sign_in, live_server, redis_url, tmp_path):
     assistant = AssistantFactory(name="Rental desk")
     admin = UserFactory(username="alice")
     admin.set_password(PASSWORD)
@@ -35,10 +35,7 @@ def test_admin_uploads_markdown_and_sees_it_become_ready(browser, live_server, r
     file.write_text(MARKDOWN)
     page = browser.page
 
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
     page.click("nav.admin-links >> text=Knowledge")
     expect(page.locator("h1")).to_have_text("Knowledge")
     page.set_input_files("#upload-form input[type=file]", str(file))

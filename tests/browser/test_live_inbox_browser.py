@@ -19,8 +19,6 @@ from tests.support.servers import start_test_web_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
-
 
 @pytest.fixture
 def stack(redis_url, tmp_path):
@@ -49,7 +47,7 @@ def send_webhook(server, inbox, message_id: str, text: str) -> None:
     assert response.status_code == 200, response.text
 
 
-def test_a_webhook_updates_both_agents_lists_and_counts_without_a_reload(stack):
+def test_a_webhook_updates_both_agents_lists_and_counts_without_a_reload(stack, sign_in):
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package (scripts/setup --dev does)")
     server, acme = stack["server"], stack["acme"]
@@ -65,11 +63,7 @@ def test_a_webhook_updates_both_agents_lists_and_counts_without_a_reload(stack):
                 page.set_default_timeout(15_000)
                 errors[name] = []
                 page.on("console", lambda m, n=name: errors[n].append(m.text) if m.type == "error" else None)
-                page.goto(f"{server.url}/auth/login/?next=/app/")
-                page.fill("#id_username", name)
-                page.fill("#id_password", PASSWORD)
-                page.click("button:has-text('Sign in')")
-                page.wait_for_url("**/app/**")
+                sign_in(page, server.url, name)
                 page.goto(list_url)
                 expect(page.locator("body")).to_have_attribute("data-live-state", "open")
                 expect(page.locator('[data-folder-count="unassigned"]')).to_have_text("0")

@@ -53,7 +53,7 @@ def setup(redis_url, llm_settings, settings, tmp_path):
     live._subscriber_client.cache_clear()
 
 
-def test_thoughts_stream_live_to_the_playground(browser, setup, llm_settings):
+def test_thoughts_stream_live_to_the_playground(browser, sign_in, setup, llm_settings):
     live_server = setup["server"]
     looked = threading.Event()
     steps = iter(
@@ -73,10 +73,7 @@ def test_thoughts_stream_live_to_the_playground(browser, setup, llm_settings):
 
     llm_settings.set_responder(model)
     page = browser.page
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
     page.goto(f"{live_server.url}/app/accounts/{setup['account'].id}/playground/?start=orders")
     page.fill("textarea[name=message]", "Can I get a refund for order 1042?")
     page.click("button[name=send]")

@@ -22,7 +22,6 @@ from tests.support.servers import start_test_web_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 
 # Records pop-ups instead of relying on the headless desktop to show one; permission is the browser's real one.
 RECORD_NOTIFICATIONS = """
@@ -67,14 +66,7 @@ def setup(redis_url, settings, tmp_path):
         publish._client.cache_clear()
 
 
-def sign_in(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/auth/login/?next=/app/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-
-
-def test_a_notification_arrives_live_and_is_marked_read(browser, setup):
+def test_a_notification_arrives_live_and_is_marked_read(browser, sign_in, setup):
     base = setup["server"].url
     account, alice, bob = setup["account"], setup["alice"], setup["bob"]
     page = browser.page
@@ -132,7 +124,7 @@ def test_a_notification_arrives_live_and_is_marked_read(browser, setup):
     assert browser.console_errors == []
 
 
-def test_popup_and_sound_when_enabled_and_untrusted_events_are_ignored(browser, setup):
+def test_popup_and_sound_when_enabled_and_untrusted_events_are_ignored(browser, sign_in, setup):
     base = setup["server"].url
     account, bob = setup["account"], setup["bob"]
     page = browser.page

@@ -29,7 +29,6 @@ from tests.support.fake_files import JPEG, PNG
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 PDF = b"%PDF-1.7\n" + b"1 0 obj <<>> endobj\n" * 40
 
 
@@ -72,14 +71,10 @@ def desk(redis_url):
     return {"account": account, "conversation": conversation}
 
 
-def open_conversation(browser, live_server, desk, width: int, height: int):
+def open_conversation(browser, sign_in, live_server, desk, width: int, height: int):
     page = browser.page
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     page.goto(f"{live_server.url}/app/accounts/{desk['account'].id}/conversations/{desk['conversation'].id}/")
     expect(page.locator("#composer")).to_be_visible()
     return page
@@ -90,8 +85,10 @@ def no_sideways_scroll(page) -> bool:
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_two_files_attached_to_a_reply_are_sent_and_shown_in_the_thread(browser, live_server, desk, device):
-    page = open_conversation(browser, live_server, desk, *WIDTHS[device])
+def test_two_files_attached_to_a_reply_are_sent_and_shown_in_the_thread(
+    browser, sign_in, live_server, desk, device
+):
+    page = open_conversation(browser, sign_in, live_server, desk, *WIDTHS[device])
     hint = page.locator("#composer-files-hint")
     expect(hint).to_be_hidden()  # the limits show once files are chosen, not pushing the composer down before
     page.get_by_label("Attach files").set_input_files(
@@ -141,8 +138,8 @@ def test_two_files_attached_to_a_reply_are_sent_and_shown_in_the_thread(browser,
     assert browser.console_errors == []
 
 
-def test_a_file_over_the_channels_limit_is_refused_with_the_reason_shown(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk, *WIDTHS["phone"])
+def test_a_file_over_the_channels_limit_is_refused_with_the_reason_shown(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, sign_in, live_server, desk, *WIDTHS["phone"])
     big = JPEG + b"\x00" * (5 * 1000 * 1000 + 1 - len(JPEG))
     page.get_by_label("Attach files").set_input_files(
         [
@@ -166,8 +163,8 @@ def test_a_file_over_the_channels_limit_is_refused_with_the_reason_shown(browser
     assert browser.console_errors == []
 
 
-def test_a_note_with_a_file_alone_stays_in_the_helpdesk(browser, live_server, desk):
-    page = open_conversation(browser, live_server, desk, *WIDTHS["laptop"])
+def test_a_note_with_a_file_alone_stays_in_the_helpdesk(browser, sign_in, live_server, desk):
+    page = open_conversation(browser, sign_in, live_server, desk, *WIDTHS["laptop"])
     page.get_by_role("radio", name="Private note").check()
     page.get_by_label("Attach files").set_input_files(
         [{"name": "scan.pdf", "mimeType": "application/pdf", "buffer": PDF}]

@@ -26,8 +26,6 @@ from tests.support import fake_llm_server as fake
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
-
 
 @pytest.fixture
 def misrouted(redis_url, llm_settings):
@@ -51,13 +49,10 @@ def misrouted(redis_url, llm_settings):
     return assistant, conversation
 
 
-def test_a_person_reroutes_and_an_admin_accepts_the_correction(browser, live_server, misrouted):
+def test_a_person_reroutes_and_an_admin_accepts_the_correction(browser, sign_in, live_server, misrouted):
     assistant, conversation = misrouted
     page = browser.page
-    page.goto(f"{live_server.url}/app/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
+    sign_in(page, live_server.url, "alice")
 
     page.goto(f"{live_server.url}/app/accounts/{assistant.account_id}/conversations/{conversation.id}/")
     form = page.locator("#reroute-form")

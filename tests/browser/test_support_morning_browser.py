@@ -31,7 +31,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
@@ -72,7 +71,7 @@ def side_action(page, narrow: bool, action: str) -> None:
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_a_support_morning(browser, live_server, morning, device):
+def test_a_support_morning(browser, sign_in, live_server, morning, device):
     page = browser.page
     width, height = WIDTHS[device]
     narrow = width < 900
@@ -80,11 +79,13 @@ def test_a_support_morning(browser, live_server, morning, device):
     waiting, account_id = morning["waiting"], morning["account"].id
     base = f"{live_server.url}/app/accounts/{account_id}"
 
-    page.goto(f"{live_server.url}/auth/login/?next=/app/accounts/{account_id}/lists/needs-people/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/needs-people/**")
+    sign_in(
+        page,
+        live_server.url,
+        "bob",
+        next_path=f"/app/accounts/{account_id}/lists/needs-people/",
+        wait_for="**/lists/needs-people/**",
+    )
     expect(page.locator("tr[data-conversation]")).to_have_count(7)
     assert horizontal_overflow(page) <= 0
     browser.shot(f"{device}-1-queue")

@@ -26,7 +26,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 
 
@@ -51,24 +50,18 @@ def desk(redis_url):
     return {"account": account, "ai": ai, "waiting": waiting}
 
 
-def sign_in(page, live_server) -> None:
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
-
-
 def horizontal_overflow(page) -> int:
     return page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_take_over_leaves_needs_people_and_every_change_is_a_line(browser, live_server, desk, device):
+def test_take_over_leaves_needs_people_and_every_change_is_a_line(
+    browser, sign_in, live_server, desk, device
+):
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     base = f"{live_server.url}/app/accounts/{desk['account'].id}"
     ai, waiting = desk["ai"], desk["waiting"]
 

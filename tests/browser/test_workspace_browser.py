@@ -24,7 +24,6 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "pass-word-123"
 LONG_WORD = "Refund" * 40  # one 240-character word: it must break, not widen the page
 WIDTHS = {"phone": (375, 740), "tablet": (768, 1024), "laptop": (1366, 768)}
 
@@ -53,14 +52,6 @@ def queue(redis_url):
     return {"account": account, "conversations": conversations}
 
 
-def sign_in(page, live_server) -> None:
-    page.goto(f"{live_server.url}/auth/login/?next=/app/")
-    page.fill("#id_username", "bob")
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Sign in')")
-    page.wait_for_url("**/lists/**")
-
-
 def horizontal_overflow(page) -> int:
     """How many pixels the page is wider than the window (0 when nothing scrolls sideways)."""
     return page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
@@ -76,11 +67,11 @@ def composer_in_view(page) -> bool:
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_workspace_fits_the_screen_with_the_composer_in_view(browser, live_server, queue, device):
+def test_workspace_fits_the_screen_with_the_composer_in_view(browser, sign_in, live_server, queue, device):
     page = browser.page
     width, height = WIDTHS[device]
     page.set_viewport_size({"width": width, "height": height})
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     account_id = queue["account"].id
     oldest = queue["conversations"][0]
 
@@ -119,11 +110,11 @@ def test_workspace_fits_the_screen_with_the_composer_in_view(browser, live_serve
     assert browser.console_errors == []
 
 
-def test_a_conversation_worked_with_the_keyboard_only(browser, live_server, queue):
+def test_a_conversation_worked_with_the_keyboard_only(browser, sign_in, live_server, queue):
     """Open the queue's first conversation, read the shortcuts, take the next one, note, reply with
     Ctrl+Enter, assign to me, resolve and land on the next conversation, then search: no mouse."""
     page = browser.page
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     first, second, third = queue["conversations"][:3]
     base = f"{live_server.url}/app/accounts/{queue['account'].id}"
     page.goto(f"{base}/lists/needs-people/")
@@ -187,13 +178,13 @@ def test_a_conversation_worked_with_the_keyboard_only(browser, live_server, queu
     assert browser.console_errors == []
 
 
-def test_actions_follow_a_status_changed_elsewhere_without_a_reload(browser, live_server, queue):
+def test_actions_follow_a_status_changed_elsewhere_without_a_reload(browser, sign_in, live_server, queue):
     """A colleague resolves the conversation an agent has open: its status, escalation box and actions change
     in place (no "Reload" banner, no Take over or Resolve on a resolved conversation), and still work."""
     from helpdesk.services.conversations import conversation_set_status
 
     page = browser.page
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     conversation = queue["conversations"][0]
     page.goto(f"{live_server.url}/app/accounts/{queue['account'].id}/conversations/{conversation.id}/")
     expect(page.locator("button[data-action='resolve']")).to_be_visible()
@@ -222,9 +213,9 @@ def test_actions_follow_a_status_changed_elsewhere_without_a_reload(browser, liv
     assert browser.console_errors == []
 
 
-def test_bulk_resolve_three_from_the_list(browser, live_server, queue):
+def test_bulk_resolve_three_from_the_list(browser, sign_in, live_server, queue):
     page = browser.page
-    sign_in(page, live_server)
+    sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     picked = queue["conversations"][1:4]
     page.goto(f"{live_server.url}/app/accounts/{queue['account'].id}/lists/needs-people/")
     expect(page.locator("[data-bulk-apply]")).to_be_disabled()
@@ -244,7 +235,9 @@ def test_bulk_resolve_three_from_the_list(browser, live_server, queue):
     assert browser.console_errors == []
 
 
-def test_folder_counts_follow_live_events_on_an_open_conversation(browser, queue, redis_url, tmp_path):
+def test_folder_counts_follow_live_events_on_an_open_conversation(
+    browser, sign_in, queue, redis_url, tmp_path
+):
     """On the real web server (ASGI, the live event stream) with a real redis-server: a new customer writes
     while an agent has a conversation open; the sidebar's counts go up without a reload."""
     import json
@@ -258,11 +251,7 @@ def test_folder_counts_follow_live_events_on_an_open_conversation(browser, queue
     server = start_test_web_server(redis_url=redis_url, tmp_path=tmp_path)
     try:
         page = browser.page
-        page.goto(f"{server.url}/auth/login/?next=/app/")
-        page.fill("#id_username", "bob")
-        page.fill("#id_password", PASSWORD)
-        page.click("button:has-text('Sign in')")
-        page.wait_for_url("**/app/**")
+        sign_in(page, server.url, "bob")
         opened = queue["conversations"][0]
         page.goto(
             f"{server.url}/app/accounts/{queue['account'].id}/conversations/{opened.id}/?list=needs-people"
