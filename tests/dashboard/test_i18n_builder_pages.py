@@ -131,6 +131,24 @@ def test_a_chinese_person_reviews_faq_drafts_in_chinese(admin_client, team):
     assert set(visible_english(page)) - {"Helper", "Gift wrap", "Yes", "FAQ"} - tabs == set()
 
 
+def test_a_chinese_person_reads_the_playground_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    AssistantFactory(account=team.account, name="Helper")
+    html = admin_client.get(f"/app/accounts/{team.account.id}/playground/").content.decode()
+    page = main(html)
+    for chinese in (
+        "调试台",
+        "从这里开始",
+        "说点什么来开始。",
+        'placeholder="以客户的身份输入"',
+        "重新开始",
+        "调试日志",
+    ):
+        assert chinese in page, chinese
+    # Left: the assistant's name and its agent's key (the builder's own).
+    assert set(visible_english(page)) == {"Helper", "assistant"}
+
+
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
     html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
     assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html
