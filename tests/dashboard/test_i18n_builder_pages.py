@@ -149,6 +149,23 @@ def test_a_chinese_person_reads_the_playground_in_chinese(admin_client, team):
     assert set(visible_english(page)) == {"Helper", "assistant"}
 
 
+def test_a_chinese_person_reads_the_ai_debug_log_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox, contact_inbox__contact__name="Dana")
+    html = admin_client.get(
+        f"/app/accounts/{team.account.id}/conversations/{conversation.id}/runs/"
+    ).content.decode()
+    page = main(html)
+    assert "<title>AI 调试日志" in html
+    for chinese in (
+        "这个对话的每一次 AI 运行",
+        "只有 Acme 的管理员能看到本页。",
+        "AI 还没有在这个对话上运行过。",
+    ):
+        assert chinese in page, chinese
+    assert set(visible_english(page)) == {"Dana", "Acme"}
+
+
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
     html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
     assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html
