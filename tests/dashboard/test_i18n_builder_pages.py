@@ -166,6 +166,15 @@ def test_a_chinese_person_reads_the_ai_debug_log_in_chinese(admin_client, team):
     assert set(visible_english(page)) == {"Dana", "Acme"}
 
 
+def test_a_chinese_person_reads_routing_corrections_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    AssistantFactory(account=team.account, name="Helper")
+    page = main(admin_client.get(f"/app/accounts/{team.account.id}/routing-corrections/").content.decode())
+    for chinese in ("AI 分派给了错误智能体的客户消息", "没有待审核的纠正。", "“归错了？”"):
+        assert chinese in page, chinese
+    assert set(visible_english(page)) == {"Helper"}
+
+
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
     html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
     assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html
