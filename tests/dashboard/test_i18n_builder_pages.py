@@ -175,6 +175,22 @@ def test_a_chinese_person_reads_routing_corrections_in_chinese(admin_client, tea
     assert set(visible_english(page)) == {"Helper"}
 
 
+def test_a_chinese_person_reads_the_knowledge_page_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    AssistantFactory(account=team.account, name="Helper")
+    page = main(admin_client.get(f"/app/accounts/{team.account.id}/knowledge/").content.decode())
+    for chinese in (
+        "助手据以回答的内容",
+        "还没有文档：请在下面上传文件或导入网页。",
+        "从网上导入",
+        "链接深度",
+    ):
+        assert chinese in page, chinese
+    # Left: the assistant's name, the file formats, and the import kinds' labels (from captain/knowledge's view).
+    formats = {"Markdown", "HTML", "PDF"}
+    assert set(visible_english(page)) == formats | {"Helper", "Web page", "Sitemap", "Site crawl"}
+
+
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
     html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
     assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html
