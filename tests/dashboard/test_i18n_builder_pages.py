@@ -191,6 +191,16 @@ def test_a_chinese_person_reads_the_knowledge_page_in_chinese(admin_client, team
     assert set(visible_english(page)) == formats | {"Helper", "Web page", "Sitemap", "Site crawl"}
 
 
+def test_a_chinese_person_is_told_what_happened_in_chinese(admin_client, team):
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    eval_set = eval_set_create(assistant=AssistantFactory(account=team.account, name="Helper"), name="Launch")
+    url = f"/app/accounts/{team.account.id}/evaluation/sets/{eval_set.id}/"
+    typed = admin_client.post(url, {"action": "type", "text": "Price?\nHours?"}, follow=True).content.decode()
+    assert "已添加 2 个问题。" in typed
+    refused = admin_client.post(url, {"action": "type", "text": ""}, follow=True).content.decode()
+    assert "请至少输入一个问题，每行一个。" in refused
+
+
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
     html = admin_client.get(f"/app/accounts/{team.account.id}/usage/").content.decode()
     assert "<h1>AI usage</h1>" in html and "Handoffs and resolutions per assistant" in html

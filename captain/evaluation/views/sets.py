@@ -12,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from captain.assistants.selectors import access_assistant
@@ -76,7 +78,7 @@ def _create_set(request: HttpRequest, account_id: int) -> HttpResponse:
             f"{reverse('captain-dashboard:evaluation', args=[account_id])}?assistant={assistant.pk}"
         )
     eval_set = eval_set_create(assistant=assistant, name=form.cleaned_data["name"])
-    messages.success(request, f"“{eval_set}” is created: add its questions.")
+    messages.success(request, _("“%(set)s” is created: add its questions.") % {"set": eval_set})
     return redirect(_set_url(eval_set))
 
 
@@ -115,30 +117,35 @@ def _post(request: HttpRequest, eval_set: EvalSet) -> HttpResponse:
         if action == "type":
             form = TypedQuestionsForm(request.POST)
             if not form.is_valid():
-                raise ValidationError("Type at least one question, one per line.")
+                raise ValidationError(_("Type at least one question, one per line."))
             added = eval_questions_type(eval_set=eval_set, text=form.cleaned_data["text"])
-            messages.success(request, f"{len(added)} question{'s' if len(added) != 1 else ''} added.")
+            messages.success(
+                request,
+                ngettext("%(n)s question added.", "%(n)s questions added.", len(added)) % {"n": len(added)},
+            )
         elif action == "upload":
             _upload(request, eval_set)
         elif action == "draft":
             eval_questions_draft_enqueue(eval_set=eval_set)
-            messages.success(request, "Drafting questions from the documents: they appear below to approve.")
+            messages.success(
+                request, _("Drafting questions from the documents: they appear below to approve.")
+            )
         elif action in ("approve", "delete"):
             _question_action(request, eval_set, action)
         elif action == "run":
             run_form = RunForm(request.POST)
             label = run_form.cleaned_data["label"] if run_form.is_valid() else ""
             run = eval_run_start(eval_set=eval_set, label=label)
-            messages.success(request, f"{run} is queued: the answers appear as they come.")
+            messages.success(request, _("%(run)s is queued: the answers appear as they come.") % {"run": run})
             return redirect(reverse("captain-dashboard:evaluation-run", args=[eval_set.account_id, run.pk]))
         elif action == "delete_set":
             eval_set_delete(eval_set=eval_set)
-            messages.success(request, f"“{eval_set}” and its runs were deleted.")
+            messages.success(request, _("“%(set)s” and its runs were deleted.") % {"set": eval_set})
             return redirect(
                 f"{reverse('captain-dashboard:evaluation', args=[eval_set.account_id])}?assistant={eval_set.assistant_id}"
             )
         else:
-            raise ValidationError("Unknown action.")
+            raise ValidationError(_("Unknown action."))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     return redirect(_set_url(eval_set))
@@ -147,26 +154,28 @@ def _post(request: HttpRequest, eval_set: EvalSet) -> HttpResponse:
 def _upload(request: HttpRequest, eval_set: EvalSet) -> None:
     form = UploadQuestionsForm(request.POST, request.FILES)
     if not form.is_valid():
-        raise ValidationError("Choose a .csv or .jsonl file to upload.")
+        raise ValidationError(_("Choose a .csv or .jsonl file to upload."))
     upload = form.cleaned_data["file"]
     if upload.size > MAX_FILE_BYTES:  # refused before it is read into memory
         raise ValidationError(
-            f"The file is {upload.size / 1024:.0f} KiB; a question set may be at most {MAX_FILE_BYTES // 1024} KiB."
+            _("The file is %(size)s KiB; a question set may be at most %(max)s KiB.")
+            % {"size": f"{upload.size / 1024:.0f}", "max": MAX_FILE_BYTES // 1024}
         )
     added = eval_questions_import(eval_set=eval_set, file_name=upload.name or "", data=upload.read())
-    messages.success(
-        request, f"{len(added)} question{'s' if len(added) != 1 else ''} imported from {upload.name}."
+    imported = ngettext(
+        "%(n)s question imported from %(file)s.", "%(n)s questions imported from %(file)s.", len(added)
     )
+    messages.success(request, imported % {"n": len(added), "file": upload.name})
 
 
 def _question_action(request: HttpRequest, eval_set: EvalSet, action: str) -> None:
     form = QuestionForm(request.POST)
     if not form.is_valid():
-        raise ValidationError("Choose a question.")
+        raise ValidationError(_("Choose a question."))
     question = access_eval_question(eval_set=eval_set, question_id=form.cleaned_data["question"])
     if action == "approve":
         eval_question_approve(question=question)
-        messages.success(request, "The question is approved: the next runs ask it.")
+        messages.success(request, _("The question is approved: the next runs ask it."))
     else:
         eval_question_delete(question=question)
-        messages.success(request, "The question was deleted.")
+        messages.success(request, _("The question was deleted."))
