@@ -12,6 +12,8 @@ from captain.evaluation.models import EvalRun
 from captain.evaluation.services.imports import ParsedQuestion
 from captain.evaluation.services.sets import eval_questions_add, eval_set_create
 from helpdesk.models import PersonSettings
+from tests.captain.answering.test_debug_log_actions import page as debug_log_page
+from tests.captain.answering.test_debug_log_actions import scene  # noqa: F401  (the fixture, a run with every kind of step)
 from tests.factories import AssistantFactory, ConversationFactory, FaqEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -199,6 +201,35 @@ def test_a_chinese_person_is_told_what_happened_in_chinese(admin_client, team):
     assert "已添加 2 个问题。" in typed
     refused = admin_client.post(url, {"action": "type", "text": ""}, follow=True).content.decode()
     assert "请至少输入一个问题，每行一个。" in refused
+
+
+def test_a_chinese_person_reads_a_runs_steps_in_chinese(client, scene):  # noqa: F811  (the imported fixture)
+    PersonSettings.objects.create(user=scene["admin"], language="zh-hans")
+    html = debug_log_page(client, scene)
+    # Plan, thoughts, artifacts, confirmations and HTTP exchanges: the words around the recorded data.
+    for chinese in (
+        "计划状态（1 个）",
+        'aria-label="已完成"',
+        "等待：",
+        "产物（2 个）",
+        "3300 个字符",
+        "确认（1 个）",
+        "状态码 500",
+        "请求",
+        "响应",
+        "文本协议错误（1 个）",
+        "较早的状态（1 个），最新的在前",
+    ):
+        assert chinese in html, chinese
+    for english in (
+        "Plan states",
+        "Artifacts (",
+        "waiting for:",
+        "Confirmations (",
+        "Model output",
+        "Raw output",
+    ):
+        assert english not in html, english
 
 
 def test_everyone_else_still_reads_them_in_english(admin_client, team):
