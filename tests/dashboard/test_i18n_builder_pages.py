@@ -14,7 +14,7 @@ from captain.evaluation.services.sets import eval_questions_add, eval_set_create
 from helpdesk.models import PersonSettings
 from tests.captain.answering.test_debug_log_actions import page as debug_log_page
 from tests.captain.answering.test_debug_log_actions import scene  # noqa: F401  (the fixture, a run with every kind of step)
-from tests.factories import AssistantFactory, ConversationFactory, FaqEntryFactory
+from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory, FaqEntryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -230,6 +230,27 @@ def test_a_chinese_person_reads_a_runs_steps_in_chinese(client, scene):  # noqa:
         "Raw output",
     ):
         assert english not in html, english
+
+
+def test_a_chinese_agent_reads_the_copilot_under_the_reply_box_in_chinese(agent_client, team):
+    PersonSettings.objects.create(user=team.agent, language="zh-hans")
+    AssistantInboxFactory(assistant=AssistantFactory(account=team.account), inbox=team.inbox)
+    conversation = ConversationFactory(contact_inbox__inbox=team.inbox)
+    html = agent_client.get(
+        f"/app/accounts/{team.account.id}/conversations/{conversation.id}/"
+    ).content.decode()
+    panel = html[html.index('<div class="copilot"') : html.index('<script src="/static/captain/copilot.js')]
+    for chinese in (
+        "副驾驶：",
+        "草拟回复",
+        "总结",
+        "改写",
+        "调整语气",
+        "翻译",
+        "按“发送”之前什么都不会发出。",
+    ):
+        assert chinese in panel, chinese
+    assert visible_english(panel) == []
 
 
 def test_everyone_else_still_reads_them_in_english(admin_client, team):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from captain.answering.selectors import CREDIT_USAGE_DAYS, assistant_rates, credit_usage
@@ -52,7 +53,7 @@ def usage_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     account_id = membership.account_id
     usage = credit_usage(account_id=account_id, days=CREDIT_USAGE_DAYS)
     bars, peak = chart_bars(usage.by_day, days=CREDIT_USAGE_DAYS, today=timezone.localdate())
-    titles = {**scenario_titles(account_id=account_id), TRIAGE_KEY: "Triage assistant"}
+    titles = {**scenario_titles(account_id=account_id), TRIAGE_KEY: _("Triage assistant")}
     by_scenario = [
         {"agent_key": row["agent_key"], "title": titles.get(row["agent_key"], row["agent_key"] or "—"), **row}
         for row in usage.by_agent_key
