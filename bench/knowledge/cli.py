@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.knowledge", description=HELP)
     parser.add_argument(
         "--sets",
-        default="main,heldout,ebike,harbour,vetclinic,cowork",
+        default="main,heldout,ebike,harbour,vetclinic,cowork,furniture",
         help="Comma-separated set directories under data/.",
     )
     parser.add_argument(
