@@ -21,7 +21,7 @@ from captain.local_llm.assemble import (
     ModelPackagesMissingError,
     ensure_model,
 )
-from captain.local_llm.server import READY_PREFIX, LocalLLMServer, config_for_model
+from captain.local_llm.server import READY_PREFIX, LocalLLMServer, config_for_model, watch_parent
 
 
 def _progress(done: int, total: int) -> None:
@@ -48,6 +48,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Handlers only set a flag; the main thread does the teardown outside signal context.
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.exit_with_parent:
+        watch_parent(sys.stdin.buffer, stop)
 
     server = LocalLLMServer(config).start()
     print(f"{READY_PREFIX}{server.address}", flush=True)
@@ -85,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     p_srv.add_argument("--n-ctx", type=int, default=8192)
     p_srv.add_argument("--n-parallel", type=int, default=2)
     p_srv.add_argument("--threads", type=int, default=0, help="0 = min(cpu count, 4)")
+    p_srv.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when stdin reaches end of file (the process that started us and holds its other end exited)",
+    )
     p_srv.set_defaults(func=_cmd_serve)
 
     args = parser.parse_args(argv)

@@ -32,7 +32,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Self
+from typing import IO, Any, BinaryIO, Self
 
 from captain.local_llm.assemble import DEFAULT_MODEL, ensure_model, get_spec
 
@@ -160,6 +160,21 @@ class LocalLLMServer:
         self.stop()
 
 
+def watch_parent(pipe: BinaryIO, stop: threading.Event) -> threading.Thread:
+    """Set `stop` once `pipe` (the parent's end of our stdin, never written to) reaches end of file: the parent
+    exited, however it died. A parent killed without stopping its server would otherwise leave a model server
+    holding two cores and gigabytes of memory."""
+
+    def wait() -> None:
+        while pipe.read(4096):
+            pass
+        stop.set()
+
+    thread = threading.Thread(target=wait, name="local-llm-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
 def wait_until_ready(address: str, *, timeout: float = 120.0) -> None:
     """Poll ``GET {address}/v1/models`` until it answers 200 (or raise TimeoutError)."""
     deadline = time.monotonic() + timeout
@@ -204,7 +219,11 @@ class LocalLLMHandle:
             self._server.stop()
             self._server = None
         proc, self._process = self._process, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()  # its parent watch sees end of file too
+        if proc.poll() is not None:
             return
         proc.send_signal(signal.SIGTERM)
         try:
@@ -295,6 +314,8 @@ def start_local_llm(
         str(n_parallel),
         "--threads",
         str(threads),
+        # Our end of its stdin closes when this process exits, however it dies: the server stops with it.
+        "--exit-with-parent",
     ]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
@@ -305,7 +326,7 @@ def start_local_llm(
             cmd,
             cwd=_REPO_ROOT,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
