@@ -28,7 +28,7 @@ WORD_WEIGHT = 0.5
 OTHER_KIND_PENALTY = 0.2
 """Asked how much, how long or at what time, a sentence giving none of that is a neighbour of the answer (the
 late-return rule next to the collection's price), pushed down by this much. Measured on the tuning help centres
-(docs/knowledge.md#evidence): the expected facts first for 140 of 274 answerable questions instead of 134, no set
+(docs/knowledge.md, "Evidence, not pages"): the expected facts first for 140 of 274 answerable questions instead of 134, no set
 worse."""
 # Questions asking for a value: a sentence that states none cannot answer them.
 _ASKS_VALUE_RE = re.compile(
