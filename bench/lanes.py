@@ -37,6 +37,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.live_common import worker_bench_django
 from bench.webhook_throughput import Receiver, _up
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,27 +56,9 @@ def main() -> None:
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-lanes-"))
-    os.environ.update(
-        {
-            "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "HELPDESK_VAR_DIR": str(workdir),
-            "CAPTAIN_STORE_SPANS": "0",
-            "LOG_LEVEL": "WARNING",
-            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
-        }
-    )
-    sys.path.insert(0, str(ROOT))
-    import tests.support.test_environment  # noqa: F401  (production settings with a bench-only key)
+    redis_server = worker_bench_django(workdir)
     from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
-    from tests.support.servers import free_port, start_redis, stop_process, wait_for
-
-    redis_server = start_redis()
-    os.environ["REDIS_URL"] = redis_server.url
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
-    import django
-
-    django.setup()
+    from tests.support.servers import free_port, stop_process, wait_for
 
     slots = threading.Semaphore(args.slots)
 

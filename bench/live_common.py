@@ -72,6 +72,34 @@ def start_stack(*, web_workers: int, prefix: str) -> Stack:
     return Stack(workdir=workdir, redis=redis_server, web=web)
 
 
+def worker_bench_django(workdir: Path, *, database_url: str = "") -> Any:
+    """The set-up of the benchmarks that run Celery workers against a scripted model: production settings with a
+    bench-only key, a migrated database (SQLite in `workdir` unless `database_url`), a redis-server (returned: the
+    caller stops it) and Django set up in this process. Spans are not stored (the benchmarks time runs, not
+    traces), and the outbound policy lets the workers reach the model and the callback receiver on 127.0.0.1."""
+    os.environ.update(
+        {
+            "DATABASE_URL": database_url or f"sqlite:///{workdir / 'bench.sqlite3'}",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "HELPDESK_VAR_DIR": str(workdir),
+            "CAPTAIN_STORE_SPANS": "0",
+            "LOG_LEVEL": "WARNING",
+            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+        }
+    )
+    sys.path.insert(0, str(ROOT))
+    import tests.support.test_environment  # noqa: F401  (production settings with a bench-only key)
+    from tests.support.servers import start_redis
+
+    redis_server = start_redis()
+    os.environ["REDIS_URL"] = redis_server.url
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
+    import django
+
+    django.setup()
+    return redis_server
+
+
 def session_cookie(user: Any) -> str:
     from django.test import Client
 

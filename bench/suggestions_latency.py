@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lanes import redis_server_flush
+from bench.live_common import worker_bench_django
 from bench.webhook_throughput import Receiver, _up
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,27 +54,8 @@ def main() -> None:
     before_root.mkdir()
     archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(before_root)], input=archive.stdout, check=True)
-    os.environ.update(
-        {
-            "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "HELPDESK_VAR_DIR": str(workdir),
-            "CAPTAIN_STORE_SPANS": "0",
-            "LOG_LEVEL": "WARNING",
-            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
-        }
-    )
-    sys.path.insert(0, str(ROOT))
-    import tests.support.test_environment  # noqa: F401  (production settings with a bench-only key)
+    redis_server = worker_bench_django(workdir)
     from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
-    from tests.support.servers import start_redis
-
-    redis_server = start_redis()
-    os.environ["REDIS_URL"] = redis_server.url
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
-    import django
-
-    django.setup()
 
     def responder(request: dict[str, Any]) -> Any:
         time.sleep(args.delay)

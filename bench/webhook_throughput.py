@@ -47,6 +47,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bench.live_common import worker_bench_django
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -148,34 +150,12 @@ def main() -> None:
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
-    database_url = args.database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.update(
-        {
-            "DATABASE_URL": database_url,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "HELPDESK_VAR_DIR": str(workdir),
-            "CAPTAIN_STORE_SPANS": "0",
-            "LOG_LEVEL": "WARNING",
-            # The callback receiver and the model run on 127.0.0.1, which the outbound policy refuses otherwise.
-            "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
-        }
-    )
-    sys.path.insert(0, str(ROOT))
-    # Production settings (DEBUG off) with a bench-only key and plain HTTP on loopback, as the test suite runs.
-    import tests.support.test_environment  # noqa: F401  (sets os.environ defaults on import)
-    from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
-    from tests.support.servers import free_port, start_celery_worker, start_redis, stop_process, wait_for
-
-    redis_server = start_redis()
-    os.environ["REDIS_URL"] = redis_server.url
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
-
-    import django
-
-    django.setup()
+    redis_server = worker_bench_django(workdir, database_url=args.database_url)
     from captain.answering.models import Run
     from helpdesk.models import Message
     from tests.factories import AssistantInboxFactory
+    from tests.support.fake_llm_server import FakeLLMServer, last_user_message, text
+    from tests.support.servers import free_port, start_celery_worker, stop_process, wait_for
 
     model_calls: dict[str, list[tuple[str, float]]] = defaultdict(list)  # contact -> (newest msg id, start)
     calls_lock = threading.Lock()
