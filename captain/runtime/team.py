@@ -70,6 +70,37 @@ class _ObservedStrategy:
         return decision
 
 
+@dataclass
+class _SecondTopic:
+    """Remembers the second topic a decision of this turn named (`Decision.also`), so the node that answers is
+    told: the customer asked two things and only the first is this node's."""
+
+    strategy: Strategy
+    also: str | None = None
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        decision = self.strategy.decide(request)
+        if decision.also:
+            self.also = decision.also
+        return decision
+
+    def note(self, graph: Graph, node: str) -> list[dict[str, Any]]:
+        other = graph.nodes.get(self.also or "")
+        if other is None or self.also == node:
+            return []
+        about = f"{other.title}: {other.description}".strip().rstrip(":")
+        return [
+            {
+                "role": "system",
+                "content": (
+                    f"The customer's message also asks about something another team handles ({about}). "
+                    "Answer the part that is yours. About the other part, say that it goes to that team "
+                    "next; do not answer it yourself."
+                ),
+            }
+        ]
+
+
 @dataclass(frozen=True)
 class Team:
     """The agents of an assistant and the graph that connects them."""
@@ -170,13 +201,15 @@ class TeamRunner:
         current = turn.current if turn.current in self.team.graph.nodes else self.team.graph.root
         answers = _Answers()
         chat = turn.chat()
+        seen = _SecondTopic(self.strategy)
 
         def respond(node: str, turns: list[Turn]) -> tuple[str, str] | None:
             if answers.ended:
                 return None
             # The turn's chat, plus what other nodes answered to this message before this one.
             extra = [{"role": t.role, "content": t.content} for t in turns[len(history) + 1 :]]
-            result = self.answer(node, [*chat, *extra])
+            note = seen.note(self.team.graph, node)
+            result = self.answer(node, [*chat, *extra, *note])
             answers.results.append(result)
             for hook in self.hooks:
                 hook.on_answer(node, result)
@@ -185,7 +218,7 @@ class TeamRunner:
                 return result.agent_key, result.outcome.text
             return None
 
-        strategy: Strategy = _ObservedStrategy(self.strategy, self.hooks) if self.hooks else self.strategy
+        strategy: Strategy = _ObservedStrategy(seen, self.hooks) if self.hooks else seen
         dispatched = dispatch_message(
             self.team.graph,
             strategy,

@@ -40,6 +40,8 @@ class Decision:
     """The decision was APPLIED although its target is not a candidate (only the Coze replica does this)."""
     scores: dict[str, float] = field(default_factory=dict)
     """Encoder similarity per node (semantic routing)."""
+    also: str | None = None
+    """The message asked about a second topic this node leads to (`multi`): the node in charge is told."""
     model: str = ""
     llm_calls: int = 0
     input_tokens: int = 0

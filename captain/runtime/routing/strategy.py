@@ -7,6 +7,8 @@
    (`calibration`), judged relative to each other (`semantic`); an unclear case goes to the tie-break,
    `tiebreak`, within the message's budget of router calls).
 People (the terminal node) only when the customer asks for a person (`people`), in every mode.
+A message that asks two things goes to the first topic in the text and names the second (`multi`), in the
+semantic and router modes.
 Whatever the mode, only the node's candidates (edges + global nodes) can be chosen; anything else, or output
 that cannot be parsed, means stay, and is recorded.
 """
@@ -20,6 +22,7 @@ from typing import Any
 from .calibration import CALIBRATOR
 from .decision import Decision
 from .guided import decide_guided
+from .multi import two_topics
 from .people import asks_for_people
 from .request import DecisionRequest, RouterFactory, stay
 from .router_mode import decide_by_router
@@ -67,6 +70,11 @@ class OursStrategy:
         router = self.routers(request.graph.router_of(request.node)) if self.routers else None
         if self.encoder is not None and request.phase != "after_reply":
             judgement = self._judge(request, view, self.encoder)
+            if mode == "router":
+                # Custom mode leaves a two-topic message to the builder's rule prompt.
+                split = self._two_topics(request, view, self.encoder, judgement, mode)
+                if split is not None:
+                    return split
             return decide_guided(request, view, mode, router, judgement, self.thresholds, size=self.shortlist)
         decision = decide_by_router(request, view, mode, router, candidates=list(view.candidates), scores={})
         if decision.target in view.terminal and self.encoder is not None:
@@ -89,8 +97,37 @@ class OursStrategy:
             people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
         return judge(view, request.phase, self.thresholds, measured, people)
 
+    def _two_topics(
+        self, request: DecisionRequest, view: RoutingView, encoder: Encoder, judgement: Judgement, mode: str
+    ) -> Decision | None:
+        """The decision for a message with two clearly different topics (`multi`), or None."""
+        if judgement.verdict is not None and judgement.verdict.target in view.terminal:
+            return None  # the customer asks for a person: that wins over any topic
+        topics = two_topics(
+            CALIBRATOR, encoder, view, request.message, self.thresholds, people=tuple(view.terminal)
+        )
+        if topics is None:
+            return None
+        first = topics.first
+        # A topic reached through triage: triage takes the message (and routes it on when it re-dispatches).
+        target = first if first == view.node or first in view.candidates else view.reach[first]
+        return Decision(
+            node=request.node,
+            phase=request.phase,
+            mode=mode,
+            candidates=list(view.candidates),
+            target=target,
+            reason="; ".join(r for r in (topics.reason, judgement.note) if r),
+            parsed=first,
+            scores=judgement.scores,
+            also=topics.second,
+        )
+
     def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
         judgement = self._judge(request, view, encoder)
+        split = self._two_topics(request, view, encoder, judgement, "semantic")
+        if split is not None:
+            return split
 
         def decided(mode: str, target: str, reason: str, parsed: str | None, **asked: Any) -> Decision:
             return Decision(
