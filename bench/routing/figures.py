@@ -29,6 +29,13 @@ class TurnRecord:
     decisions: list[Decision]
     previous: str = ROOT
     """The node the label put in charge before this turn (the previous turn's `expect`; triage on turn 1)."""
+    multi: tuple[str, ...] = ()
+    """A message with two topics: their nodes in text order (`expect` is the first)."""
+
+    @property
+    def second_told(self) -> bool:
+        """The node in charge was told about the message's second topic (a decision named it)."""
+        return len(self.multi) > 1 and any(d.also == self.multi[1] for d in self.decisions)
 
     @property
     def correct(self) -> bool:
@@ -151,9 +158,18 @@ def kind_accuracy(passed: PassResult) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups = {kind: [t for t in passed.turns if t.kind == kind] for kind in TURN_KINDS}
     groups["triage_own"] = [t for t in passed.turns if t.expect == ROOT]
+    groups["multi"] = [t for t in passed.turns if len(t.multi) > 1]
     for kind, turns in groups.items():
         out[f"{kind}_accuracy"] = round(sum(t.correct for t in turns) / len(turns), 4) if turns else None
         out[f"{kind}_turns"] = len(turns)
+    # Of the two-topic messages: the first topic reached and the second named to the node in charge.
+    multi = groups["multi"]
+    out["multi_both_accuracy"] = (
+        round(sum(t.correct and t.second_told for t in multi) / len(multi), 4) if multi else None
+    )
+    # Told of a second topic on a message with one: noise in the node's prompt.
+    single = [t for t in passed.turns if len(t.multi) < 2]
+    out["second_topic_on_single"] = sum(any(d.also for d in t.decisions) for t in single)
     return out
 
 
@@ -254,9 +270,14 @@ def shape_accuracy(passed: PassResult, conversations: list[dict[str, Any]]) -> d
     return out
 
 
+def _turns_key(kind: str) -> str:
+    return f"{kind.removesuffix('_both')}_turns"
+
+
 def format_kinds(results: list[StrategyResult]) -> str:
-    """Free-running accuracy per strategy on stays, switches, hand-backs and triage's own turns."""
-    kinds = (*TURN_KINDS, "triage_own")
+    """Free-running accuracy per strategy on stays, switches, hand-backs, triage's own turns and two-topic
+    messages (`multi`: the first topic reached; `multi_both`: and the second named to the node in charge)."""
+    kinds = (*TURN_KINDS, "triage_own", "multi", "multi_both")
     header = f"{'strategy':<18}" + "".join(f"{k:>14}" for k in kinds)
     lines = [header, "-" * len(header)]
     for r in results:
@@ -264,7 +285,7 @@ def format_kinds(results: list[StrategyResult]) -> str:
             continue
         f = r.figures()
         cells = "".join(
-            f"{f[f'{k}_accuracy'] * 100:7.1f}% ({f[f'{k}_turns']:>3})"
+            f"{f[f'{k}_accuracy'] * 100:7.1f}% ({f[_turns_key(k)]:>3})"
             if f[f"{k}_accuracy"] is not None
             else f"{'-':>14}"
             for k in kinds

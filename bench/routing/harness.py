@@ -142,6 +142,7 @@ def run_pass(
                     out.route,
                     out.decisions,
                     previous=previous,
+                    multi=tuple(turn.get("multi") or ()),
                 )
             )
             previous = turn["expect"]

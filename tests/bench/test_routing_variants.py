@@ -11,6 +11,7 @@ from bench.routing.drafted import draft_dataset
 from bench.routing.figures import PassResult, StrategyResult, TurnRecord, shape_accuracy
 from bench.routing.harness import build_strategy, run_pass
 from bench.routing.variants import add_examples, has_examples, shapes_of, variant_conversations
+from captain.runtime.routing import Decision
 from tests.captain.routing.support import KeywordEncoder
 
 
@@ -75,6 +76,22 @@ def test_stays_switches_and_hand_backs_are_scored_apart_by_what_the_label_asks()
     assert (f["switch_accuracy"], f["switch_turns"]) == (0.0, 1)
     assert (f["back_accuracy"], f["back_turns"]) == (0.0, 1)
     assert (f["triage_own_accuracy"], f["triage_own_turns"]) == (0.5, 2)
+
+
+def test_two_topic_messages_count_the_first_reached_and_the_second_named_apart():
+    def told(also: str | None) -> list[Decision]:
+        return [Decision("triage", "after_input", "semantic", [], "refunds", also=also)]
+
+    turns = [
+        TurnRecord("a", 1, "triage", "refunds", "refunds", [], told("billing"), multi=("refunds", "billing")),
+        TurnRecord("a", 2, "triage", "refunds", "refunds", [], told(None), multi=("refunds", "billing")),
+        TurnRecord("a", 3, "triage", "billing", "refunds", [], told("billing"), multi=("billing", "refunds")),
+        TurnRecord("b", 1, "triage", "refunds", "refunds", [], told("shipping")),  # one topic, a second named
+    ]
+    f = StrategyResult("ours", PassResult(turns), PassResult()).figures()
+    assert (f["multi_accuracy"], f["multi_turns"]) == (round(2 / 3, 4), 3)
+    assert f["multi_both_accuracy"] == round(1 / 3, 4)
+    assert f["second_topic_on_single"] == 1
 
 
 def test_the_replay_records_the_label_each_turn_started_from():
