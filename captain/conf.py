@@ -117,10 +117,12 @@ DEFAULTS: dict[str, Any] = {
     # hourly sweep queues at most ROUTING_EXAMPLE_DRAFTS_BATCH scenarios without drafts of their current texts.
     "ROUTING_EXAMPLE_DRAFTS": True,
     # Drafted phrases are suggestions: the router uses one once a person accepts it (or adopts the drafts as the
-    # builder's examples). True: also use a node's unreviewed drafts while the builder has written none. Off by
+    # builder's examples). True: also use a node's unreviewed drafts while the builder has written none; False:
+    # never; "auto": only for an assistant on which the product's own check (captain/routing/services/
+    # draft_check.py, leave-one-out over the messages whose node a person stated) shows they help. Not True by
     # default because on descriptions-only held-out graphs the bundled 0.5B model's drafts lowered routing
-    # accuracy by 1.2-5.5 points (docs/routing.md); turn it on after measuring drafts of a capable model.
-    "ROUTING_UNREVIEWED_DRAFTS": False,
+    # accuracy by 1.2-5.5 points (docs/routing.md).
+    "ROUTING_UNREVIEWED_DRAFTS": "auto",
     "ROUTING_EXAMPLE_LANGUAGES": ["en", "zh"],
     "ROUTING_EXAMPLE_DRAFTS_PER_LANGUAGE": 6,
     "ROUTING_EXAMPLE_DRAFTS_BATCH": 20,

@@ -20,3 +20,12 @@ def routing_example_drafts_sweep() -> int:
     from captain.routing.services.example_drafts import example_drafts_sweep
 
     return example_drafts_sweep()
+
+
+@shared_task(name="captain.tasks.routing_drafts_check", acks_late=True)
+def routing_drafts_check(assistant_id: int) -> bool | None:
+    """Whether unreviewed drafted phrases help the assistant's router (captain.routing.services.draft_check);
+    the verdict is kept on its routing configuration. No model call, no credits."""
+    from captain.routing.services.draft_check import drafts_check_run
+
+    return drafts_check_run(assistant_id=assistant_id)

@@ -55,7 +55,7 @@ from captain.routing.services.example_draft_prompt import (
     parse_examples,
 )
 from captain.routing.services.routing import routing_node_examples_set
-from captain.routing.services.routing_examples import review_examples
+from captain.routing.services.routing_examples import drafts_check_enqueue, review_examples
 from captain.runtime.model import ModelError
 
 logger = logging.getLogger(__name__)
@@ -199,6 +199,8 @@ def store_drafts(scenario: Scenario, *, force: bool = False) -> int:
         # A correction of the same text may be written at the same moment: the unique constraint keeps one.
         RoutingExample.objects.bulk_create(rows, ignore_conflicts=True)
     logger.info("routing example drafts: scenario %s: %s stored", scenario.pk, len(rows))
+    if rows:
+        drafts_check_enqueue(assistant_id=scenario.assistant_id)
     return len(rows)
 
 

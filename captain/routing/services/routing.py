@@ -248,6 +248,15 @@ def routing_graph(assistant: Assistant) -> Graph | None:
         return _graph(assistant, GraphSpec(config=spec.config), strict=False, learned=learned)
 
 
+def routing_graph_with(assistant: Assistant, learned: dict[str, list[str]]) -> Graph:
+    """The assistant's graph with `learned` as its nodes' examples (what-if checks: `draft_check`)."""
+    spec = _spec_from_db(assistant)
+    try:
+        return _graph(assistant, spec, strict=False, learned=learned)
+    except GraphError:
+        return _graph(assistant, GraphSpec(config=spec.config), strict=False, learned=learned)
+
+
 def star_graph(assistant: Assistant) -> Graph:
     """The plain star of an assistant without a routing configuration: triage <-> every enabled scenario, and
     every node decides with its own model's handoff tools (mode `tool`), as the agents always have."""
