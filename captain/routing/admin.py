@@ -46,6 +46,23 @@ class RoutingConfigInline(AccountScopedInlineMixin, admin.StackedInline):
     extra = 0
     max_num = 1
     classes = ["collapse"]
+    readonly_fields = ["drafted_phrases"]
+
+    @admin.display(description="Drafted phrases")
+    def drafted_phrases(self, obj: RoutingConfig) -> str:
+        """What the product's own check found (captain.routing.services.draft_check), in words."""
+        check = obj.drafts_check or {}
+        if not check:
+            return "Not checked yet: drafted phrases are suggestions until a person accepts them."
+        if not check.get("drafts"):
+            return "No unreviewed drafted phrases to check."
+        verdict = "in use" if check.get("helps") else "suggestions only (they did not help)"
+        return (
+            f"{verdict}. Checked {check.get('checked_at', '')[:16].replace('T', ' ')} on "
+            f"{check.get('labelled', 0)} messages whose team is known: {check.get('right_with', 0)} routed "
+            f"right with the drafts, {check.get('right_without', 0)} without."
+        )
+
     # The default plural would append an "s" to the whole sentence.
     verbose_name = "routing settings (graph routing is on when this exists)"
     verbose_name_plural = "routing settings (graph routing is on when they exist)"
