@@ -1,10 +1,11 @@
 """A message that asks two things: "my card hasn't arrived and can I change my PIN".
 
-Judged as one text, such a message goes wherever its louder half points (often the second), and the other half
-is lost. So a message with more than one clause is also judged clause by clause: when two clauses each point
-clearly at a different node, the message goes to the first topic in the text (what the customer asked first)
-and the decision names the second (`Decision.also`), so the node in charge is told that the customer asked
-about it too and can answer it or say who will.
+Judged as one text, such a message goes wherever its louder half points, and the other half is lost. So a
+message with more than one clause is also judged clause by clause: when two clauses each point clearly at a
+different node, the node in charge is told about the topic it does not hold (`Decision.also`), so it can say who
+will answer that part. Where the message goes (`strategy`): a clear judgement of the whole message stands, since
+a clause that only sets the scene ("I am at the hotel now, find me a restaurant nearby") names a topic the customer is not asking about; when the
+whole message is unclear, the first topic in the text (what the customer asked first).
 
 A clause points clearly at a node when its evidence for that node reaches the floor plus the margin (what a clear
 switch away from a specialist needs) and beats every other node by `which_gap`: a clause that only sets the

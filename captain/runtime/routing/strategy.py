@@ -22,7 +22,7 @@ from typing import Any
 from .calibration import CALIBRATOR
 from .decision import Decision
 from .guided import decide_guided
-from .multi import two_topics
+from .multi import Topics, two_topics
 from .people import asks_for_people
 from .request import DecisionRequest, RouterFactory, stay
 from .router_mode import decide_by_router
@@ -70,12 +70,14 @@ class OursStrategy:
         router = self.routers(request.graph.router_of(request.node)) if self.routers else None
         if self.encoder is not None and request.phase != "after_reply":
             judgement = self._judge(request, view, self.encoder)
-            if mode == "router":
-                # Custom mode leaves a two-topic message to the builder's rule prompt.
-                split = self._two_topics(request, view, self.encoder, judgement, mode)
-                if split is not None:
-                    return split
-            return decide_guided(request, view, mode, router, judgement, self.thresholds, size=self.shortlist)
+            # Custom mode leaves a two-topic message to the builder's rule prompt.
+            topics = self._topics(request, view, self.encoder, judgement) if mode == "router" else None
+            if topics is not None and judgement.verdict is None:
+                return self._first_topic(request, view, judgement, topics, mode)
+            guided = decide_guided(
+                request, view, mode, router, judgement, self.thresholds, size=self.shortlist
+            )
+            return _naming_the_other(guided, view, topics)
         decision = decide_by_router(request, view, mode, router, candidates=list(view.candidates), scores={})
         if decision.target in view.terminal and self.encoder is not None:
             # A router model is asked to pick, so it picks; a small one picks people for an ordinary message,
@@ -97,37 +99,42 @@ class OursStrategy:
             people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
         return judge(view, request.phase, self.thresholds, measured, people)
 
-    def _two_topics(
-        self, request: DecisionRequest, view: RoutingView, encoder: Encoder, judgement: Judgement, mode: str
-    ) -> Decision | None:
-        """The decision for a message with two clearly different topics (`multi`), or None."""
+    def _topics(
+        self, request: DecisionRequest, view: RoutingView, encoder: Encoder, judgement: Judgement
+    ) -> Topics | None:
+        """The message's two clearly different topics (`multi`), or None."""
         if judgement.verdict is not None and judgement.verdict.target in view.terminal:
             return None  # the customer asks for a person: that wins over any topic
-        topics = two_topics(
+        return two_topics(
             CALIBRATOR, encoder, view, request.message, self.thresholds, people=tuple(view.terminal)
         )
-        if topics is None:
-            return None
-        first = topics.first
-        # A topic reached through triage: triage takes the message (and routes it on when it re-dispatches).
-        target = first if first == view.node or first in view.candidates else view.reach[first]
+
+    @staticmethod
+    def _first_topic(
+        request: DecisionRequest, view: RoutingView, judgement: Judgement, topics: Topics, mode: str
+    ) -> Decision:
+        """The whole message is unclear, its clauses are not: the first topic in the text, the second named."""
         return Decision(
             node=request.node,
             phase=request.phase,
             mode=mode,
             candidates=list(view.candidates),
-            target=target,
+            target=_route_to(view, topics.first),
             reason="; ".join(r for r in (topics.reason, judgement.note) if r),
-            parsed=first,
+            parsed=topics.first,
             scores=judgement.scores,
             also=topics.second,
         )
 
     def _semantic(self, request: DecisionRequest, view: RoutingView, encoder: Encoder) -> Decision:
         judgement = self._judge(request, view, encoder)
-        split = self._two_topics(request, view, encoder, judgement, "semantic")
-        if split is not None:
-            return split
+        topics = self._topics(request, view, encoder, judgement)
+        if topics is not None and judgement.verdict is None:
+            return self._first_topic(request, view, judgement, topics, "semantic")
+        return _naming_the_other(self._judged(request, view, judgement), view, topics)
+
+    def _judged(self, request: DecisionRequest, view: RoutingView, judgement: Judgement) -> Decision:
+        """The semantic decision on the whole message's judgement (a tie-break question when it is unclear)."""
 
         def decided(mode: str, target: str, reason: str, parsed: str | None, **asked: Any) -> Decision:
             return Decision(
@@ -165,3 +172,21 @@ class OursStrategy:
             refused=answer.refused,
             **answer.calls.fields(),
         )
+
+
+def _route_to(view: RoutingView, key: str) -> str:
+    """Where a decision goes for topic `key`: the node itself, a candidate, or triage for a node reached
+    through it (triage routes it on when it re-dispatches)."""
+    return key if key == view.node or key in view.candidates else view.reach[key]
+
+
+def _naming_the_other(decision: Decision, view: RoutingView, topics: Topics | None) -> Decision:
+    """A clear judgement of the whole message stands (a scene-setting clause must not move it); when it goes to
+    one of the message's two topics, the other is named to the node in charge."""
+    if topics is None:
+        return decision
+    if decision.target == _route_to(view, topics.first):
+        return replace(decision, also=topics.second)
+    if decision.target == _route_to(view, topics.second):
+        return replace(decision, also=topics.first)
+    return decision

@@ -50,6 +50,15 @@ def test_two_topics_go_to_the_first_and_name_the_second(mode):
     assert (decision.target, decision.also) == ("billing", "shipping"), decision.reason
 
 
+def test_a_clear_judgement_of_the_whole_message_stands_and_the_other_topic_is_named():
+    """A first clause that sets the scene must not move a message whose whole is clearly about something else."""
+    decision = decide(
+        "about the invoice I have, where is my parcel? the delivery is late and the parcel tracking is stuck"
+    )
+    assert (decision.target, decision.also) == ("shipping", "billing"), decision.reason
+    assert decision.reason.startswith("shipping")  # the whole message's judgement, not the clauses'
+
+
 def test_a_message_about_one_topic_names_no_second():
     decision = decide("where is my parcel? the delivery is late, and the parcel tracking shows nothing")
     assert decision.target == "shipping" and decision.also is None
