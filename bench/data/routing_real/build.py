@@ -18,6 +18,9 @@ Run (from the repository root):
     python bench/data/routing_real/build.py clinc /tmp/rr/clinc/data_full.json /tmp/rr/clinc/domains.json
     python bench/data/routing_real/build.py sgd /tmp/rr/sgd/dev /tmp/rr/sgd/test
     python bench/data/routing_real/build.py crosswoz /tmp/rr/crosswoz/val.json /tmp/rr/crosswoz/test.json
+    python bench/data/routing_real/build.py multi /tmp/rr/crosswoz/val.json /tmp/rr/crosswoz/test.json \
+        /tmp/rr/sgd/dev /tmp/rr/sgd/test /tmp/rr/clinc/data_full.json
+(`multi` reads the six files above to leave their dialogues out: build it last.)
 
 Labels (`expect` = the node in charge AFTER the message; every conversation starts with triage in charge):
 - A message's topic is a source label (CLINC intent, SGD service, CrossWOZ domain). A topic some scenario of
@@ -45,6 +48,14 @@ Labels (`expect` = the node in charge AFTER the message; every conversation star
 - Two topics that map to different nodes: `expect` is the first one in the text (by the source's slot spans,
   or the position of an act value, a domain word or, for a CrossWOZ Request, its slot name; else the
   annotation order), and `multi` lists the nodes in text order.
+- multi_dev / multi_heldout (multi.py), two-topic messages: dialogues (dev: CrossWOZ val + SGD dev; held-out:
+  CrossWOZ test + SGD test, with the same desks as crosswoz_* and sgd_*) not already in those files whose first 10
+  user turns have a turn with topics on two nodes (labelled by the rules above), cut after the last such turn so
+  that the turns before it are its context; 50 CrossWOZ dialogues per file and up to 30 / 40 SGD ones, seeded.
+  Plus joined CLINC150 queries (`joined: true` on the turn): two real queries of two covered scenarios of one
+  CLINC desk (dev: val split, dev desks; held-out: test split, held-out desks) joined by " and ", ", also " or
+  ". Also, ", one turn alone; `expect` is the first query's scenario, `multi` both. Synthetic (the join is
+  ours), counted apart in README.md.
 - SGD and CrossWOZ dialogues are cut to their first 10 user turns; the system reply that follows a user turn
   is its `assistant` text (CLINC has none).
 """
@@ -60,6 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from clinc import build_clinc
 from crosswoz import build_crosswoz
+from multi import build_multi
 from sgd import build_sgd
 
 
@@ -75,11 +87,17 @@ def main(argv: list[str] | None = None) -> None:
     crosswoz = sub.add_parser("crosswoz")
     crosswoz.add_argument("val_json")
     crosswoz.add_argument("test_json")
+    multi = sub.add_parser("multi")
+    for arg in ("crosswoz_val", "crosswoz_test", "sgd_dev_dir", "sgd_test_dir", "clinc_data_full"):
+        multi.add_argument(arg)
     args = parser.parse_args(argv)
     builders: dict[str, Callable[[], None]] = {
         "clinc": lambda: build_clinc(args.data_full, args.domains),
         "sgd": lambda: build_sgd(args.dev_dir, args.test_dir),
         "crosswoz": lambda: build_crosswoz(args.val_json, args.test_json),
+        "multi": lambda: build_multi(
+            args.crosswoz_val, args.crosswoz_test, args.sgd_dev_dir, args.sgd_test_dir, args.clinc_data_full
+        ),
     }
     builders[args.source]()
 
