@@ -228,3 +228,28 @@ def test_tool_mode_in_the_benchmark_asks_the_nodes_own_model_with_handoff_tools(
     body = server.requests[0]
     assert body["temperature"] == 0 and "tool_choice" not in body and "max_tokens" not in body
     assert [t["function"]["name"] for t in body["tools"]] == ["handoff_to_setup", "handoff_to_human"]
+
+
+def test_two_topic_sets_are_valid_and_their_second_topics_are_on_other_nodes():
+    folder = settings.BASE_DIR / "bench" / "data" / "routing_real"
+    dev = load_dataset(folder / "multi_dev.jsonl")
+    held = load_dataset(folder / "multi_heldout.jsonl")
+    for convs in (dev, held):
+        multi = []
+        for conv in convs:
+            graph = graph_from_dataset(conv)
+            assert not any(s.get("examples") for s in conv["scenarios"])  # descriptions only
+            for turn in conv["turns"]:
+                assert turn["expect"] in graph.nodes, conv["id"]
+                if "multi" in turn:
+                    multi.append(turn)
+                    assert all(node in graph.nodes for node in turn["multi"]), conv["id"]
+                    assert len(set(turn["multi"])) >= 2 and turn["expect"] == turn["multi"][0], conv["id"]
+        assert len(multi) >= 60
+        # Joined CLINC queries are marked and a minority: most two-topic turns are real ones.
+        assert sum(bool(t.get("joined")) for t in multi) < len(multi) / 3
+    seen = {t["user"] for c in dev for t in c["turns"]}
+    held_messages = [t["user"] for c in held for t in c["turns"]]
+    assert sum(m in seen for m in held_messages) <= 0.05 * len(held_messages)
+    dialogues = {c["source"]["id"] for c in dev if c["source"]["dataset"] != "clinc150"}
+    assert not dialogues & {c["source"]["id"] for c in held if c["source"]["dataset"] != "clinc150"}
