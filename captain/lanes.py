@@ -41,6 +41,10 @@ CUSTOMER_TASKS = frozenset(
     {
         "captain.tasks.reply_generate",
         "captain.tasks.pending_messages_sweep",
+        # The start-up prompt warm-up is for the first customers' replies. On the background lane it waited behind
+        # the work already queued there (the demo seed's routing-example drafts: ~20 s on the bundled model), so
+        # the demo's first question, asked when `scripts/run` said ready, read its whole prompt (docs/first-run.md).
+        "captain.tasks.prompt_prefixes_warm",
     }
 )
 """Tasks a customer is waiting on. Every other `captain.*` task is background work."""
@@ -114,8 +118,9 @@ def _task_finished(task_id: str | None = None, **kwargs: Any) -> None:
 
 def _worker_ready(**kwargs: Any) -> None:
     """A worker that just started loads the Chinese segmenter's dictionary in the background (the grounding check
-    reads Chinese words; ~0.7 s once per process), and queues the prompt warm-up (background lane): the model
-    server then has the assistants' fixed prompts cached before the first customer writes."""
+    reads Chinese words; ~0.7 s once per process), and queues the prompt warm-up (customer lane: its calls go
+    before background calls at the model gate): the model server then has the assistants' fixed prompts cached
+    before the first customer writes (`scripts/run` waits for it before it says ready)."""
     from captain.runtime.knowledge import chinese
 
     threading.Thread(target=chinese.warm, name="segmenter-warm-up", daemon=True).start()
@@ -132,7 +137,7 @@ def _worker_ready(**kwargs: Any) -> None:
 
 def _runs_warm_up(consumer: Any) -> bool:
     """Whether this worker consumes the queue the warm-up goes to: with two workers (customer and background
-    lanes) only one of them queues it. A worker whose queues cannot be read queues it too (a second warm-up is
+    lanes) only the customer one queues it. A worker whose queues cannot be read queues it too (a second warm-up is
     cheap: its prompts are cached by then)."""
     try:
         consumed = set(consumer.app.amqp.queues.consume_from or ())

@@ -449,6 +449,8 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     # in bench/webhook_throughput.py (docs/reliability.md). Celery does not enforce time limits in this pool; the
     # run deadline and the per-call model timeout bound a run instead.
     celery = [str(bindir / "celery"), "-A", "config"]
+    # The worker that starts queues the prompt warm-up (captain.lanes); it runs while beat and web start.
+    workers_started_at = time.time()
     for name, argv in worker_argvs(celery).items():
         sup.start(
             Program(
@@ -474,6 +476,7 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
             ready=lambda _: _http_ok(f"http://127.0.0.1:{port}/auth/login/"),
         )
     )
+    wait_for_prompt_warm_up(sup, env, workers_started_at)
     sup.say(f"==> Captain Helpdesk on {env['HELPDESK_PUBLIC_URL']}  (admin: /admin/  API docs: /api/docs/)")
     shown_python = (
         os.path.relpath(bindir / "python", ROOT) if bindir.is_relative_to(ROOT) else bindir / "python"
@@ -482,6 +485,41 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
         f'    try it: {shown_python} manage.py captain_demo_chat "Can I return an item I bought last week?"\n'
         f"    logs: {var}/*.log   stop: Ctrl-C"
     )
+
+
+PROMPT_WARMED_KEY = "captain:prompt_warm:finished"
+"""Written by the start-up prompt warm-up when it is over (captain.answering.services.warmup.WARMED_KEY)."""
+
+
+def wait_for_prompt_warm_up(
+    sup: Supervisor, env: Mapping[str, str], since: float, timeout: float = 240.0
+) -> bool:
+    """Say the helpdesk is ready only once the model has read the assistants' fixed prompts: a question asked
+    before that read its whole prompt (~830 tokens, 9 s on the bundled 0.5B model on two cores) instead of only
+    what is new. Waits for the warm-up the starting worker queued (a marker in Redis newer than `since`), at most
+    `timeout` s; a warm-up that is off (CAPTAIN_PROMPT_WARM_ASSISTANTS=0) or does not finish is not waited for."""
+    import json
+
+    import redis
+
+    if env.get("CAPTAIN_PROMPT_WARM_ASSISTANTS", "").strip() == "0":
+        return False
+    client = redis.Redis.from_url(env["REDIS_URL"], socket_connect_timeout=0.5, socket_timeout=2)
+    deadline = time.monotonic() + timeout
+    while not sup.stopping and time.monotonic() < deadline:
+        try:
+            raw = client.get(PROMPT_WARMED_KEY)
+        except redis.RedisError:
+            raw = None
+        finished = json.loads(raw) if raw else None
+        if finished and float(finished.get("at", 0)) >= since:
+            sup.say(f"prompt warm-up done ({finished.get('warmed', 0)} prompt prefixes read by the model)")
+            return True
+        sup.check()  # a process that exits while we wait is reported and restarted as usual
+        time.sleep(0.5)
+    if not sup.stopping:
+        sup.say(f"prompt warm-up not finished after {timeout:.0f} s: the first replies may be slower")
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,12 @@ from captain import lanes
 def test_replies_are_customer_work_and_everything_else_of_captain_is_background():
     names = {name for name in current_app.tasks if name.startswith("captain.")}
     customer = {name for name in names if lanes.lane_of_task(name) == lanes.CUSTOMER}
-    assert customer == {"captain.tasks.reply_generate", "captain.tasks.pending_messages_sweep"}
+    # The start-up prompt warm-up too: it is for the first customers' replies (captain.lanes.CUSTOMER_TASKS).
+    assert customer == {
+        "captain.tasks.reply_generate",
+        "captain.tasks.pending_messages_sweep",
+        "captain.tasks.prompt_prefixes_warm",
+    }
     # The background lane holds the work that starved customers: drafting, judgements, copilot, documents.
     for name in (
         "captain.tasks.faq_drafts_from_document",

@@ -4,14 +4,19 @@ Every call of an agent starts with the same fixed part: its system prompt and to
 `fixed_prefix`; the turn's context and the conversation follow it). A server with a prompt cache (the bundled
 llama.cpp server; hosted APIs cache long prefixes too) reads that part once and then only what follows: on the
 bundled model on two cores, reading ~800 prompt tokens is most of a reply's time. After a worker starts, the
-background lane sends the prefix of every agent (the triage assistant and each specialist: the router may send
-a message straight to a specialist) of the most recently active assistants once, asking for one token.
+customer lane (it is for the first customers; `scripts/run` waits for it) sends the prefix of every agent (the
+triage assistant and each specialist: the router may send a message straight to a specialist) of the most
+recently active assistants once, asking for one token.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 
+import redis
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
@@ -24,6 +29,11 @@ from captain.runtime import ModelError, ModelSettings
 from captain.runtime.model_calls import fixed_prefix
 
 logger = logging.getLogger(__name__)
+
+WARMED_KEY = "captain:prompt_warm:finished"
+"""Redis key the start-up warm-up writes when it has finished: `{"at": epoch seconds, "warmed": prefixes}`.
+`scripts/run` waits for it before it says the helpdesk is ready: a first question asked while the prefixes are
+still being read found the specialist it went to not yet warmed and read its whole prompt (docs/first-run.md)."""
 
 WARM_AFTER_EDIT_SECONDS = 5
 """How long after a builder's save the changed assistant is warmed: a builder saving an assistant and then its
@@ -75,7 +85,21 @@ def prompt_prefixes_warm(*, limit: int | None = None, assistant_id: int | None =
             # A builder text that no longer renders fails the assistant's runs loudly; here it is only logged.
             logger.warning("prompt warm-up failed for assistant %s", assistant.pk, exc_info=True)
             continue
+    if assistant_id is None:
+        _record_finished(warmed)
     return warmed
+
+
+def _record_finished(warmed: int) -> None:
+    """Tell whoever waits for the start-up warm-up (`scripts/run`) that it is over; only an optimisation too."""
+    from captain.model_gate import gate_redis
+
+    try:
+        gate_redis(settings.REDIS_URL).set(
+            WARMED_KEY, json.dumps({"at": time.time(), "warmed": warmed}), ex=24 * 3600
+        )
+    except redis.RedisError as exc:
+        logger.info("could not record the end of the prompt warm-up: %s", exc)
 
 
 def prompt_warm_enqueue(*, assistant_id: int) -> bool:

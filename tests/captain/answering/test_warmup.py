@@ -49,18 +49,21 @@ def test_a_model_that_fails_the_warm_up_only_logs_it(link, llm_settings):
     assert prompt_prefixes_warm(limit=4) == 0
 
 
-def test_a_starting_worker_queues_the_warm_up_on_the_background_lane(link, redis_url, settings):
+def test_a_starting_worker_queues_the_warm_up_on_the_customer_lane(link, redis_url, settings):
+    # Customer lane: on the background one it waited behind the seed's drafts and the first question found
+    # nothing warmed (docs/first-run.md).
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
     broker = redis.Redis.from_url(redis_url)
-    broker.delete("captain_background")
+    broker.delete("captain", "captain_background")
     signals.worker_ready.send(sender=None)
-    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain_background", 0, -1)]
+    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain", 0, -1)]
     assert queued == ["captain.tasks.prompt_prefixes_warm"]
+    assert broker.lrange("captain_background", 0, -1) == []
 
-    broker.delete("captain_background")
+    broker.delete("captain")
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 0}
     signals.worker_ready.send(sender=None)
-    assert broker.lrange("captain_background", 0, -1) == []
+    assert broker.lrange("captain", 0, -1) == []
 
 
 class _Consumer:
@@ -70,17 +73,18 @@ class _Consumer:
         self.app = app
 
 
-def test_of_two_lane_workers_only_the_background_one_queues_the_warm_up(link, redis_url, settings):
+def test_of_two_lane_workers_only_the_customer_one_queues_the_warm_up(link, redis_url, settings):
     settings.CAPTAIN = {**settings.CAPTAIN, "PROMPT_WARM_ASSISTANTS": 4}
     broker = redis.Redis.from_url(redis_url)
-    broker.delete("captain_background")
+    broker.delete("captain", "captain_background")
     for queues in (["captain", "helpdesk"], ["captain_background"]):
         # A worker started with `-Q <queues>`: Celery selects them on its app, and the consumer carries the app.
         app = Celery("lane-worker", broker=redis_url, set_as_current=False)
         app.amqp.queues.select(queues)
         signals.worker_ready.send(sender=_Consumer(app))
-    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain_background", 0, -1)]
+    queued = [json.loads(m)["headers"]["task"] for m in broker.lrange("captain", 0, -1)]
     assert queued == ["captain.tasks.prompt_prefixes_warm"]
+    assert broker.lrange("captain_background", 0, -1) == []
 
 
 def test_a_starting_worker_loads_the_chinese_segmenter_off_the_reply_path(settings):
