@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,24 +54,34 @@ class RecordingProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self.calls: list[tuple[int, int]] = []
+        # Every exchange (request body, usage, llama.cpp's own `timings`), for `--dump`: what was sent and read.
+        self.log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                started = time.monotonic()
                 request = urllib.request.Request(
                     proxy.upstream + self.path.removeprefix("/v1"),
                     data=body,
                     headers={"Content-Type": "application/json"},
                 )
-                with urllib.request.urlopen(request, timeout=600) as upstream:
-                    status, content_type, payload = (
-                        upstream.status,
-                        upstream.headers["Content-Type"],
-                        upstream.read(),
-                    )
-                proxy._record(payload)
+                try:
+                    with urllib.request.urlopen(request, timeout=600) as upstream:
+                        status, content_type, payload = (
+                            upstream.status,
+                            upstream.headers["Content-Type"],
+                            upstream.read(),
+                        )
+                except urllib.error.HTTPError as exc:  # the server's own refusal, passed on as it is
+                    status, content_type, payload = exc.code, exc.headers["Content-Type"], exc.read()
+                except OSError:
+                    # The server was stopped under a call (the end of a start in bench.first_reply).
+                    self.send_error(502)
+                    return
+                proxy._record(body, payload, time.monotonic() - started)
                 self.send_response(status)
                 self.send_header("Content-Type", content_type or "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -97,8 +108,9 @@ class RecordingProxy:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def _record(self, payload: bytes) -> None:
+    def _record(self, body: bytes, payload: bytes, seconds: float) -> None:
         usage: dict[str, Any] | None = None
+        timings: dict[str, Any] | None = None
         text = payload.decode("utf-8", errors="replace")
         candidates = (
             [text]
@@ -114,6 +126,18 @@ class RecordingProxy:
                 continue
             if isinstance(parsed, dict) and isinstance(parsed.get("usage"), dict):
                 usage = parsed["usage"]
+            if isinstance(parsed, dict) and isinstance(parsed.get("timings"), dict):
+                timings = parsed["timings"]
+        with self._lock:
+            self.log.append(
+                {
+                    "at": time.time() - seconds,
+                    "seconds": round(seconds, 2),
+                    "usage": usage,
+                    "timings": timings,
+                    "request": _parsed(body),
+                }
+            )
         if usage is not None:
             cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
             with self._lock:
@@ -123,6 +147,13 @@ class RecordingProxy:
         with self._lock:
             calls, self.calls = self.calls, []
         return calls
+
+
+def _parsed(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 def main() -> None:
@@ -139,6 +170,17 @@ def main() -> None:
         "--warm",
         action="store_true",
         help="before round 1, run the prompt warm-up a starting worker queues (captain.answering.services.warmup)",
+    )
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="instead of the rounds: the demo's first message N times, each from a new customer (fresh conversations)",
+    )
+    parser.add_argument(
+        "--dump",
+        default="",
+        help="write every model exchange (request, usage, server timings) to FILE-<model>.jsonl",
     )
     args = parser.parse_args()
 
@@ -168,14 +210,16 @@ def main() -> None:
         rows = [
             row
             for model in args.models.split(",")
-            for row in _measure_model(model, args.rounds, workdir, args.warm)
+            for row in _measure_model(model, args.rounds, workdir, args.warm, args.dump, args.first)
         ]
     finally:
         redis_server.stop()
     _print(args.label or root.name, rows)
 
 
-def _measure_model(model: str, rounds: int, workdir: Path, warm: bool) -> list[dict[str, Any]]:
+def _measure_model(
+    model: str, rounds: int, workdir: Path, warm: bool, dump: str = "", first: int = 0
+) -> list[dict[str, Any]]:
     from captain.local_llm import start_local_llm
 
     llm = start_local_llm(port=0, model=model, log_path=workdir / f"llm-{model}.log")
@@ -184,13 +228,18 @@ def _measure_model(model: str, rounds: int, workdir: Path, warm: bool) -> list[d
         {"OPENAI_BASE_URL": proxy.base_url, "OPENAI_API_KEY": "local", "CAPTAIN_MODEL": llm.model}
     )
     try:
-        return _rounds(model, rounds, proxy, warm)
+        return _rounds(model, rounds, proxy, warm, first)
     finally:
+        if dump:
+            with open(f"{dump}-{model}.jsonl", "w") as out:
+                out.writelines(json.dumps(entry) + "\n" for entry in proxy.log)
         proxy.server.shutdown()
         llm.stop()
 
 
-def _rounds(model: str, rounds: int, proxy: RecordingProxy, warm: bool) -> list[dict[str, Any]]:
+def _rounds(
+    model: str, rounds: int, proxy: RecordingProxy, warm: bool, first: int = 0
+) -> list[dict[str, Any]]:
     import django
 
     django.setup()
@@ -216,11 +265,17 @@ def _rounds(model: str, rounds: int, proxy: RecordingProxy, warm: bool) -> list[
             started = time.monotonic()
             prompt_prefixes_warm()
             print(
-                f"{model}: prompt warm-up took {time.monotonic() - started:.1f} s ({len(proxy.take())} call)"
+                f"{model}: prompt warm-up took {time.monotonic() - started:.1f} s ({len(proxy.take())} call)",
+                flush=True,
             )
-        for round_no in range(1, rounds + 1):
+        plan = (
+            [("first", [DEMO_MESSAGES[0]] * first)]
+            if first
+            else [(str(n), DEMO_MESSAGES if n == 1 else LATER_MESSAGES) for n in range(1, rounds + 1)]
+        )
+        for round_no, texts in plan:
             seconds, calls, prompt, read = [], [], [], []
-            for i, text in enumerate(DEMO_MESSAGES if round_no == 1 else LATER_MESSAGES):
+            for i, text in enumerate(texts):
                 proxy.take()
                 started = time.monotonic()
                 _ask(f"{model}-r{round_no}-{i}", text)
@@ -235,6 +290,7 @@ def _rounds(model: str, rounds: int, proxy: RecordingProxy, warm: bool) -> list[
                     "round": round_no,
                     "p50_s": statistics.median(seconds),
                     "max_s": max(seconds),
+                    "each_s": seconds,
                     "calls": sum(calls) / len(calls),
                     "prompt": sum(prompt) / len(prompt),
                     "read": sum(read) / len(read),
@@ -266,7 +322,8 @@ def _print(label: str, rows: list[dict[str, Any]]) -> None:
         share = r["read"] / r["prompt"] if r["prompt"] else 0.0
         print(
             f"{r['model']:<6} {r['round']:>5} {r['p50_s']:>7.1f} {r['max_s']:>7.1f} {r['calls']:>6.1f} "
-            f"{r['prompt']:>11.0f} {r['read']:>6.0f} ({share:>3.0%})"
+            f"{r['prompt']:>11.0f} {r['read']:>6.0f} ({share:>3.0%})  each: "
+            + " ".join(f"{s:.1f}" for s in r["each_s"])
         )
     print(
         "per reply, averaged over the three messages; 'read again': prompt tokens not served from the cache"
