@@ -226,6 +226,10 @@ CONTENT_SECURITY_POLICY = {
 
 # Webhook bodies are refused above this size before any parsing (see helpdesk.api.webhooks).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HELPDESK_MAX_BODY_BYTES", 256 * 1024)
+# A bulk action ticks up to helpdesk.services.bulk.BULK_LIMIT (1,000) conversations, one form field each, plus
+# the form's own fields; Django's default of 1,000 fields answered such a selection with a 400 before the view
+# could say anything. Past this, the view's "at most 1,000" message still comes first for up to 1,100 ids.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1100
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpdesk.models import Conversation, Message
+from helpdesk.models import Conversation, Message, PersonSettings
 from helpdesk.services.bulk import (
     BULK_LIMIT,
     BulkAction,
@@ -112,3 +112,31 @@ def test_large_selections_go_in_batches_and_have_a_limit(team):
             action=BulkAction("resolve"),
             actor=team.agent,
         )
+
+
+def test_a_thousand_conversations_from_the_list_in_batches_said_in_the_persons_language(agent_client, team):
+    """Bad input: the largest selection allowed, ticked on a list, goes through in batches and the answer says
+    how it went (count, batches, ids no longer there) in the person's own language."""
+    picked = open_conversations(team, BULK_LIMIT - 1)
+    PersonSettings.objects.create(user=team.agent, language="zh-hans")
+    response = agent_client.post(
+        bulk_url(team),
+        {"action": "resolve", "ids": [str(c.id) for c in picked] + [str(10**9)]},
+        follow=True,
+    )
+    html = response.content.decode()
+    assert "已解决 999 个会话。分 20 批完成，每批 50 个。有 1 个勾选的会话已不存在。" in html
+    assert Conversation.objects.filter(status=Conversation.Status.RESOLVED).count() == BULK_LIMIT - 1
+
+
+def test_the_answer_in_english_names_batches_and_the_missing(agent_client, team):
+    picked = open_conversations(team, 60)
+    response = agent_client.post(
+        bulk_url(team),
+        {"action": "label", "label": "late", "ids": [str(c.id) for c in picked] + [str(10**9)]},
+        follow=True,
+    )
+    assert (
+        "Labelled 60 conversations. Done in 2 batches of 50. 1 ticked conversation was no longer there."
+        in response.content.decode()
+    )
