@@ -16,6 +16,8 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from helpdesk.ids import MAX_ID
@@ -84,7 +86,10 @@ def contact_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     query = request.GET.get("q", "")
     error = ""
     if len(query) > SEARCH_MAX_CHARS:
-        error = f"Search for at most {SEARCH_MAX_CHARS} characters (got {len(query):,}): shorten it."
+        error = _("Search for at most %(max)s characters (got %(got)s): shorten it.") % {
+            "max": SEARCH_MAX_CHARS,
+            "got": f"{len(query):,}",
+        }
     page = (
         None
         if error
@@ -131,9 +136,9 @@ def contact_note_add(
     try:
         contact_note_create(contact=contact, author=request.user, content=request.POST.get("content", ""))
     except ValidationError as exc:
-        flash.error(request, f"Note not added: {' '.join(exc.messages)}")
+        flash.error(request, _("Note not added: %(why)s") % {"why": " ".join(exc.messages)})
     else:
-        flash.success(request, "Note added.")
+        flash.success(request, _("Note added."))
     return redirect("dashboard:contact-detail", membership.account_id, contact.pk)
 
 
@@ -159,13 +164,13 @@ def contact_note_change(
     try:
         if request.POST.get("action") == "delete":
             contact_note_delete(note=note, user=request.user, is_admin=is_admin(membership))
-            flash.success(request, "Note deleted.")
+            flash.success(request, _("Note deleted."))
         else:
             content = request.POST.get("content", "")
             contact_note_update(note=note, user=request.user, is_admin=is_admin(membership), content=content)
-            flash.success(request, "Note saved.")
+            flash.success(request, _("Note saved."))
     except ValidationError as exc:
-        flash.error(request, f"Note not saved: {' '.join(exc.messages)}")
+        flash.error(request, _("Note not saved: %(why)s") % {"why": " ".join(exc.messages)})
     return redirect("dashboard:contact-detail", membership.account_id, contact_id)
 
 
@@ -194,9 +199,9 @@ def contact_edit(request: HttpRequest, membership: Membership, contact_id: int) 
             attributes=_attribute_changes(request, contact, membership.account_id),
         )
     except ValidationError as exc:
-        flash.error(request, f"Nothing saved: {_error_text(exc)}")
+        flash.error(request, _("Nothing saved: %(why)s") % {"why": _error_text(exc)})
     else:
-        flash.success(request, "Contact saved.")
+        flash.success(request, _("Contact saved."))
     return redirect("dashboard:contact-detail", membership.account_id, contact.pk)
 
 
@@ -211,21 +216,25 @@ def contact_merge_view(
     typed = request.POST.get("duplicate", "").strip().removeprefix("#")
     # Past MAX_ID PostgreSQL would refuse the lookup (bigint): such a number is no contact's, say so instead.
     if not (typed.isascii() and typed.isdigit() and len(typed) < 20 and 1 <= int(typed) <= MAX_ID):
-        flash.error(request, "Give the duplicate's contact number (the # on its page or in the list).")
+        flash.error(request, _("Give the duplicate's contact number (the # on its page or in the list)."))
         return back
     duplicate = contact_in_account(account_id=membership.account_id, contact_id=int(typed))
     if duplicate is None:
         # The same words whether it is missing or another account's: never confirm another tenant's contact.
         flash.error(
-            request, f"No contact #{typed} in this account: only contacts of one account can be merged."
+            request,
+            _("No contact #%(typed)s in this account: only contacts of one account can be merged.")
+            % {"typed": typed},
         )
         return back
     try:
         contact_merge(kept=kept, duplicate=duplicate, actor=request.user.get_username())
     except ValidationError as exc:
-        flash.error(request, f"Not merged: {_error_text(exc)}")
+        flash.error(request, _("Not merged: %(why)s") % {"why": _error_text(exc)})
         return back
-    flash.success(request, f"Merged {duplicate} (#{duplicate.pk}) into this contact.")
+    flash.success(
+        request, _("Merged %(name)s (#%(id)s) into this contact.") % {"name": duplicate, "id": duplicate.pk}
+    )
     return back
 
 
@@ -263,21 +272,33 @@ def contacts_import(request: HttpRequest, membership: Membership) -> HttpRespons
     back = redirect("dashboard:contacts", membership.account_id)
     upload = request.FILES.get("file")
     if upload is None:
-        flash.error(request, "Choose a CSV file to import.")
+        flash.error(request, _("Choose a CSV file to import."))
         return back
     if upload.size is not None and upload.size > CSV_MAX_BYTES:
-        flash.error(request, f"Nothing imported: the file is over {CSV_MAX_BYTES // (1024 * 1024)} MB.")
+        flash.error(
+            request,
+            _("Nothing imported: the file is over %(mb)s MB.") % {"mb": CSV_MAX_BYTES // (1024 * 1024)},
+        )
         return back
     try:
         result = contacts_import_csv(account_id=membership.account_id, data=upload.read())
     except ContactImportError as exc:
         flash.error(
-            request, f"Nothing imported: fix {'this' if len(exc.errors) == 1 else 'these'} and try again."
+            request,
+            ngettext(
+                "Nothing imported: fix this and try again.",
+                "Nothing imported: fix these and try again.",
+                len(exc.errors),
+            ),
         )
         for error in exc.errors:
             flash.error(request, error)
         return back
-    flash.success(request, f"Imported: {result.created} new contact(s), {result.updated} updated.")
+    flash.success(
+        request,
+        _("Imported: %(created)s new contact(s), %(updated)s updated.")
+        % {"created": result.created, "updated": result.updated},
+    )
     return back
 
 

@@ -9,7 +9,7 @@ from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from helpdesk.models import Contact, Conversation, CustomAttributeDefinition
+from helpdesk.models import Contact, Conversation, CustomAttributeDefinition, PersonSettings
 from helpdesk.services.contacts import contact_phone
 from tests.factories import ContactFactory, ContactInboxFactory, ConversationFactory
 
@@ -177,3 +177,20 @@ def test_export_and_import_are_for_administrators(agent_client, team):
     upload = SimpleUploadedFile("c.csv", b"name\nAnn\n")
     assert agent_client.post(_url("contacts-import", team), {"file": upload}).status_code == 403
     assert not Contact.objects.filter(account=team.account).exists()
+
+
+def test_a_chinese_person_is_told_about_merges_imports_and_notes_in_chinese(
+    agent_client, admin_client, team, other_team
+):
+    PersonSettings.objects.create(user=team.agent, language="zh-hans")
+    PersonSettings.objects.create(user=team.admin, language="zh-hans")
+    kept, foreign = ContactFactory(account=team.account), ContactFactory(account=other_team.account)
+    response = agent_client.post(_url("contact-merge", team, kept.pk), {"duplicate": str(foreign.pk)})
+    assert _flash(response) == [f"此账户中没有联系人 #{foreign.pk}：只能合并同一账户的联系人。"]
+    response = agent_client.post(_url("contact-note-add", team, kept.pk), {"content": "Prefers e-mail."})
+    assert _flash(response)[-1] == "备注已添加。"  # the refusal above is still unread in the session
+    assert _flash(admin_client.post(_url("contacts-import", team)))[-1] == "请选择要导入的 CSV 文件。"
+    upload = SimpleUploadedFile("c.csv", b"name,email\nBob,nope\n")
+    assert "未导入任何内容：请修正以下问题后重试。" in _flash(
+        admin_client.post(_url("contacts-import", team), {"file": upload})
+    )
