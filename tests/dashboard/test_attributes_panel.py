@@ -7,7 +7,7 @@ import pytest
 
 from captain.memory.models import MemoryValue, MemoryVariable
 from captain.memory.services.memory import memory_write
-from helpdesk.models import Contact, Conversation
+from helpdesk.models import Contact, Conversation, PersonSettings
 from helpdesk.services.attributes import attribute_definition_create, custom_attributes_update
 from tests.factories import AssistantFactory, AssistantInboxFactory, ConversationFactory
 
@@ -239,3 +239,15 @@ def test_panel_queries_do_not_grow_with_attributes_or_memory(
     assert response.status_code == 200
     assert "value 7" in response.content.decode()
     assert small == large <= MAX_PAGE_QUERIES[with_assistant]
+
+
+def test_a_chinese_agent_is_told_about_memory_in_chinese(agent_client, team, conversation, assistant):
+    PersonSettings.objects.create(user=team.agent, language="zh-hans")
+    saved = agent_client.post(page(team, conversation, "memory/"), {"mem_ticket": "T-9"}, follow=True)
+    unchanged = agent_client.post(page(team, conversation, "memory/"), {"mem_ticket": "T-9"}, follow=True)
+    refused = agent_client.post(
+        page(team, conversation, "memory/"), {"mem_plan_tier": "platinum"}, follow=True
+    )
+    assert flashes(saved) == ["记忆已保存。"]
+    assert flashes(unchanged) == ["记忆未更改。"]
+    assert flashes(refused)[0].startswith("未保存任何内容：")

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from captain.answering.services.runs import assistant_for_inbox
@@ -81,7 +82,7 @@ def conversation_memory_action(
     back = redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
     assistant = assistant_for_inbox(conversation.inbox_id)
     if assistant is None:
-        flash.error(request, "No assistant answers this conversation's inbox.")
+        flash.error(request, _("No assistant answers this conversation's inbox."))
         return back
     shown = {
         entry.name: memory_text(entry.value)
@@ -94,7 +95,7 @@ def conversation_memory_action(
     }
     changes = {name: text for name, text in posted.items() if text != shown.get(name, "").strip()}
     if not changes:
-        flash.info(request, "Memory unchanged.")
+        flash.info(request, _("Memory unchanged."))
         return back
     errors: list[str] = []
     try:
@@ -121,7 +122,7 @@ def conversation_memory_action(
             if errors:
                 raise MemoryWriteRefused(" ".join(errors))  # rolls back the names written before the refusal
     except MemoryWriteRefused as exc:
-        flash.error(request, f"Nothing saved: {exc}")
+        flash.error(request, _("Nothing saved: %(why)s") % {"why": exc})
         return back
-    flash.success(request, "Memory saved.")
+    flash.success(request, _("Memory saved."))
     return back
