@@ -21,7 +21,7 @@ from captain.answering.models import CreditLedgerEntry
 from captain.copilot.models import CopilotRun
 from captain.copilot.tasks import copilot_generate
 from captain.knowledge.services.knowledge_search import knowledge_cache_clear
-from helpdesk.models import Membership, Message
+from helpdesk.models import Membership, Message, PersonSettings
 from tests.captain.answering.knowledge_rows import document
 from tests.factories import (
     AssistantInboxFactory,
@@ -120,4 +120,19 @@ def test_draft_edit_send(browser, sign_in, live_server, setup, llm_settings):
     browser.shot("copilot-sent")
     sent = Message.objects.get(conversation=conversation, message_type="outgoing")
     assert (sent.content, sent.private, sent.sender_type) == (DRAFT + EDIT, False, Message.SenderType.USER)
+    assert browser.console_errors == []
+
+
+def test_a_chinese_agent_reads_the_copilots_status_lines_in_chinese(browser, sign_in, live_server, setup):
+    PersonSettings.objects.create(user=Membership.objects.get(user__username="bob").user, language="zh-hans")
+    page = browser.page
+    sign_in(page, live_server.url, "bob")
+    account, conversation = setup["account"], setup["conversation"]
+    page.goto(f"{live_server.url}/app/accounts/{account.id}/conversations/{conversation.id}/")
+    status = page.locator("#copilot [data-copilot-status]")
+    page.click("#copilot button[data-copilot-kind=rephrase]")  # the reply box is empty: refused at once
+    expect(status).to_have_text("请先在回复框中输入文字；副驾驶会改写您写的内容。")
+    page.click("#copilot button[data-copilot-kind=draft]")
+    expect(status).to_have_text("正在草拟回复…")
+    wait_for_queued_run()
     assert browser.console_errors == []

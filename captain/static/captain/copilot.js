@@ -21,19 +21,24 @@
   var REWRITES = { rephrase: true, fix_tone: true, translate: true };
   var POLL_MS = 1000;
   var POLL_LIMIT_MS = 180000;
+  // The status lines come from the panel's data-msg-* attributes, rendered in the person's language through the
+  // same catalog as the page (no JavaScript catalog to load); the English here is only a fallback.
+  function msg(name, fallback) {
+    return panel.dataset["msg" + name] || fallback;
+  }
   var WORKING = {
-    draft: "Drafting a reply…",
-    summary: "Summarising the conversation…",
-    rephrase: "Rephrasing your text…",
-    fix_tone: "Fixing the tone…",
-    translate: "Translating into the customer's language…"
+    draft: msg("WorkingDraft", "Drafting a reply…"),
+    summary: msg("WorkingSummary", "Summarising the conversation…"),
+    rephrase: msg("WorkingRephrase", "Rephrasing your text…"),
+    fix_tone: msg("WorkingFixTone", "Fixing the tone…"),
+    translate: msg("WorkingTranslate", "Translating into the customer's language…")
   };
   var READY = {
-    draft: "Draft ready: edit it as you like, then press Send.",
-    summary: "Summary ready (only you see it).",
-    rephrase: "Rephrased: check it, then press Send.",
-    fix_tone: "Tone fixed: check it, then press Send.",
-    translate: "Translated: check it, then press Send."
+    draft: msg("ReadyDraft", "Draft ready: edit it as you like, then press Send."),
+    summary: msg("ReadySummary", "Summary ready (only you see it)."),
+    rephrase: msg("ReadyRephrase", "Rephrased: check it, then press Send."),
+    fix_tone: msg("ReadyFixTone", "Tone fixed: check it, then press Send."),
+    translate: msg("ReadyTranslate", "Translated: check it, then press Send.")
   };
   var current = null; // {kind, before, streamed, source, finished}
 
@@ -94,11 +99,11 @@
         textarea.focus();
       }
       showSources(kind === "draft" ? run.sources : []);
-      setStatus(READY[kind] || "Done.", false);
+      setStatus(READY[kind] || msg("Done", "Done."), false);
     } else {
       // Whatever streamed before the failure is not the result: the agent gets their own text back.
       if (kind !== "summary" && current.streamed) { putText(current.before); }
-      setStatus(run.error || "The copilot failed. Try again.", true);
+      setStatus(run.error || msg("Failed", "The copilot failed. Try again."), true);
     }
     panel.dataset.lastRun = String(run.id);
     panel.dataset.lastStatus = run.status;
@@ -116,14 +121,14 @@
       .then(function (run) {
         if (run.finished) { finish(run); return; }
         if (Date.now() - startedAt > POLL_LIMIT_MS) {
-          finish({ id: run.id, status: "failed", error: "The copilot is taking too long. Try again later." });
+          finish({ id: run.id, status: "failed", error: msg("TooLong", "The copilot is taking too long. Try again later.") });
           return;
         }
         setTimeout(function () { poll(statusUrl, startedAt); }, POLL_MS);
       })
       .catch(function () {
         if (Date.now() - startedAt > POLL_LIMIT_MS) {
-          finish({ status: "failed", error: "The copilot's result could not be read. Try again." });
+          finish({ status: "failed", error: msg("Unreadable", "The copilot's result could not be read. Try again.") });
           return;
         }
         setTimeout(function () { poll(statusUrl, startedAt); }, POLL_MS * 2);
@@ -167,7 +172,7 @@
     if (current) { return; }
     var text = textarea.value;
     if (REWRITES[kind] && !text.trim()) {
-      setStatus("Type your text in the reply box first; the copilot rewrites what you wrote.", true);
+      setStatus(msg("TypeFirst", "Type your text in the reply box first; the copilot rewrites what you wrote."), true);
       textarea.focus();
       return;
     }
@@ -176,7 +181,7 @@
     if (REWRITES[kind]) { body.append("text", text); }
     current = { kind: kind, before: text, text: "", streamed: false, source: null, finished: false };
     setBusy(true);
-    setStatus(WORKING[kind] || "Working…", false);
+    setStatus(WORKING[kind] || msg("Working", "Working…"), false);
     if (kind !== "summary") { showSources([]); }
     fetch(startUrl, {
       method: "POST",
@@ -192,13 +197,13 @@
       })
       .then(function (result) {
         if (!result.ok) {
-          finish({ status: "failed", error: result.data.error || "The copilot could not start. Try again." });
+          finish({ status: "failed", error: result.data.error || msg("NoStart", "The copilot could not start. Try again.") });
           return;
         }
         follow(result.data);
       })
       .catch(function () {
-        finish({ status: "failed", error: "The copilot could not be reached. Check your connection." });
+        finish({ status: "failed", error: msg("Unreachable", "The copilot could not be reached. Check your connection.") });
       });
   }
 
