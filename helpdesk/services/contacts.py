@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
+from django.utils.translation import gettext as _
 
 from helpdesk.models import Contact, ContactInbox, Conversation, CustomAttributeDefinition
 from helpdesk.services.activities import message_create_activity
@@ -53,21 +54,27 @@ def _clean_fields(*, name: str | None, email: str | None, phone: str | None) -> 
     if name is not None:
         cleaned["name"] = name.strip()
         if len(cleaned["name"]) > NAME_MAX_CHARS:
-            errors["name"] = [f"At most {NAME_MAX_CHARS} characters (got {len(cleaned['name']):,})."]
+            errors["name"] = [
+                _("At most %(max)s characters (got %(got)s).")
+                % {"max": NAME_MAX_CHARS, "got": f"{len(cleaned['name']):,}"}
+            ]
         elif "\x00" in cleaned["name"]:  # PostgreSQL refuses NUL in text: a clear error here, not a 500 there
-            errors["name"] = ["A name cannot contain NUL characters."]
+            errors["name"] = [_("A name cannot contain NUL characters.")]
     if email is not None:
         cleaned["email"] = email.strip().lower()
         if cleaned["email"]:
             try:
                 validate_email(cleaned["email"])
             except ValidationError:
-                errors["email"] = [f"“{cleaned['email'][:80]}” is not an e-mail address."]
+                errors["email"] = [
+                    _("“%(email)s” is not an e-mail address.") % {"email": cleaned["email"][:80]}
+                ]
     if phone is not None:
         cleaned["phone"] = phone.strip()
         if cleaned["phone"] and not PHONE_RE.match(cleaned["phone"]):
             errors["phone"] = [
-                f"“{cleaned['phone'][:40]}” is not a phone number (digits, spaces, + ( ) . / -; 3 to 31 characters)."
+                _("“%(phone)s” is not a phone number (digits, spaces, + ( ) . / -; 3 to 31 characters).")
+                % {"phone": cleaned["phone"][:40]}
             ]
     if errors:
         raise ValidationError(errors)
@@ -220,34 +227,44 @@ class ContactImportError(ValidationError):
 
 def _decode(data: bytes) -> str:
     if len(data) > CSV_MAX_BYTES:
-        raise ContactImportError([f"The file is over {CSV_MAX_BYTES // (1024 * 1024)} MB: split it."])
+        raise ContactImportError(
+            [_("The file is over %(mb)s MB: split it.") % {"mb": CSV_MAX_BYTES // (1024 * 1024)}]
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ContactImportError(
-            [f"The file is not UTF-8 text (byte {exc.start + 1}): save it as CSV UTF-8 and try again."]
+            [
+                _("The file is not UTF-8 text (byte %(byte)s): save it as CSV UTF-8 and try again.")
+                % {"byte": exc.start + 1}
+            ]
         ) from exc
     if "\x00" in text:  # csv reads NUL since Python 3.11, but PostgreSQL refuses it in text
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ContactImportError([f"Line {line}: a NUL character; the file is not plain CSV text."])
+        raise ContactImportError(
+            [_("Line %(line)s: a NUL character; the file is not plain CSV text.") % {"line": line}]
+        )
     return text
 
 
 def _header(cells: list[str], definitions: Mapping[str, CustomAttributeDefinition]) -> list[str]:
     columns = [c.strip().lower() for c in cells]
     if not any(columns):
-        raise ContactImportError(["Line 1: the first line names the columns (name,email,phone)."])
+        raise ContactImportError([_("Line 1: the first line names the columns (name,email,phone).")])
     known = set(CSV_BASE_COLUMNS) | set(definitions)
     unknown = [c for c in columns if c not in known]
     if unknown:
         raise ContactImportError(
             [
-                f"Line 1: unknown column(s) {', '.join(repr(c[:40]) for c in unknown[:10])}; "
-                f"known: {', '.join(sorted(known))}."
+                _("Line 1: unknown column(s) %(unknown)s; known: %(known)s.")
+                % {
+                    "unknown": ", ".join(repr(c[:40]) for c in unknown[:10]),
+                    "known": ", ".join(sorted(known)),
+                }
             ]
         )
     if not set(CSV_BASE_COLUMNS) & set(columns):
-        raise ContactImportError(["Line 1: the file needs a name, email or phone column."])
+        raise ContactImportError([_("Line 1: the file needs a name, email or phone column.")])
     return columns
 
 
@@ -265,25 +282,32 @@ def _parse_rows(
         header = next(reader, None)
         if header is None:
             raise ContactImportError(
-                ["The file is empty: the first line names the columns (name,email,phone)."]
+                [_("The file is empty: the first line names the columns (name,email,phone).")]
             )
         columns = _header(header, definitions)
         start = reader.line_num + 1
         for cells in reader:
             line, start = start, reader.line_num + 1
             if len(rows) >= CSV_MAX_ROWS:
-                raise ContactImportError([f"More than {CSV_MAX_ROWS:,} rows: split the file."])
+                raise ContactImportError(
+                    [_("More than %(rows)s rows: split the file.") % {"rows": f"{CSV_MAX_ROWS:,}"}]
+                )
             if len(cells) > len(columns):
-                errors.append(f"Line {line}: {len(cells)} values for {len(columns)} columns.")
+                errors.append(
+                    _("Line %(line)s: %(values)s values for %(columns)s columns.")
+                    % {"line": line, "values": len(cells), "columns": len(columns)}
+                )
             elif any(cell.strip() for cell in cells):  # a blank line in a spreadsheet export is no error
                 values = dict(zip(columns, map(_unquoted, cells), strict=False))
                 row = _parse_row(line, values, definitions, errors)
                 rows += [row] if row else []
             if len(errors) >= CSV_MAX_ERRORS:
-                errors.append(f"Stopped after {CSV_MAX_ERRORS} bad rows.")
+                errors.append(_("Stopped after %(n)s bad rows.") % {"n": CSV_MAX_ERRORS})
                 break
     except csv.Error as exc:
-        errors.append(f"Line {reader.line_num}: not readable as CSV ({exc}).")
+        errors.append(
+            _("Line %(line)s: not readable as CSV (%(why)s).") % {"line": reader.line_num, "why": exc}
+        )
     return rows, errors
 
 
@@ -309,9 +333,9 @@ def _parse_row(
             except ValueError as exc:
                 problems.append(f"{key}: {exc}")
     if not any(fields.get(c) for c in CSV_BASE_COLUMNS) and not problems:
-        problems.append("a contact needs a name, an e-mail or a phone.")
+        problems.append(_("a contact needs a name, an e-mail or a phone."))
     if problems:
-        errors.append(f"Line {line}: {' '.join(problems)}")
+        errors.append(_("Line %(line)s: %(problems)s") % {"line": line, "problems": " ".join(problems)})
         return None
     return row
 
@@ -333,7 +357,10 @@ def contacts_import_csv(*, account_id: int, data: bytes) -> ImportResult:
     for row in rows:
         email = row.fields.get("email", "")
         if email and email in seen:
-            errors.append(f"Line {row.line}: the e-mail {email} is on line {seen[email]} too.")
+            errors.append(
+                _("Line %(line)s: the e-mail %(email)s is on line %(other)s too.")
+                % {"line": row.line, "email": email, "other": seen[email]}
+            )
         elif email:
             seen[email] = row.line
     if errors:

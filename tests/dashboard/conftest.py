@@ -7,9 +7,19 @@ from dataclasses import dataclass
 
 import pytest
 from django.db import connection
+from django.utils import translation
 
 from helpdesk.models import Account, Inbox, Membership
 from tests.factories import AccountFactory, InboxFactory, MembershipFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _server_language_after_each_test():
+    """A request of a Chinese person leaves Chinese active in the thread (LocaleMiddleware activates, nothing
+    deactivates), so a later test calling a service directly would read its messages in Chinese."""
+    yield
+    translation.deactivate()
+
 
 PASSWORD = "pass-word-123"
 

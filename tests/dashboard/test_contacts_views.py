@@ -190,7 +190,10 @@ def test_a_chinese_person_is_told_about_merges_imports_and_notes_in_chinese(
     response = agent_client.post(_url("contact-note-add", team, kept.pk), {"content": "Prefers e-mail."})
     assert _flash(response)[-1] == "备注已添加。"  # the refusal above is still unread in the session
     assert _flash(admin_client.post(_url("contacts-import", team)))[-1] == "请选择要导入的 CSV 文件。"
-    upload = SimpleUploadedFile("c.csv", b"name,email\nBob,nope\n")
-    assert "未导入任何内容：请修正以下问题后重试。" in _flash(
-        admin_client.post(_url("contacts-import", team), {"file": upload})
-    )
+    upload = SimpleUploadedFile("c.csv", b"name,email\nBob,nope\nBob,bob@x.test\nCid,bob@x.test\n")
+    told = _flash(admin_client.post(_url("contacts-import", team), {"file": upload}))
+    assert told[-3:] == [
+        "未导入任何内容：请修正以下问题后重试。",
+        "第 2 行：email: “nope”不是有效的电子邮件地址。",
+        "第 4 行：电子邮件 bob@x.test 在第 3 行也出现了。",
+    ]
