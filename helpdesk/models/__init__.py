@@ -6,7 +6,7 @@ from .contact import Contact, ContactInbox, ContactNote
 from .conversation import Conversation, Label
 from .csat import CsatResponse
 from .delivery import Delivery
-from .inbox import Inbox
+from .inbox import Inbox, InboxMember
 from .message import Message
 from .notification import Notification
 from .person import Language, PersonSettings
@@ -24,6 +24,7 @@ __all__ = [
     "CustomAttributeDefinition",
     "Delivery",
     "Inbox",
+    "InboxMember",
     "Label",
     "Language",
     "Membership",

@@ -1,11 +1,16 @@
 import secrets
+from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from ..crypto import secret_decrypt, secret_encrypt
 from .account import Account
 from .person import Language
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def new_webhook_token() -> str:
@@ -79,6 +84,10 @@ class Inbox(models.Model):
         help_text="The language of the built-in texts customers of this inbox read (the rating question, the "
         "handoff message) when no own text is set.",
     )
+    # The through model is named by a string, so the plugin cannot infer the field's types: spelled out here.
+    members: "models.ManyToManyField[User, InboxMember]" = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="InboxMember", related_name="support_inboxes", blank=True
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -100,3 +109,19 @@ class Inbox(models.Model):
     def imap_password(self) -> str:
         """The IMAP password; none set: the SMTP password (most providers have one password per mailbox)."""
         return secret_decrypt(self.imap_password_encrypted or self.smtp_password_encrypted)
+
+
+class InboxMember(models.Model):
+    """A person of the inbox's account who looks after it: told of its escalations that no team picks up
+    (helpdesk.services.notifications). Set through helpdesk.services.inbox_members, which refuses anyone who
+    is not a member of the inbox's account."""
+
+    inbox = models.ForeignKey(Inbox, on_delete=models.CASCADE, related_name="inbox_members")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["inbox", "user"], name="inbox_member_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.inbox}"

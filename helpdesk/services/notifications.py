@@ -6,11 +6,13 @@ the rows are written with the change, so a rolled back escalation notifies nobod
 sent is logged, never raised: a broken SMTP server must not undo an escalation.
 
 Who is told:
-- escalation: the person it was assigned to automatically (kind `assigned`); else the members of the
-  conversation's team; else (no team, or none of its members left in the account) the account's administrators
-  (kind `escalation`), never everyone. Inboxes have no members of their own, so there is no inbox step. Who keeps
-  `Membership.escalation_notifications` off is not told of escalations (assignments and mentions still reach
-  them), and the person who handed the conversation over is never told.
+- escalation: the person it was assigned to automatically (kind `assigned`); else (kind `escalation`) the
+  members of the conversation's team who are still in the account; else (no team, or none of its members left)
+  the members of the conversation's inbox still in the account (helpdesk.models.InboxMember); else the account's
+  administrators; never everyone. Who keeps `Membership.escalation_notifications` off is not told of
+  escalations (assignments and mentions still reach them), and the person who handed the conversation over is
+  never told. The muting is applied after the step is chosen: a team whose members all muted escalations tells
+  nobody rather than passing them on to the inbox or the administrators.
 - assigned: the new assignee, unless they assigned themselves.
 - mention: each member of the account named `@username` in a private note, never its author.
 
@@ -35,7 +37,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from helpdesk.models import Conversation, Membership, Message, Notification, TeamMember
+from helpdesk.models import Conversation, InboxMember, Membership, Message, Notification, TeamMember
 from helpdesk.realtime.publish import publish_after_commit
 
 from .languages import in_server_language
@@ -157,12 +159,16 @@ def send_emails(emails: list[_Email]) -> int:
 
 def escalation_recipients(*, conversation: Conversation) -> list[User]:
     """Who is told that a conversation waits for people: the members of its team who are still in the account,
-    else the account's administrators; without those who muted escalations."""
+    else the members of its inbox who are still in the account, else the account's administrators; without
+    those who muted escalations."""
     memberships = Membership.objects.filter(account_id=conversation.account_id, user__is_active=True)
     audience = memberships.none()
     if conversation.team_id is not None:
         team_user_ids = TeamMember.objects.filter(team_id=conversation.team_id).values("user_id")
         audience = memberships.filter(user_id__in=team_user_ids)
+    if not audience.exists():
+        inbox_user_ids = InboxMember.objects.filter(inbox_id=conversation.inbox_id).values("user_id")
+        audience = memberships.filter(user_id__in=inbox_user_ids)
     if not audience.exists():
         audience = memberships.filter(role=Membership.Role.ADMIN)
     wanting = audience.filter(escalation_notifications=True).values("user_id")
