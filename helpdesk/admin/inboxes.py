@@ -1,8 +1,9 @@
-"""Admin of inboxes: per-channel settings on the form (helpdesk.admin.inbox_form) and the webhook URL with what
-to set up on the provider's side."""
+"""Admin of inboxes: per-channel settings on the form (helpdesk.admin.inbox_form), the webhook URL with what
+to set up on the provider's side, and the inbox's members (told of its escalations that no team picks up)."""
 
 from __future__ import annotations
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpRequest
@@ -11,10 +12,11 @@ from django.utils.html import format_html
 
 from helpdesk.channels.api_channel import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from helpdesk.channels.provider_config import KEYS as PROVIDER_KEYS
-from helpdesk.models import Inbox
+from helpdesk.models import Inbox, InboxMember
+from helpdesk.services.inbox_members import inbox_member_outsiders
 
 from .inbox_form import InboxAdminForm, provider_field_name
-from .scoping import AccountScopedAdminMixin
+from .scoping import AccountScopedAdminMixin, AccountScopedInlineMixin
 
 # Write-only secrets of a channel, shown in its settings next to the server they log in to.
 _CHANNEL_SECRET_FIELDS = {"email": ["new_smtp_password", "new_imap_password"]}
@@ -68,13 +70,56 @@ def inbox_webhook_url(inbox: Inbox) -> str:
     return f"{settings.PUBLIC_BASE_URL.rstrip('/')}/webhooks/{path}/{inbox.webhook_token}/"
 
 
+class InboxMemberFormSet(forms.BaseInlineFormSet):
+    """An inbox's members are people of the inbox's account: anyone else is refused on the row, whoever edits
+    (the user choices are scoped too, but a superuser, or an admin of two accounts, sees users of others)."""
+
+    def clean(self) -> None:
+        super().clean()
+        account_id = self.instance.account_id
+        if account_id is None:
+            return
+        rows = [
+            form
+            for form in self.forms
+            if getattr(form, "cleaned_data", None)
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("user") is not None
+        ]
+        outsiders = {
+            user.pk
+            for user in inbox_member_outsiders(
+                account_id=account_id, users=[form.cleaned_data["user"] for form in rows]
+            )
+        }
+        for form in rows:
+            user = form.cleaned_data["user"]
+            if user.pk in outsiders:
+                form.add_error("user", f"{user} is not a member of {self.instance.account}.")
+
+
+class InboxMemberInline(AccountScopedInlineMixin, admin.TabularInline):
+    model = InboxMember
+    formset = InboxMemberFormSet
+    extra = 0
+    fields = ["user", "created_at"]
+    readonly_fields = ["created_at"]
+    verbose_name = "member"
+    verbose_name_plural = "members (told of this inbox's escalations that no team picks up)"
+
+
 @admin.register(Inbox)
 class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     form = InboxAdminForm
+    inlines = [InboxMemberInline]
     list_display = ["id", "name", "channel_type", "account", "created_at"]
     list_filter = ["channel_type"]
     search_fields = ["name"]
     readonly_fields = ["webhook_setup"]
+
+    def get_inlines(self, request: HttpRequest, obj: Inbox | None = None) -> list:
+        # Members are people of the inbox's account: chosen once the inbox (and so its account) is saved.
+        return list(self.inlines) if obj is not None and obj.pk else []
 
     def get_fieldsets(self, request: HttpRequest, obj: Inbox | None = None) -> list:
         # A saved inbox shows its own channel's settings; a new one shows every channel's, folded (only the

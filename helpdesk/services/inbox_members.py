@@ -18,6 +18,17 @@ from helpdesk.models import Inbox, InboxMember, Membership
 MAX_INBOX_MEMBERS = 500
 
 
+def inbox_member_outsiders(*, account_id: int, users: Iterable[User]) -> list[User]:
+    """Those of `users` who are not members of the account (the admin's rows and the service share the rule)."""
+    chosen = list(users)
+    in_account = set(
+        Membership.objects.filter(account_id=account_id, user_id__in=[u.pk for u in chosen]).values_list(
+            "user_id", flat=True
+        )
+    )
+    return [user for user in chosen if user.pk not in in_account]
+
+
 @transaction.atomic
 def inbox_members_set(*, inbox: Inbox, users: Iterable[User]) -> list[int]:
     """Make `users` the inbox's members: keep those who stay, add the new ones, remove the others. Returns the

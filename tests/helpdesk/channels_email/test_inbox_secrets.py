@@ -240,6 +240,9 @@ def test_the_admin_writes_both_passwords_encrypted_and_never_shows_them(admin_cl
             "new_access_token": "smtp pass 3",
             "provider_config": "{}",
             "after_resolution": "new",
+            # The members inline's management form, as the page sends it (no members).
+            "inbox_members-TOTAL_FORMS": "0",
+            "inbox_members-INITIAL_FORMS": "0",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
