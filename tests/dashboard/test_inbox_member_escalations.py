@@ -109,3 +109,12 @@ def test_a_muted_inbox_member_is_not_told(team, carol):
     Membership.objects.filter(account=team.account, user=carol).update(escalation_notifications=False)
     escalate(team)
     assert told() == ["bob"]
+
+
+def test_a_team_that_muted_escalations_does_not_pass_them_to_the_inbox(team, carol):
+    inbox_members_set(inbox=team.inbox, users=[carol])
+    returns = Team.objects.create(account=team.account, name="Returns", auto_assign=False)
+    TeamMember.objects.create(team=returns, user=team.agent)
+    Membership.objects.filter(account=team.account, user=team.agent).update(escalation_notifications=False)
+    escalate(team, team_id=returns.id)
+    assert told() == []

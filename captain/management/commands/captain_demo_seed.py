@@ -21,7 +21,7 @@ from captain.knowledge.services.faq import faq_entry_create, faq_entry_update
 from captain.management.demo_objects import demo_assistant, demo_scenarios
 from captain.routing.models import RoutingMode
 from captain.routing.services.routing import routing_config_update, routing_node_examples_set
-from helpdesk.models import Account, Inbox, Membership
+from helpdesk.models import Account, Inbox, InboxMember, Membership
 
 DEMO_ACCOUNT = "Acme Demo"
 DEMO_SECRET = "demo-inbox-secret"
@@ -184,6 +184,10 @@ class Command(BaseCommand):
                 user.set_password(password)
                 user.save()
             Membership.objects.update_or_create(account=account, user=user, defaults={"role": role})
+            if (
+                role == Membership.Role.AGENT
+            ):  # escalations without a team reach the agent, not only the admin
+                InboxMember.objects.get_or_create(inbox=inbox, user=user)
             users[username] = Token.objects.get_or_create(user=user)[0].key
         self.stdout.write(
             f"Demo account #{account.id} '{account.name}': inbox webhook /webhooks/api/{inbox.webhook_token}/ "
