@@ -134,8 +134,9 @@ def span_retention_sweep() -> int:
 
 @shared_task(name="captain.tasks.prompt_prefixes_warm", acks_late=True)
 def prompt_prefixes_warm() -> int:
-    """Queued when a worker starts (background lane): the recently active assistants' fixed prompts to their
-    model, so the first reply reads only what is new (captain.answering.services.warmup)."""
+    """Queued when a worker starts (customer lane: `scripts/run` says ready once it is over): the recently active
+    assistants' fixed prompts to their model, so the first reply reads only what is new
+    (captain.answering.services.warmup)."""
     from captain.answering.services.warmup import prompt_prefixes_warm as warm
 
     return warm()
