@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from captain.assistants.selectors import access_assistant
@@ -38,9 +39,9 @@ from helpdesk.views.base import account_view, frame_context
 
 PAGE_SIZE = 50
 TABS = [
-    (FaqEntry.Status.PENDING, "Pending review"),
-    (FaqEntry.Status.APPROVED, "Approved"),
-    (FaqEntry.Status.REJECTED, "Rejected"),
+    (FaqEntry.Status.PENDING, gettext_lazy("Pending review")),
+    (FaqEntry.Status.APPROVED, gettext_lazy("Approved")),
+    (FaqEntry.Status.REJECTED, gettext_lazy("Rejected")),
 ]
 
 
@@ -61,7 +62,7 @@ class BulkActionForm(forms.Form):
         # Any id is accepted here: the service keeps only the assistant's own entries.
         ids = [int(v) for v in self.data.getlist("ids") if str(v).isdigit()][:1000]  # type: ignore[attr-defined]
         if not ids:
-            raise ValidationError("Select at least one entry.")
+            raise ValidationError(gettext("Select at least one entry."))
         cleaned["ids"] = ids
         return cleaned
 
@@ -92,17 +93,23 @@ def _draft(request: HttpRequest, membership: Membership, status: str) -> HttpRes
     account_id = membership.account_id
     form = DraftForm(request.POST)
     if not form.is_valid():
-        flash.error(request, f"Nothing queued: {_errors(form)}")
+        flash.error(request, gettext("Nothing queued: %(reason)s") % {"reason": _errors(form)})
         return redirect(_page_url(account_id, None, status))
     assistant = access_assistant(account_id=account_id, assistant_id=form.cleaned_data["assistant"])
     if form.cleaned_data["op"] == "draft_document":
         document = access_document(assistant=assistant, document_id=form.cleaned_data["document"] or 0)
         if document.status != KnowledgeDocument.Status.READY:
-            flash.error(request, f"Nothing queued: the document is {document.status}, not ready.")
+            flash.error(
+                request,
+                gettext("Nothing queued: the document is %(status)s, not ready.")
+                % {"status": document.status},
+            )
         else:
             faq_drafts_document_enqueue(document_id=document.pk)
             flash.success(
-                request, f"Drafting from {document.title or document.file_name!r}: drafts appear here."
+                request,
+                gettext("Drafting from %(document)s: drafts appear here.")
+                % {"document": repr(document.title or document.file_name)},
             )
     else:
         conversation = access_conversation(
@@ -110,10 +117,14 @@ def _draft(request: HttpRequest, membership: Membership, status: str) -> HttpRes
         )
         problem = faq_draft_conversation_problem(conversation=conversation)
         if problem:
-            flash.error(request, f"Nothing queued: {problem}")
+            flash.error(request, gettext("Nothing queued: %(reason)s") % {"reason": problem})
         else:
             faq_drafts_conversation_enqueue(conversation_id=conversation.pk)
-            flash.success(request, f"Drafting from conversation #{conversation.pk}: the draft appears here.")
+            flash.success(
+                request,
+                gettext("Drafting from conversation #%(number)s: the draft appears here.")
+                % {"number": conversation.pk},
+            )
     return redirect(_page_url(account_id, assistant.pk, status))
 
 
@@ -127,7 +138,7 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
     if request.POST.get("op") == "bulk":
         form = BulkActionForm(request.POST)
         if not form.is_valid():
-            flash.error(request, f"Nothing changed: {_errors(form)}")
+            flash.error(request, gettext("Nothing changed: %(reason)s") % {"reason": _errors(form)})
             assistant_id = request.POST.get("assistant", "")
             return redirect(
                 _page_url(account_id, int(assistant_id) if assistant_id.isdigit() else None, status)
@@ -135,19 +146,24 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         assistant = access_assistant(account_id=account_id, assistant_id=form.cleaned_data["assistant"])
         action = form.cleaned_data["action"]
         changed = faq_entries_review(assistant=assistant, ids=form.cleaned_data["ids"], action=action)
-        flash.success(request, f"{changed} entries {'approved' if action == 'approve' else 'rejected'}.")
+        done = (
+            gettext("%(count)s entries approved.")
+            if action == "approve"
+            else gettext("%(count)s entries rejected.")
+        )
+        flash.success(request, done % {"count": changed})
         return redirect(_page_url(account_id, assistant.pk, status))
 
     form = EntryActionForm(request.POST)
     if not form.is_valid():
-        flash.error(request, f"Nothing changed: {_errors(form)}")
+        flash.error(request, gettext("Nothing changed: %(reason)s") % {"reason": _errors(form)})
         return redirect(_page_url(account_id, None, status))
     assistant = access_assistant(account_id=account_id, assistant_id=form.cleaned_data["assistant"])
     entry = access_faq_entry(assistant=assistant, faq_entry_id=form.cleaned_data["entry"])
     op = form.cleaned_data["op"]
     if op == "reject":
         faq_entry_reject(entry=entry)
-        flash.success(request, f"Rejected: {entry.question[:80]}")
+        flash.success(request, gettext("Rejected: %(question)s") % {"question": entry.question[:80]})
     else:
         edits = {}
         if op == "edit":
@@ -155,9 +171,9 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         try:
             faq_entry_approve(entry=entry, **edits)
         except ValidationError as exc:
-            flash.error(request, f"Nothing changed: {' '.join(exc.messages)}")
+            flash.error(request, gettext("Nothing changed: %(reason)s") % {"reason": " ".join(exc.messages)})
             return redirect(_page_url(account_id, assistant.pk, status))
-        flash.success(request, f"Approved: {entry.question[:80]}")
+        flash.success(request, gettext("Approved: %(question)s") % {"question": entry.question[:80]})
     return redirect(_page_url(account_id, assistant.pk, status))
 
 

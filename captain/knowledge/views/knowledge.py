@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
@@ -100,7 +101,7 @@ def _document_param(request: HttpRequest, assistant: Assistant | None, name: str
 def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
     wanted = request.POST.get("assistant", "")
     if not wanted.isdigit():
-        messages.error(request, "Choose an assistant.")
+        messages.error(request, gettext("Choose an assistant."))
         return redirect(reverse("captain-dashboard:knowledge", args=[membership.account_id]))
     assistant = access_assistant(account_id=membership.account_id, assistant_id=int(wanted))
     back = f"{reverse('captain-dashboard:knowledge', args=[membership.account_id])}?assistant={assistant.pk}"
@@ -113,16 +114,20 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         elif action in ("resync", "delete"):
             form = DocumentForm(request.POST)
             if not form.is_valid():
-                raise ValidationError("Choose a document.")
+                raise ValidationError(gettext("Choose a document."))
             document = access_document(assistant=assistant, document_id=form.cleaned_data["document"])
             if action == "resync":
                 document_resync(document=document)
-                messages.success(request, f"“{document}” is queued for a re-sync.")
+                messages.success(
+                    request, gettext("“%(document)s” is queued for a re-sync.") % {"document": document}
+                )
             else:
                 document_delete(document=document)
-                messages.success(request, f"“{document}” and its passages were deleted.")
+                messages.success(
+                    request, gettext("“%(document)s” and its passages were deleted.") % {"document": document}
+                )
         else:
-            raise ValidationError("Unknown action.")
+            raise ValidationError(gettext("Unknown action."))
     except ValidationError as exc:
         messages.error(request, _explained(exc))
     return redirect(back)
@@ -142,7 +147,7 @@ def _explained(exc: ValidationError) -> str:
 def _upload(request: HttpRequest, assistant: Assistant) -> None:
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        raise ValidationError("Choose a file to upload.")
+        raise ValidationError(gettext("Choose a file to upload."))
     upload = form.cleaned_data["file"]
     document = document_create_upload(
         assistant=assistant,
@@ -152,9 +157,15 @@ def _upload(request: HttpRequest, assistant: Assistant) -> None:
         size=upload.size,
     )
     if document.status == KnowledgeDocument.Status.FAILED:
-        messages.error(request, f"“{document}” was not accepted: {document.status_reason}")
+        messages.error(
+            request,
+            gettext("“%(document)s” was not accepted: %(reason)s")
+            % {"document": document, "reason": document.status_reason},
+        )
     else:
-        messages.success(request, f"“{document}” is uploaded and queued for processing.")
+        messages.success(
+            request, gettext("“%(document)s” is uploaded and queued for processing.") % {"document": document}
+        )
 
 
 def _import(request: HttpRequest, assistant: Assistant) -> None:
@@ -172,4 +183,4 @@ def _import(request: HttpRequest, assistant: Assistant) -> None:
         max_depth=data["max_depth"],
         sync_interval_hours=data["sync_interval_hours"] or 0,
     )
-    messages.success(request, f"“{document.source_url}” is queued for import.")
+    messages.success(request, gettext("“%(url)s” is queued for import.") % {"url": document.source_url})

@@ -18,6 +18,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from captain.assistants.selectors import access_assistant
@@ -56,18 +57,25 @@ def conversation_reroute_action(
             user=request.user,  # type: ignore[arg-type]  # account_view signs people in first
         )
     except RerouteRefused as exc:
-        flash.error(request, f"Nothing changed: {exc}")
+        flash.error(request, gettext("Nothing changed: %(reason)s") % {"reason": exc})
         return back
     assistant = assistant_for_conversation(conversation)
     title = node_titles(assistant).get(done.key, done.key) if assistant else done.key
     if done.key == HUMAN_KEY:
-        parts = ["Handed to the team." if done.moved else "People already handle this conversation."]
+        parts = [
+            gettext("Handed to the team.")
+            if done.moved
+            else gettext("People already handle this conversation.")
+        ]
     elif done.moved:
-        parts = [f"The AI continues at {title} with the customer's next message."]
+        parts = [gettext("The AI continues at %(node)s with the customer's next message.") % {"node": title}]
     else:
-        parts = [f"Noted for {title}; the conversation is {done.status}, so it stays as it is."]
+        parts = [
+            gettext("Noted for %(node)s; the conversation is %(status)s, so it stays as it is.")
+            % {"node": title, "status": done.status}
+        ]
     if done.correction is not None and done.correction.status == RoutingExample.Status.PENDING:
-        parts.append("The message is proposed as a routing example for review.")
+        parts.append(gettext("The message is proposed as a routing example for review."))
     flash.success(request, " ".join(parts))
     return back
 
@@ -93,30 +101,43 @@ def _post(request: HttpRequest, membership: Membership) -> HttpResponse:
         accept = request.POST.get("action") == "accept"
         ids = correction_ids(assistant=assistant, ids=_ids(request))
         if not ids:
-            flash.error(request, "Nothing changed: select at least one correction.")
+            flash.error(request, gettext("Nothing changed: select at least one correction."))
             return back
         changed = review_examples(assistant=assistant, ids=ids, accept=accept)
-        flash.success(request, f"{changed} corrections {'accepted' if accept else 'rejected'}.")
+        done = (
+            gettext("%(count)s corrections accepted.")
+            if accept
+            else gettext("%(count)s corrections rejected.")
+        )
+        flash.success(request, done % {"count": changed})
         return back
     if op not in ("accept", "reject"):
-        flash.error(request, "Nothing changed: unknown action.")
+        flash.error(request, gettext("Nothing changed: unknown action."))
         return back
     entry = request.POST.get("example", "")
     ids = correction_ids(assistant=assistant, ids=[int(entry)] if entry.isdigit() else [])
     if not ids:
-        flash.error(request, "Nothing changed: no such correction.")
+        flash.error(request, gettext("Nothing changed: no such correction."))
         return back
     key = request.POST.get("key", "") or None
     if op == "accept" and key is not None and key not in learnable_keys(assistant):
-        flash.error(request, f"Nothing changed: {key!r} is not one of the assistant's nodes.")
+        flash.error(
+            request,
+            gettext("Nothing changed: %(node)s is not one of the assistant's nodes.") % {"node": repr(key)},
+        )
         return back
     accept = op == "accept"
     review_examples(assistant=assistant, ids=ids, accept=accept, key=key)
     if accept:
         title = node_titles(assistant).get(key or "", key) if key else None
-        flash.success(request, f"Accepted{f' for {title}' if title else ''}: the router uses it now.")
+        flash.success(
+            request,
+            gettext("Accepted for %(node)s: the router uses it now.") % {"node": title}
+            if title
+            else gettext("Accepted: the router uses it now."),
+        )
     else:
-        flash.success(request, "Rejected: this message will not be proposed for that node again.")
+        flash.success(request, gettext("Rejected: this message will not be proposed for that node again."))
     return back
 
 
