@@ -22,6 +22,7 @@ REGISTERED = {
     "captain.tasks.prompt_prefixes_warm",
     "captain.tasks.reply_generate",
     "captain.tasks.reply_suggestions_send",
+    "captain.tasks.routing_drafts_check",
     "captain.tasks.routing_example_drafts_sweep",
     "captain.tasks.span_retention_sweep",
     "captain.tasks.sync_telegram_commands",
