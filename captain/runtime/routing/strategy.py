@@ -7,8 +7,8 @@
    (`calibration`), judged relative to each other (`semantic`); an unclear case goes to the tie-break,
    `tiebreak`, within the message's budget of router calls).
 People (the terminal node) only when the customer asks for a person (`people`), in every mode.
-A message that asks two things goes to the first topic in the text and names the second (`multi`), in the
-semantic and router modes.
+A message that asks two things (`multi`, semantic and router modes): a clear judgement of the whole message
+stands and the other topic is named to the node in charge; an unclear one goes to the first topic in the text.
 Whatever the mode, only the node's candidates (edges + global nodes) can be chosen; anything else, or output
 that cannot be parsed, means stay, and is recorded.
 """
