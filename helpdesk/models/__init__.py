@@ -1,6 +1,7 @@
 from .account import Account, Membership
 from .attachment import Attachment
 from .attributes import CustomAttributeDefinition
+from .audit import AuditEntry
 from .canned import CannedResponse
 from .contact import Contact, ContactInbox, ContactNote
 from .conversation import Conversation, Label
@@ -15,6 +16,7 @@ from .team import Team, TeamMember
 __all__ = [
     "Account",
     "Attachment",
+    "AuditEntry",
     "CannedResponse",
     "Contact",
     "ContactInbox",
