@@ -123,6 +123,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # The signed-in person's chosen language wins over the browser's (it needs the user, so after auth).
     "helpdesk.i18n.PersonLanguageMiddleware",
+    # The request being served, for the audit log's who and where (helpdesk.services.audit).
+    "helpdesk.services.audit.AuditRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -391,6 +393,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Stored spans past CAPTAIN_SPAN_RETENTION_DAYS, deleted in batches within a time budget per sweep.
     "captain-span-retention": {"task": "captain.tasks.span_retention_sweep", "schedule": 3600.0},
+    # Audit log entries past HELPDESK_AUDIT_RETENTION_DAYS.
+    "helpdesk-audit-retention": {"task": "helpdesk.tasks.audit_retention_sweep", "schedule": 86400.0},
 }
 
 # The apps' settings namespaces hold only what this deployment changes: every default lives in the app's conf
@@ -419,6 +423,8 @@ HELPDESK = {
             "ATTACHMENT_MAX_BYTES": ("HELPDESK_ATTACHMENT_MAX_BYTES", int),
             # Comma-separated Fernet keys for inbox secrets at rest (the first encrypts; all decrypt).
             "SECRETS_KEYS": ("HELPDESK_SECRETS_KEYS", env_list),
+            # Audit log entries older than this many days are deleted by a daily sweep (0 keeps them).
+            "AUDIT_RETENTION_DAYS": ("HELPDESK_AUDIT_RETENTION_DAYS", int),
         }
     ),
 }

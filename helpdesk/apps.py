@@ -11,3 +11,7 @@ class HelpdeskConfig(AppConfig):
         # updates) for every saved conversation and new message.
         from .outbound import checks  # noqa: F401
         from .realtime import signals  # noqa: F401
+        from .services.audit import register_helpdesk_models
+
+        # The audit log records every change of the account's configuration models (captain adds its own).
+        register_helpdesk_models()

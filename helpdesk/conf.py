@@ -40,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     # Fernet keys for inbox secrets at rest (helpdesk.crypto): the first encrypts, all decrypt; empty derives
     # one from SECRET_KEY.
     "SECRETS_KEYS": [],
+    # Audit log entries (helpdesk.models.AuditEntry) are kept this many days; 0 keeps them for ever. A year
+    # covers the usual "who changed this last quarter" question and a yearly review.
+    "AUDIT_RETENTION_DAYS": 365,
 }
 
 

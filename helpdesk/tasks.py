@@ -4,15 +4,19 @@ conversations through the services, which this module must stay below (tests/hel
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from celery import Task, shared_task
+from django.utils import timezone
 
 from helpdesk.conf import helpdesk_setting
 from helpdesk.delivery.publish import deliveries_republish
 from helpdesk.delivery.send import backoff_seconds
 from helpdesk.delivery.worker import message_deliver
 from helpdesk.services.attachments import FETCH_TASK, attachment_fetch_by_id
+from helpdesk.services.audit import audit_purge
 
-__all__ = ["attachment_fetch", "message_deliver", "outbox_sweep"]
+__all__ = ["attachment_fetch", "audit_retention_sweep", "message_deliver", "outbox_sweep"]
 
 
 @shared_task(acks_late=True)
@@ -37,3 +41,12 @@ def attachment_fetch(self: Task, attachment_id: int) -> str:
         )
         raise self.retry(countdown=countdown, kwargs={"attachment_id": attachment_id})
     return result.status
+
+
+@shared_task(acks_late=True)
+def audit_retention_sweep() -> int:
+    """Delete audit log entries older than `AUDIT_RETENTION_DAYS` (0 keeps them); returns how many went."""
+    days = int(helpdesk_setting("AUDIT_RETENTION_DAYS"))
+    if days <= 0:
+        return 0
+    return audit_purge(older_than=timezone.now() - timedelta(days=days))

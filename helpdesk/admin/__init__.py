@@ -12,7 +12,7 @@ their admins, in the order the single module had.
 
 from __future__ import annotations
 
-from . import accounts, conversations, inboxes, teams
+from . import accounts, audit, conversations, inboxes, teams
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -79,6 +79,7 @@ __all__ = [
     "account_lookup_for",
     "accounts",
     "admin_account_ids",
+    "audit",
     "conversations",
     "delivery_status_display",
     "inbox_webhook_url",

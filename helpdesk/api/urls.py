@@ -62,3 +62,4 @@ urlpatterns = [
 urlpatterns += [path("", include("helpdesk.api.teams")), path("", include("helpdesk.api.reports"))]
 urlpatterns += [path("", include("helpdesk.api.csat"))]
 urlpatterns += [path("", include("helpdesk.api.notifications"))]
+urlpatterns += [path("", include("helpdesk.api.audit"))]

@@ -9,6 +9,7 @@ from . import (
     accounts,
     attachments,
     attributes,
+    audit,
     bulk,
     canned,
     contacts,
@@ -59,5 +60,17 @@ urlpatterns = [
 ]
 
 # Each feature's views module lists its own URLs (paths under ACCOUNT / CONVERSATION like the ones above).
-for module in (events, notifications, teams, reports, canned, bulk, contacts, languages, search, typing):
+for module in (
+    events,
+    notifications,
+    teams,
+    reports,
+    canned,
+    bulk,
+    contacts,
+    languages,
+    search,
+    typing,
+    audit,
+):
     urlpatterns += module.urlpatterns
