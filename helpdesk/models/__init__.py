@@ -12,6 +12,7 @@ from .message import Message
 from .notification import Notification
 from .person import Language, PersonSettings
 from .team import Team, TeamMember
+from .webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
     "Account",
@@ -35,4 +36,7 @@ __all__ = [
     "PersonSettings",
     "Team",
     "TeamMember",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
 ]
