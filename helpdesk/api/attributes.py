@@ -232,10 +232,14 @@ class ConversationAttributesApi(AccountApi):
     @extend_schema(responses=CustomAttributesSerializer)
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
         return _values_response(
-            access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+            access_conversation(
+                account_id=self.account_id, conversation_id=conversation_id, user=request.user
+            )
         )
 
     @extend_schema(request=CustomAttributesInputSerializer, responses=CustomAttributesSerializer)
     def patch(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         return _values_write(request, conversation)

@@ -91,6 +91,7 @@ class ConversationListApi(AccountApi):
         filters.is_valid(raise_exception=True)
         conversations = conversation_list(
             account_id=self.account_id,
+            user=request.user,
             status=filters.validated_data.get("status"),
             inbox_id=filters.validated_data.get("inbox"),
         )
@@ -104,7 +105,9 @@ class ConversationDetailApi(AccountApi):
 
     @extend_schema(responses=ConversationOutputSerializer)
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         return conversation_response(conversation)
 
 
@@ -212,7 +215,9 @@ class ConversationMessagesApi(AccountApi):
 
     @extend_schema(responses=MessageOutputSerializer(many=True))
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         return paginated_response(
             request=request,
             view=self,
@@ -225,7 +230,9 @@ class ConversationMessagesApi(AccountApi):
         responses={201: MessageOutputSerializer},
     )
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         multipart = request.content_type.startswith("multipart/")
         serializer = self.FilesInputSerializer if multipart else self.InputSerializer
         data = serializer(data=request.data)
@@ -280,7 +287,9 @@ class ConversationStatusApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         conversation = conversation_set_status(
@@ -309,7 +318,9 @@ class ConversationLabelApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         conversation_add_label(conversation=conversation, name=data.validated_data["label"], by=request.user)
@@ -327,7 +338,9 @@ class ConversationPriorityApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         conversation_set_priority(
@@ -356,7 +369,9 @@ class ConversationAssigneeApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data, context=self.serializer_context())
         data.is_valid(raise_exception=True)
         conversation_assign(
@@ -383,7 +398,9 @@ class ConversationTeamApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=ConversationOutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data, context=self.serializer_context())
         data.is_valid(raise_exception=True)
         conversation_set_team(conversation=conversation, team=data.validated_data["team_id"], by=request.user)

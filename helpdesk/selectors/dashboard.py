@@ -16,6 +16,7 @@ from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
 from .previews import files_preview
 from .search import conversations_with_messages_q
+from .visibility import visible_conversations_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
     from django_stubs_ext import StrOrPromise
@@ -158,9 +159,16 @@ class ConversationPage:
         return max(1, -(-self.total // PAGE_SIZE))
 
 
+def _visible(*, account_id: int, user: AbstractBaseUser) -> QuerySet[Conversation]:
+    """The account's conversations the person sees (their inboxes; every one for an administrator)."""
+    return Conversation.objects.filter(account_id=account_id).filter(
+        visible_conversations_q(account_id=account_id, user=user)
+    )
+
+
 def folder_counts(*, account_id: int, user: AbstractBaseUser, filters: ListFilters) -> dict[str, int]:
     """Every folder's count in one aggregate query (the sidebar and the pager both use it)."""
-    base = filters.apply(Conversation.objects.filter(account_id=account_id), account_id=account_id)
+    base = filters.apply(_visible(account_id=account_id, user=user), account_id=account_id)
     row = base.aggregate(
         **{key.replace("-", "_"): Count("id", filter=f.condition(user)) for key, f in FOLDERS.items()}
     )
@@ -190,9 +198,9 @@ def _folder_rows(
     *, account_id: int, user: AbstractBaseUser, folder: Folder, filters: ListFilters
 ) -> QuerySet[Conversation]:
     """The folder's conversations with its filters, in the order the list shows them."""
-    conversations = filters.apply(
-        Conversation.objects.filter(account_id=account_id), account_id=account_id
-    ).filter(folder.condition(user))
+    conversations = filters.apply(_visible(account_id=account_id, user=user), account_id=account_id).filter(
+        folder.condition(user)
+    )
     order: list[str | OrderBy]
     if folder.oldest_first:
         order = [F("waiting_since").asc(nulls_last=True), "id"]

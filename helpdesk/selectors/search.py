@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -25,6 +26,7 @@ from django.db.models.expressions import RawSQL
 from helpdesk.models import Contact, Conversation, Message
 
 from .contacts import contacts_filtered
+from .visibility import visible_conversations_q
 
 MAX_QUERY_CHARS = 200
 """What is read of the search box: longer text is cut (no message search needs more), never an error."""
@@ -216,9 +218,12 @@ def _contacts(account_id: int, query: str) -> list[Contact]:
     )
 
 
-def search(*, account_id: int, query: str, filters: SearchFilters | None = None) -> SearchResults:
+def search(
+    *, account_id: int, query: str, filters: SearchFilters | None = None, user: Any | None = None
+) -> SearchResults:
     """Conversations (by id, contact or message), the newest matching messages and the matching contacts of
-    one account; never another account's row. Five queries whatever the data size: contacts, message index,
+    one account; never another account's row, and for `user` only the conversations (and their messages) of
+    the inboxes they see (helpdesk.selectors.visibility). Five queries whatever the data size: contacts, message index,
     messages, conversations, their labels."""
     filters = filters or SearchFilters()
     query = query.replace("\x00", "").strip()[:MAX_QUERY_CHARS]
@@ -233,6 +238,7 @@ def search(*, account_id: int, query: str, filters: SearchFilters | None = None)
     messages = (
         Message.objects.filter(pk__in=[m for m, _ in hits], account_id=account_id)
         .filter(filters.conversation_q("conversation__"))
+        .filter(visible_conversations_q(account_id=account_id, user=user, prefix="conversation__"))
         .select_related("conversation__contact", "sender_user")
         .order_by("-id")
     )
@@ -247,6 +253,7 @@ def search(*, account_id: int, query: str, filters: SearchFilters | None = None)
         Conversation.objects.filter(account_id=account_id)
         .filter(match)
         .filter(filters.conversation_q())
+        .filter(visible_conversations_q(account_id=account_id, user=user))
         .select_related("contact", "inbox", "assignee")
         .prefetch_related("labels")
         .order_by("-last_activity_at", "-id")

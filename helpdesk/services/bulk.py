@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from helpdesk.models import Conversation, Team
+from helpdesk.selectors.visibility import visible_conversations_q
 
 from .conversations import (
     conversation_add_label,
@@ -101,7 +102,10 @@ def conversations_bulk_apply(
         chunk = ids[start : start + BATCH_SIZE]
         with transaction.atomic():
             conversations = list(
-                Conversation.objects.filter(account_id=account_id, pk__in=chunk).order_by("pk")
+                Conversation.objects.filter(account_id=account_id, pk__in=chunk)
+                # Only those the person sees (their inboxes): the others count as not found.
+                .filter(visible_conversations_q(account_id=account_id, user=actor))
+                .order_by("pk")
             )
             for conversation in conversations:
                 _apply_one(conversation=conversation, action=action, actor=actor)

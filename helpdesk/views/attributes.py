@@ -76,7 +76,9 @@ def conversation_attributes(
     """Save the contact's (`target=contact`) or the conversation's custom attributes from the panel's form."""
     if target not in AppliesTo.values:
         raise Http404("No such attributes.")
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     owner = conversation.contact if target == AppliesTo.CONTACT else conversation
     current = owner.custom_attributes or {}
     changes: dict[str, object] = {}

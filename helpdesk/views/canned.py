@@ -47,7 +47,9 @@ def fill_placeholders(content: str, *, conversation: Conversation, agent_name: s
 @account_view()
 def canned_picker(request: HttpRequest, membership: Membership, conversation_id: int) -> JsonResponse:
     """`?q=` what was typed after `/`: up to 20 of the account's canned responses, best match first."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     user = request.user
     agent_name = (user.get_full_name() or user.get_username()) if user.is_authenticated else ""
     found = canned_search(account_id=membership.account_id, query=request.GET.get("q", ""))

@@ -108,7 +108,9 @@ def _done(
     if not request.headers.get("HX-Request"):
         (flash.success if ok else flash.error)(request, text)
         return _back(request, membership, conversation)
-    fresh = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation.pk)
+    fresh = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation.pk, user=request.user
+    )
     context = list_context(request, fresh)
     panel = {
         **side_context(membership, fresh),
@@ -137,7 +139,9 @@ def _done(
 def conversation_reply(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     form = ReplyForm(request.POST)
     files = request.FILES.getlist("files")
     if not form.is_valid() or not (form.cleaned_data["content"] or files):
@@ -171,7 +175,9 @@ def conversation_reply(
 def conversation_status(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int, action: str
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     if action == "snooze":
         return conversation_snooze(request, membership, conversation)
     if action not in STATUS_ACTIONS:
@@ -238,7 +244,9 @@ def conversation_snooze(
 def conversation_assignee(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     value = request.POST.get("assignee", "")
     if value == "":
         conversation_assign(conversation=conversation, assignee=None, by=request.user)
@@ -259,7 +267,9 @@ def conversation_assignee(
 def conversation_label(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     form = LabelForm(request.POST)
     if form.is_valid() and request.POST.get("action") == "remove":
         name = form.cleaned_data["name"].lower()
@@ -285,7 +295,9 @@ def conversation_label(
 def conversation_priority(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     form = PriorityForm(request.POST)
     if not form.is_valid():
         return _done(request, membership, conversation, _("Choose a priority from the list."), ok=False)
@@ -306,7 +318,9 @@ def conversation_team(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
     """`team`: one of the account's teams, or "" for none. Another account's team is simply not found."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     value = request.POST.get("team", "")
     if value == "":
         conversation_set_team(conversation=conversation, team=None, by=request.user)

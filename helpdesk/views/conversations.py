@@ -108,7 +108,9 @@ def side_context(membership: Membership, conversation: Conversation) -> dict[str
 def conversation_detail(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     before = request.GET.get("before", "")
     thread = thread_page(conversation=conversation, before=int(before) if before.isdigit() else None)
     with_cited_sources(thread.messages)
@@ -149,7 +151,9 @@ def conversation_detail(
 def conversation_poll(request: HttpRequest, membership: Membership, conversation_id: int) -> JsonResponse:
     """New messages since `after` as an HTML fragment (rendered and escaped by the same template as the page),
     delivery statuses of the outgoing messages shown since `since`, and the conversation status."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     after = request.GET.get("after", "0")
     since = request.GET.get("since", "0")
     new = with_cited_sources(

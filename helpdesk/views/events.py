@@ -30,6 +30,7 @@ from helpdesk.realtime.hub import get_hub
 from helpdesk.realtime.publish import account_channel
 from helpdesk.realtime.stream import can_stream, no_stream, sse_response, sse_stream, unavailable
 from helpdesk.selectors import access_membership, membership_with_user
+from helpdesk.selectors.visibility import hidden_inbox_ids
 
 from .base import ACCOUNT
 
@@ -53,11 +54,17 @@ async def stream_membership(
     return membership
 
 
-def for_person(user_id: int) -> Callable[[dict[str, Any]], bool]:
-    """Accept the account's events, and of those addressed to one person, only this person's."""
+def for_person(
+    user_id: int, hidden_inboxes: frozenset[int] = frozenset()
+) -> Callable[[dict[str, Any]], bool]:
+    """Accept the account's events, and of those addressed to one person, only this person's; none about the
+    inboxes in `hidden_inboxes` (those the person does not see, helpdesk.selectors.visibility; read when the
+    stream opens, and a reconnect reads them again)."""
 
     def accept(event: dict[str, Any]) -> bool:
         addressed = event.get("user_id")
+        if event.get("inbox_id") in hidden_inboxes:
+            return False
         return addressed is None or addressed == user_id
 
     return accept
@@ -120,7 +127,10 @@ async def account_events(request: HttpRequest, account_id: int) -> HttpResponse:
     if not await hub.wait_ready(READY_SECONDS):
         listener.close()
         return unavailable()
-    frames = sse_stream(listener, accept=for_person(access.user_id), allowed=access_check(request, access))
+    hidden = await sync_to_async(hidden_inbox_ids)(account_id=access.account_id, user_id=access.user_id)
+    frames = sse_stream(
+        listener, accept=for_person(access.user_id, frozenset(hidden)), allowed=access_check(request, access)
+    )
     return sse_response(frames, listener)
 
 

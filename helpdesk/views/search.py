@@ -21,7 +21,7 @@ from .base import ACCOUNT, AuthenticatedHttpRequest, account_view, frame_context
 def search_page(request: AuthenticatedHttpRequest, membership: Membership) -> HttpResponse:
     query = request.GET.get("q", "")
     filters = SearchFilters.from_query(request.GET)
-    results = search(account_id=membership.account_id, query=query, filters=filters)
+    results = search(account_id=membership.account_id, query=query, filters=filters, user=request.user)
     context = frame_context(
         request,
         membership,

@@ -25,7 +25,9 @@ from .base import CONVERSATION, AuthenticatedHttpRequest, account_view
 def conversation_typing(
     request: AuthenticatedHttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = access_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     agent_typing(account_id=conversation.account_id, conversation_id=conversation.pk)
     return HttpResponse(status=204)
 
