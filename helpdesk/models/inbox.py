@@ -84,6 +84,12 @@ class Inbox(models.Model):
         help_text="The language of the built-in texts customers of this inbox read (the rating question, the "
         "handoff message) when no own text is set.",
     )
+    auto_assign = models.BooleanField(
+        default=False,
+        help_text="Give each conversation that needs a person (a new one on an inbox without AI, or an AI handoff "
+        "to no team) to the next of this inbox's members, round-robin, among those online and under their "
+        "maximum of open conversations (set per person on their account membership). Needs members.",
+    )
     # The through model is named by a string, so the plugin cannot infer the field's types: spelled out here.
     members: "models.ManyToManyField[User, InboxMember]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="InboxMember", related_name="support_inboxes", blank=True
@@ -113,11 +119,15 @@ class Inbox(models.Model):
 
 class InboxMember(models.Model):
     """A person of the inbox's account who looks after it: told of its escalations that no team picks up
-    (helpdesk.services.notifications). Set through helpdesk.services.inbox_members, which refuses anyone who
-    is not a member of the inbox's account."""
+    (helpdesk.services.notifications), given its conversations when it auto-assigns. Once an inbox has members,
+    agents who are not among them no longer see its conversations (administrators see all; an inbox with no
+    members stays open to every agent: helpdesk.selectors.visibility). Set through
+    helpdesk.services.inbox_members, which refuses anyone who is not a member of the inbox's account."""
 
     inbox = models.ForeignKey(Inbox, on_delete=models.CASCADE, related_name="inbox_members")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Round-robin place for the inbox's auto-assignment (helpdesk.services.assignment), as TeamMember's.
+    last_assigned_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
