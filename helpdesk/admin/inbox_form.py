@@ -70,6 +70,7 @@ class InboxAdminForm(forms.ModelForm):
             "csat_survey_enabled",
             "csat_message",
             "language",
+            "auto_assign",
         ]
         labels = {"provider_config": "Other provider settings (JSON)"}
         help_texts = {

@@ -153,6 +153,15 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                     "and whether they are asked to rate it.",
                 },
             ),
+            (
+                "Members and assignment",
+                {
+                    "fields": ["auto_assign"],
+                    "description": "Once an inbox has members (below, after saving), agents who are not among "
+                    "them no longer see its conversations; administrators see all. An inbox with no members is "
+                    "open to every agent of the account.",
+                },
+            ),
             ("Webhook", {"fields": ["webhook_setup"]}),
             ("Other provider settings (advanced)", {"fields": ["provider_config"], "classes": ["collapse"]}),
         ]

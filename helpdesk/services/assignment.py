@@ -1,23 +1,40 @@
-"""Automatic assignment: an escalated conversation of a team goes to the next of its members, round-robin,
-among those online and below their capacity (Membership.availability, Membership.max_open_assignments).
+"""Automatic assignment, round-robin among the people online and below their capacity
+(Membership.availability, Membership.max_open_assignments), for two kinds of places:
 
-Round-robin is kept as each member's `last_assigned_at`: the eligible member assigned longest ago (never
-first) gets the next one. The team's row is locked while choosing, so two escalations at the same moment do
-not both pick the same person past their capacity.
+- a team that auto-assigns (Team.auto_assign): its escalations go to its members;
+- an inbox that auto-assigns (Inbox.auto_assign): a conversation that needs a person and has no team (a new one
+  on an inbox without AI, an AI handoff to no team) goes to the inbox's members.
+
+Both run through one chooser (`_eligible`, `_give`). Round-robin is kept as each member row's
+`last_assigned_at`: the eligible member assigned longest ago (never first) gets the next one. The place's row
+(team or inbox) is locked while choosing, so two conversations at the same moment do not both pick the same
+person past their capacity; the assignment itself is a conditional update (only while nobody holds the
+conversation), so a conversation is never given twice.
+
+`assign_waiting` works the other way round: when a person comes online or one of their conversations is resolved
+or unassigned, the oldest conversations waiting unassigned in their auto-assigning teams and inboxes go to them.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from helpdesk.models import Conversation, Membership, Team, TeamMember
+from helpdesk.models import Conversation, Inbox, InboxMember, Membership, Team, TeamMember
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import message_create_activity
+
+Member = TypeVar("Member", TeamMember, InboxMember)
+
+WAITING_AT_ONCE = 20
+"""At most this many waiting conversations go to one person per event (someone without a capacity who comes
+online takes one, not the whole queue)."""
 
 
 def open_assignments(*, account_id: int) -> Subquery:
@@ -33,15 +50,16 @@ def open_assignments(*, account_id: int) -> Subquery:
     )
 
 
-def eligible_members(*, team: Team) -> list[TeamMember]:
-    """The team's members who may get the next conversation, in round-robin order (longest since last first)."""
-    membership = Membership.objects.filter(account_id=team.account_id, user_id=OuterRef("user_id"))
-    members = (
-        TeamMember.objects.filter(team=team, user__is_active=True)
+def _eligible(members: QuerySet[Member], *, account_id: int) -> list[Member]:
+    """Those of `members` (team or inbox member rows) who may get the next conversation, in round-robin order
+    (longest since last first)."""
+    membership = Membership.objects.filter(account_id=account_id, user_id=OuterRef("user_id"))
+    chosen = (
+        members.filter(user__is_active=True)
         .annotate(
             availability=Subquery(membership.values("availability")[:1]),
             capacity=Subquery(membership.values("max_open_assignments")[:1]),
-            open_count=Coalesce(open_assignments(account_id=team.account_id), Value(0)),
+            open_count=Coalesce(open_assignments(account_id=account_id), Value(0)),
         )
         # A member who left the account has no membership row: availability is NULL and they are skipped.
         .filter(availability=Membership.Availability.ONLINE)
@@ -49,16 +67,47 @@ def eligible_members(*, team: Team) -> list[TeamMember]:
         .select_related("user")
         .order_by(F("last_assigned_at").asc(nulls_first=True), "id")
     )
-    return list(members)
+    return list(chosen)
+
+
+def eligible_members(*, team: Team) -> list[TeamMember]:
+    """The team's members who may get the next conversation, in round-robin order."""
+    return _eligible(TeamMember.objects.filter(team=team), account_id=team.account_id)
+
+
+def eligible_inbox_members(*, inbox: Inbox) -> list[InboxMember]:
+    """The inbox's members who may get the next conversation, in round-robin order."""
+    return _eligible(InboxMember.objects.filter(inbox=inbox), account_id=inbox.account_id)
+
+
+def _give(*, conversation: Conversation, member: TeamMember | InboxMember, place: str) -> bool:
+    """Assign the conversation to the member's person if nobody holds it (a conditional update: of two
+    writers, one wins), move the member's round-robin place, tell the page and the thread."""
+    # Round-robin gives it to someone; nobody took it yet: it stays in "Needs people" until a person does.
+    given = Conversation.objects.filter(pk=conversation.pk, assignee__isnull=True).update(
+        assignee=member.user, taken_at=None
+    )
+    if not given:
+        return False
+    type(member).objects.filter(pk=member.pk).update(last_assigned_at=timezone.now())
+    conversation.assignee = member.user
+    conversation.taken_at = None
+    conversation_changed(conversation, change="assignee")  # .update() sends no signal
+    message_create_activity(
+        conversation=conversation, content=f"Assigned to {member.user} ({place}, round-robin)."
+    )
+    return True
 
 
 @transaction.atomic
 def conversation_auto_assign(*, conversation: Conversation) -> User | None:
-    """Assign an unassigned conversation of a team to the team's next eligible member; None when it has no
-    team, the team does not auto-assign, it is already assigned, or nobody is available (it then waits in
-    "Unassigned" for whoever picks it up)."""
-    if conversation.team_id is None or conversation.assignee_id is not None:
+    """Assign an unassigned conversation to the next eligible member of its team, or, with no team, of its
+    inbox; None when it is already assigned, the place does not auto-assign, or nobody is available (it then
+    waits in "Unassigned" for whoever picks it up or frees a place, `assign_waiting`)."""
+    if conversation.assignee_id is not None:
         return None
+    if conversation.team_id is None:
+        return _inbox_auto_assign(conversation=conversation)
     # Scoped to the conversation's account: a team id that reached the row some other way never hands the
     # conversation to another tenant's people.
     team = (
@@ -68,21 +117,30 @@ def conversation_auto_assign(*, conversation: Conversation) -> User | None:
     )
     if team is None or not team.auto_assign:
         return None
-    candidates = eligible_members(team=team)
+    return _assign_first(conversation=conversation, candidates=eligible_members(team=team), place=team.name)
+
+
+def _inbox_auto_assign(*, conversation: Conversation) -> User | None:
+    inbox = (
+        Inbox.objects.select_for_update()
+        .filter(pk=conversation.inbox_id, account_id=conversation.account_id, auto_assign=True)
+        .first()
+    )
+    if inbox is None:
+        return None
+    return _assign_first(
+        conversation=conversation, candidates=eligible_inbox_members(inbox=inbox), place=inbox.name
+    )
+
+
+def _assign_first(
+    *, conversation: Conversation, candidates: list[TeamMember] | list[InboxMember], place: str
+) -> User | None:
     if not candidates:
         message_create_activity(
             conversation=conversation,
-            content=f"Nobody in {team.name} is available: the conversation waits in Unassigned.",
+            content=f"Nobody in {place} is available: the conversation waits in Unassigned.",
         )
         return None
     chosen = candidates[0]
-    TeamMember.objects.filter(pk=chosen.pk).update(last_assigned_at=timezone.now())
-    # Round-robin gives it to someone; nobody took it yet: it stays in "Needs people" until a person does.
-    Conversation.objects.filter(pk=conversation.pk).update(assignee=chosen.user, taken_at=None)
-    conversation.assignee = chosen.user
-    conversation.taken_at = None
-    conversation_changed(conversation, change="assignee")  # .update() sends no signal
-    message_create_activity(
-        conversation=conversation, content=f"Assigned to {chosen.user} ({team.name}, round-robin)."
-    )
-    return chosen.user
+    return chosen.user if _give(conversation=conversation, member=chosen, place=place) else None

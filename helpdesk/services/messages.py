@@ -15,6 +15,7 @@ from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
 
 from .activities import message_create_activity
+from .assignment import conversation_auto_assign
 from .attachments import attachments_create
 from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
@@ -194,6 +195,9 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
             "custom_attributes",
         ]
     )
+    if new_conversation and conversation.status == Conversation.Status.OPEN:
+        # A new conversation no AI answers needs a person now: the inbox's round-robin, when it has one.
+        conversation_auto_assign(conversation=conversation)
     if new_conversation and inbox.greeting_message.strip():
         message_create_greeting(conversation=conversation, content=inbox.greeting_message)
     if for_ai:
