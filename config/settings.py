@@ -395,6 +395,8 @@ CELERY_BEAT_SCHEDULE = {
     "captain-span-retention": {"task": "captain.tasks.span_retention_sweep", "schedule": 3600.0},
     # Audit log entries past HELPDESK_AUDIT_RETENTION_DAYS.
     "helpdesk-audit-retention": {"task": "helpdesk.tasks.audit_retention_sweep", "schedule": 86400.0},
+    # Event webhook deliveries whose task was never published (broker down) or got lost.
+    "helpdesk-event-webhooks-sweep": {"task": "helpdesk.tasks.event_webhooks_sweep", "schedule": 30.0},
 }
 
 # The apps' settings namespaces hold only what this deployment changes: every default lives in the app's conf

@@ -12,6 +12,9 @@ class HelpdeskConfig(AppConfig):
         from .outbound import checks  # noqa: F401
         from .realtime import signals  # noqa: F401
         from .services.audit import register_helpdesk_models
+        from .services.event_webhooks import connect_signals as connect_event_webhooks
 
         # The audit log records every change of the account's configuration models (captain adds its own).
         register_helpdesk_models()
+        # Outbound event webhooks for every saved conversation, message and rating (the integrations').
+        connect_event_webhooks()

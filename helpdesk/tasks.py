@@ -15,8 +15,20 @@ from helpdesk.delivery.send import backoff_seconds
 from helpdesk.delivery.worker import message_deliver
 from helpdesk.services.attachments import FETCH_TASK, attachment_fetch_by_id
 from helpdesk.services.audit import audit_purge
+from helpdesk.services.event_webhooks import (
+    DELIVER_TASK,
+    webhook_deliveries_republish,
+    webhook_delivery_attempt,
+)
 
-__all__ = ["attachment_fetch", "audit_retention_sweep", "message_deliver", "outbox_sweep"]
+__all__ = [
+    "attachment_fetch",
+    "audit_retention_sweep",
+    "event_webhook_deliver",
+    "event_webhooks_sweep",
+    "message_deliver",
+    "outbox_sweep",
+]
 
 
 @shared_task(acks_late=True)
@@ -50,3 +62,19 @@ def audit_retention_sweep() -> int:
     if days <= 0:
         return 0
     return audit_purge(older_than=timezone.now() - timedelta(days=days))
+
+
+@shared_task(name=DELIVER_TASK, bind=True, acks_late=True, max_retries=None)
+def event_webhook_deliver(self: Task, delivery_id: int) -> str:
+    """Send one event to one webhook endpoint (`webhook_delivery_attempt`), retrying with backoff until it is
+    sent or given up (`DELIVERY_MAX_RETRIES`); the row is the delivery log either way."""
+    result = webhook_delivery_attempt(delivery_id=delivery_id)
+    if result.status in ("busy", "retrying"):
+        raise self.retry(countdown=result.retry_in, kwargs={"delivery_id": delivery_id})
+    return result.status
+
+
+@shared_task(acks_late=True)
+def event_webhooks_sweep() -> int:
+    """Publish webhook deliveries whose task was never published or got lost (`webhook_deliveries_republish`)."""
+    return webhook_deliveries_republish()

@@ -12,7 +12,7 @@ their admins, in the order the single module had.
 
 from __future__ import annotations
 
-from . import accounts, audit, conversations, inboxes, teams
+from . import accounts, audit, conversations, inboxes, teams, webhooks
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -87,4 +87,5 @@ __all__ = [
     "provider_field_name",
     "scoped_queryset",
     "teams",
+    "webhooks",
 ]

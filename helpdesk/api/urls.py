@@ -63,3 +63,4 @@ urlpatterns += [path("", include("helpdesk.api.teams")), path("", include("helpd
 urlpatterns += [path("", include("helpdesk.api.csat"))]
 urlpatterns += [path("", include("helpdesk.api.notifications"))]
 urlpatterns += [path("", include("helpdesk.api.audit"))]
+urlpatterns += [path("", include("helpdesk.api.event_webhooks"))]

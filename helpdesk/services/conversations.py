@@ -17,8 +17,9 @@ from helpdesk.models import Conversation, Label, Message, Team
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import AI, Actor, actor_name, message_create_activity
-from .assignment import conversation_auto_assign
+from .assignment import assign_waiting, conversation_auto_assign
 from .csat import csat_request_after_resolution
+from .event_webhooks import conversation_updated
 from .languages import in_server_language
 from .messages import ai_taken_over, message_create_note
 from .notifications import notify_assigned, notify_escalated
@@ -143,6 +144,9 @@ def conversation_set_status(
     if status == Conversation.Status.RESOLVED:
         conversation_id = conversation.pk
         transaction.on_commit(lambda: csat_request_after_resolution(conversation_id=conversation_id))
+        if conversation.assignee_id is not None:
+            # A place freed up: the oldest conversation waiting in the person's teams and inboxes is theirs.
+            assign_waiting(account_id=conversation.account_id, user_id=conversation.assignee_id)
     if taking_over:
         ai_taken_over(conversation=conversation)
     return conversation
@@ -225,6 +229,7 @@ def conversation_set_priority(*, conversation: Conversation, priority: str, by: 
     if not changed:
         return
     conversation_changed(conversation, change="priority")  # .update() sends no signal
+    conversation_updated(conversation)  # outbound event webhooks, likewise
     who = actor_name(by)
     line = (
         f"{who} removed the priority."
@@ -248,6 +253,7 @@ def conversation_set_team(*, conversation: Conversation, team: Team | None, by: 
     Conversation.objects.filter(pk=conversation.pk).update(team=team)
     conversation.team = team
     conversation_changed(conversation, change="team")  # .update() sends no signal
+    conversation_updated(conversation)  # outbound event webhooks, likewise
     who = actor_name(by)
     line = (
         f"{who} gave the conversation to the team {team.name}."
@@ -279,8 +285,12 @@ def _assign(*, conversation: Conversation, assignee: User | None, by: User | Non
     conversation.assignee = assignee
     conversation.taken_at = taken_at
     conversation_changed(conversation, change="assignee")  # .update() sends no signal
+    conversation_updated(conversation)  # outbound event webhooks, likewise
     changed = (assignee.pk if assignee is not None else None) != previous
     if line and changed:
         message_create_activity(conversation=conversation, content=line)
     if assignee is not None and changed and (by is None or by.pk != assignee.pk):
         notify_assigned(conversation=conversation, assignee=assignee, by=by)
+    if previous is not None and changed:
+        # The previous assignee has a place free: a waiting conversation, never this one straight back.
+        assign_waiting(account_id=conversation.account_id, user_id=previous, skip_id=conversation.pk)
