@@ -26,7 +26,16 @@ from django.db import models
 from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.http import HttpRequest, HttpResponse
 
-from helpdesk.models import Account, AuditEntry, Inbox, InboxMember, Membership, Team, TeamMember
+from helpdesk.models import (
+    Account,
+    AuditEntry,
+    Inbox,
+    InboxMember,
+    Membership,
+    Team,
+    TeamMember,
+    WebhookEndpoint,
+)
 
 SECRET_MARK = "changed"
 # A field whose name holds one of these is a secret whatever the model says: a new secret field added later is
@@ -103,10 +112,12 @@ def register_helpdesk_models() -> None:
     """The helpdesk's own configuration models (captain's register theirs in captain/apps.py)."""
     audit_register(Account, account_path="pk")
     audit_register(Membership, exclude={"availability", "last_seen_at", "last_assigned_at"})
-    audit_register(Inbox)
+    # provider_config holds verify tokens beside plain settings: "changed" only, like the secrets.
+    audit_register(Inbox, secret_fields={"provider_config"})
     audit_register(InboxMember, account_path="inbox.account_id")
     audit_register(Team)
     audit_register(TeamMember, account_path="team.account_id", exclude={"last_assigned_at"})
+    audit_register(WebhookEndpoint)
     # Deleting an account deletes its log too: nothing may be written for it while it goes.
     pre_delete.connect(_account_deleting, sender=Account, dispatch_uid="audit-account-deleting", weak=False)
     post_delete.connect(_account_deleted, sender=Account, dispatch_uid="audit-account-deleted", weak=False)
@@ -262,6 +273,15 @@ def _after_delete(sender: type[models.Model], instance: models.Model, **kwargs: 
         AuditEntry.Action.DELETED,
         field_changes(_snapshot(instance, registration), None, registration),
     )
+
+
+def audit_rows_created(rows: Iterable[models.Model]) -> None:
+    """Record rows a service wrote with `bulk_create` (which sends no signal) as created."""
+    for row in rows:
+        registration = _registry.get(type(row))
+        if registration is not None and row.pk is not None:
+            changes = field_changes(None, _snapshot(row, registration), registration)
+            _write(row, AuditEntry.Action.CREATED, changes)
 
 
 def audit_purge(*, older_than: datetime.datetime) -> int:

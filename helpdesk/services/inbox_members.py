@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from helpdesk.models import Inbox, InboxMember, Membership
+from helpdesk.services.audit import audit_rows_created
 
 MAX_INBOX_MEMBERS = 500
 
@@ -49,7 +50,8 @@ def inbox_members_set(*, inbox: Inbox, users: Iterable[User]) -> list[int]:
         )
     InboxMember.objects.filter(inbox=inbox).exclude(user_id__in=ids).delete()
     present = set(InboxMember.objects.filter(inbox=inbox).values_list("user_id", flat=True))
-    InboxMember.objects.bulk_create(
+    added = InboxMember.objects.bulk_create(
         [InboxMember(inbox=inbox, user_id=user_id) for user_id in ids if user_id not in present]
     )
+    audit_rows_created(added)  # bulk_create sends no signal
     return ids

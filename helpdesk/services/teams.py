@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from helpdesk.models import Membership, Team, TeamMember
+from helpdesk.services.audit import audit_rows_created
 
 MAX_TEAM_MEMBERS = 500
 
@@ -49,9 +50,10 @@ def _set_members(*, team: Team, user_ids: list[int]) -> None:
     """Keep the members who stay (and their round-robin place), add the new ones, remove the others."""
     TeamMember.objects.filter(team=team).exclude(user_id__in=user_ids).delete()
     present = set(TeamMember.objects.filter(team=team).values_list("user_id", flat=True))
-    TeamMember.objects.bulk_create(
+    added = TeamMember.objects.bulk_create(
         [TeamMember(team=team, user_id=user_id) for user_id in user_ids if user_id not in present]
     )
+    audit_rows_created(added)  # bulk_create sends no signal
 
 
 @transaction.atomic

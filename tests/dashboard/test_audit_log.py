@@ -179,3 +179,14 @@ def test_deleting_an_account_deletes_its_log_without_writing_to_it(team):
     Team.objects.create(account=team.account, name="Returns")
     team.account.delete()
     assert not AuditEntry.objects.exists()
+
+
+def test_team_members_added_over_the_api_are_recorded(team):
+    api = APIClient()
+    api.force_authenticate(team.admin)
+    body = {"name": "Billing", "members": [team.agent.pk]}
+    assert api.post(f"/api/v1/accounts/{team.account.pk}/teams/", body, format="json").status_code == 201
+
+    entry = AuditEntry.objects.get(model="helpdesk.teammember")
+    assert (entry.action, entry.source, entry.actor_id) == ("created", "api", team.admin.pk)
+    assert entry.changes["user_id"] == [None, team.agent.pk]
