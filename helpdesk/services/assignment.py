@@ -29,6 +29,7 @@ from helpdesk.models import Conversation, Inbox, InboxMember, Membership, Team, 
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import message_create_activity
+from .event_webhooks import conversation_updated
 
 Member = TypeVar("Member", TeamMember, InboxMember)
 
@@ -93,6 +94,7 @@ def _give(*, conversation: Conversation, member: TeamMember | InboxMember, place
     conversation.assignee = member.user
     conversation.taken_at = None
     conversation_changed(conversation, change="assignee")  # .update() sends no signal
+    conversation_updated(conversation)  # outbound event webhooks, likewise
     message_create_activity(
         conversation=conversation, content=f"Assigned to {member.user} ({place}, round-robin)."
     )

@@ -14,7 +14,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from helpdesk.channels.api_channel import EVENT_ID_HEADER, verify
-from helpdesk.models import Conversation, CsatResponse, Membership, Message, WebhookDelivery
+from helpdesk.models import Conversation, CsatResponse, Membership, Message, Team, TeamMember, WebhookDelivery
 from helpdesk.services.activities import AI
 from helpdesk.services.conversations import (
     conversation_escalate,
@@ -290,3 +290,17 @@ def test_a_priority_change_written_with_update_is_sent_too(receiver):
 
     (row,) = WebhookDelivery.objects.all()
     assert row.payload["data"]["priority"] == "high"
+
+
+def test_an_automatic_assignment_is_sent(receiver):
+    conversation = ConversationFactory()
+    endpoint_for(conversation.account, receiver, events=["conversation_updated"])
+    person = UserFactory()
+    MembershipFactory(account=conversation.account, user=person, availability=Membership.Availability.ONLINE)
+    returns = Team.objects.create(account=conversation.account, name="Returns", auto_assign=True)
+    TeamMember.objects.create(team=returns, user=person)
+
+    conversation_escalate(conversation=conversation, reason="Refund", customer_message="", team_id=returns.pk)
+
+    sent = [row.payload["data"]["assignee_id"] for row in WebhookDelivery.objects.order_by("pk")]
+    assert sent[-1] == person.pk  # the round-robin's write (an update(), no signal) is told too
