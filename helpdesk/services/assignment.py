@@ -146,3 +146,63 @@ def _assign_first(
         return None
     chosen = candidates[0]
     return chosen.user if _give(conversation=conversation, member=chosen, place=place) else None
+
+
+@transaction.atomic
+def assign_waiting(*, account_id: int, user_id: int, skip_id: int | None = None) -> list[int]:
+    """A place freed up for the person (they came online; one of their conversations was resolved or
+    unassigned): give them the oldest conversations waiting unassigned in their auto-assigning teams, and in
+    their auto-assigning inboxes those with no team, up to their capacity (one when they have none, so coming
+    online never sweeps the whole queue). `skip_id`: the conversation they were just taken off, which must not
+    come straight back to them. Returns the ids given.
+
+    Safe under concurrency: the person's membership row is locked (two events for one person do not both fill
+    the same place), waiting rows another writer holds are skipped (SKIP LOCKED), and each assignment is a
+    conditional update, so a conversation is never given twice."""
+    membership = (
+        Membership.objects.select_for_update()
+        .filter(account_id=account_id, user_id=user_id, user__is_active=True)
+        .first()
+    )
+    if membership is None or membership.availability != Membership.Availability.ONLINE:
+        return []
+    room = 1
+    if membership.max_open_assignments is not None:
+        held = (
+            Conversation.objects.filter(account_id=account_id, assignee_id=user_id)
+            .exclude(status=Conversation.Status.RESOLVED)
+            .count()
+        )
+        room = membership.max_open_assignments - held
+    if room <= 0:
+        return []
+    teams = TeamMember.objects.filter(user_id=user_id, team__account_id=account_id, team__auto_assign=True)
+    inboxes = InboxMember.objects.filter(
+        user_id=user_id, inbox__account_id=account_id, inbox__auto_assign=True
+    )
+    waiting = (
+        Conversation.objects.filter(
+            account_id=account_id, status=Conversation.Status.OPEN, assignee__isnull=True
+        )
+        .filter(
+            Q(team_id__in=teams.values("team_id"))
+            | Q(team_id__isnull=True, inbox_id__in=inboxes.values("inbox_id"))
+        )
+        .select_for_update(skip_locked=True, of=("self",))
+        .order_by(F("waiting_since").asc(nulls_last=True), "id")
+    )
+    if skip_id is not None:
+        waiting = waiting.exclude(pk=skip_id)
+    given: list[int] = []
+    for conversation in waiting[: min(room, WAITING_AT_ONCE)]:
+        member: TeamMember | InboxMember | None
+        if conversation.team_id is not None:
+            member = teams.select_related("user", "team").filter(team_id=conversation.team_id).first()
+        else:
+            member = inboxes.select_related("user", "inbox").filter(inbox_id=conversation.inbox_id).first()
+        if member is None:
+            continue
+        place = member.team.name if isinstance(member, TeamMember) else member.inbox.name
+        if _give(conversation=conversation, member=member, place=place):
+            given.append(conversation.pk)
+    return given

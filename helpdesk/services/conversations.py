@@ -17,7 +17,7 @@ from helpdesk.models import Conversation, Label, Message, Team
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import AI, Actor, actor_name, message_create_activity
-from .assignment import conversation_auto_assign
+from .assignment import assign_waiting, conversation_auto_assign
 from .csat import csat_request_after_resolution
 from .event_webhooks import conversation_updated
 from .languages import in_server_language
@@ -144,6 +144,9 @@ def conversation_set_status(
     if status == Conversation.Status.RESOLVED:
         conversation_id = conversation.pk
         transaction.on_commit(lambda: csat_request_after_resolution(conversation_id=conversation_id))
+        if conversation.assignee_id is not None:
+            # A place freed up: the oldest conversation waiting in the person's teams and inboxes is theirs.
+            assign_waiting(account_id=conversation.account_id, user_id=conversation.assignee_id)
     if taking_over:
         ai_taken_over(conversation=conversation)
     return conversation
@@ -288,3 +291,6 @@ def _assign(*, conversation: Conversation, assignee: User | None, by: User | Non
         message_create_activity(conversation=conversation, content=line)
     if assignee is not None and changed and (by is None or by.pk != assignee.pk):
         notify_assigned(conversation=conversation, assignee=assignee, by=by)
+    if previous is not None and changed:
+        # The previous assignee has a place free: a waiting conversation, never this one straight back.
+        assign_waiting(account_id=conversation.account_id, user_id=previous, skip_id=conversation.pk)

@@ -15,6 +15,8 @@ from django.db import transaction
 from helpdesk.models import Membership, Team, TeamMember
 from helpdesk.services.audit import audit_rows_created
 
+from .assignment import assign_waiting
+
 MAX_TEAM_MEMBERS = 500
 
 
@@ -104,10 +106,14 @@ def team_update(
 
 
 def membership_set_availability(*, membership: Membership, availability: str) -> Membership:
-    """A person's own switch: only online people get conversations assigned automatically."""
+    """A person's own switch: only online people get conversations assigned automatically (and, coming online,
+    the oldest waiting ones of their teams and inboxes: helpdesk.services.assignment.assign_waiting)."""
     if availability not in Membership.Availability.values:
         choices = ", ".join(Membership.Availability.values)
         raise ValidationError({"availability": [f"Choose one of: {choices}."]})
     Membership.objects.filter(pk=membership.pk).update(availability=availability)
     membership.availability = availability
+    if availability == Membership.Availability.ONLINE:
+        # Back online: conversations that waited for nobody in their teams and inboxes come to them now.
+        assign_waiting(account_id=membership.account_id, user_id=membership.user_id)
     return membership
