@@ -8,7 +8,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.urls import URLPattern, path
 
 from helpdesk.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from helpdesk.models.webhooks import new_webhook_secret
@@ -64,6 +66,26 @@ class WebhookDeliveryAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
     list_filter = ("status", "event")
     readonly_fields = (*list_display, "event_id", "payload", "replay_of")
     actions = ["replay"]
+    change_form_template = "helpdesk/admin/webhook_delivery_change_form.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        replay = path(
+            "<path:object_id>/replay/",
+            self.admin_site.admin_view(self.replay_view),
+            name="helpdesk_webhookdelivery_replay",
+        )
+        return [replay, *super().get_urls()]
+
+    def replay_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The change page's Replay button: the event again, as a new row of the log (POST only)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        delivery = self.get_object(request, object_id)  # the scoped queryset: another account's row is None
+        if delivery is None or not self.has_view_permission(request, delivery):
+            raise Http404("No such delivery.")
+        replay = webhook_delivery_replay(delivery=delivery)
+        self.message_user(request, f"Queued again as delivery {replay.pk}.", messages.SUCCESS)
+        return redirect("admin:helpdesk_webhookdelivery_changelist")
 
     @admin.action(description="Replay: send the selected events again")
     def replay(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:

@@ -87,3 +87,21 @@ def test_another_accounts_endpoints_and_deliveries_are_not_listed(staff, account
     assert "Their CRM" not in staff.get("/admin/helpdesk/webhookdelivery/").content.decode()
     endpoint = WebhookEndpoint.objects.get()
     assert staff.get(f"/admin/helpdesk/webhookendpoint/{endpoint.pk}/change/").status_code in (302, 403, 404)
+
+
+def test_the_replay_button_on_a_delivery_page_sends_it_again_and_not_another_accounts(staff, account):
+    webhook_endpoint_create(
+        account_id=account.pk, name="CRM", url="http://127.0.0.1:9/hooks", events=["csat"]
+    )
+    (row_id,) = event_emit(account_id=account.pk, event="csat", data={"rating": 5})
+    page = staff.get(f"/admin/helpdesk/webhookdelivery/{row_id}/change/").content.decode()
+    assert f"/admin/helpdesk/webhookdelivery/{row_id}/replay/" in page
+
+    assert staff.get(f"/admin/helpdesk/webhookdelivery/{row_id}/replay/").status_code == 405
+    assert staff.post(f"/admin/helpdesk/webhookdelivery/{row_id}/replay/").status_code == 302
+    assert WebhookDelivery.objects.filter(replay_of_id=row_id).count() == 1
+    other = AccountFactory(name="Bravo Co")
+    webhook_endpoint_create(account_id=other.pk, name="Theirs", url="http://127.0.0.1:9/x", events=["csat"])
+    (their_id,) = event_emit(account_id=other.pk, event="csat", data={})
+    assert staff.post(f"/admin/helpdesk/webhookdelivery/{their_id}/replay/").status_code == 404
+    assert not WebhookDelivery.objects.filter(replay_of_id=their_id).exists()
