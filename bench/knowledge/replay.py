@@ -30,7 +30,7 @@ from captain.assistants.models import Assistant
 from captain.knowledge.services.knowledge_search import AssistantKnowledge
 from captain.knowledge.services.retrieval import get_encoder
 from captain.runtime.knowledge.claims import turn_check
-from captain.runtime.knowledge.evidence import select_evidence
+from captain.runtime.knowledge.evidence import evidence_ranking, select_evidence
 from captain.runtime.knowledge.tokens import has_cjk
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -63,9 +63,10 @@ def replay_set(centre: HelpCentre, runs: dict[str, dict[str, Any]]) -> list[dict
             if not saved or saved["outcome"] != "reply" or saved["seconds"] < FAQ_AS_WRITTEN_SECONDS:
                 continue
             found = found or base.retrieve(question.question, context=context, limit=4)
-            evidence = select_evidence(
-                found.sources, query=question.question, context=context, encode=encoder.encode, limit=6
+            ranked = select_evidence(
+                found.sources, query=question.question, context=context, encode=encoder.encode, limit=None
             )
+            evidence = ranked[:6]
             check = turn_check(
                 conversation=[question.question, *(m["content"] for m in question.previous)],
                 instructions=[],
@@ -79,6 +80,7 @@ def replay_set(centre: HelpCentre, runs: dict[str, dict[str, Any]]) -> list[dict
                 known=[w for w, n in found.term_passages.items() if n],
                 term_passages=found.term_passages,
                 passages=found.passages,
+                ranking=evidence_ranking(ranked),
             )
             findings = check.findings(saved["reply"])
             rows.append(

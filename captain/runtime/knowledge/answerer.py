@@ -15,7 +15,7 @@ from ..types import Agent, HumanHandoff, Reply, RunContext, RunResult, Usage, co
 from .citations import cited_numbers, strip_markers
 from .claims import Encode, turn_check
 from .conflicts import clarifying_question
-from .evidence import clear_answer, evidence_block, select_evidence
+from .evidence import clear_answer, evidence_block, evidence_ranking, select_evidence
 from .faq_direct import FaqChoice, faq_direct
 from .findings import Finding, correction_note
 from .gate import Gate, GateVerdict
@@ -192,13 +192,11 @@ class KnowledgeAnswerer:
                 text = settings.unknown_message or UNKNOWN_MESSAGE[_language(step.query)]
                 return _fixed(node, Reply(text, billable=False))
         if self.encode is not None and settings.evidence_limit:
-            step.evidence = select_evidence(
-                ledger.sources,
-                query=step.query,
-                context=step.context,
-                encode=self.encode,
-                limit=settings.evidence_limit,
+            ranked = select_evidence(
+                ledger.sources, query=step.query, context=step.context, encode=self.encode, limit=None
             )
+            step.evidence = ranked[: settings.evidence_limit]
+            step.ranking = evidence_ranking(ranked)
         block = sources_block(ledger.sources, company=settings.company, language=_language(step.query))
         first = evidence_block(step.evidence)
         return self._checked(
@@ -332,6 +330,7 @@ class KnowledgeAnswerer:
             known=[w for w, n in (step.retrieval.term_passages if step.retrieval else {}).items() if n],
             term_passages=step.retrieval.term_passages if step.retrieval else None,
             passages=step.retrieval.passages if step.retrieval else 0,
+            ranking=step.ranking,
         )
         return check.findings(result.outcome.text)
 

@@ -21,7 +21,6 @@ No model call: it runs on every reply and costs a few milliseconds. Calibrated o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,13 +29,13 @@ import numpy as np
 from .asked import unanswered
 from .conflicts import answers_no, choices, named_one, named_words, unsourced_topic, word_pairs, wrong_column
 from .findings import Finding, echo_finding, language_finding
-from .grounding import Evidence, Specific, quoted, specifics, squashed
-from .statements import GENERIC_WORDS, is_claim
+from .grounding import Evidence, Specific, quoted, specifics, squashed, states
+from .outranked import outranked
+from .statements import GENERIC_WORDS, absent_names, is_claim
 from .tokens import has_cjk, idf_weights, tokens
 from .units import Unit, split_sentences, units_of
 
 Encode = Callable[[list[str]], np.ndarray]
-_NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 # A reply may write "1月" for the customer's "一月": the same words for telling an echo.
 
 # Share of the sources' sentences a word may appear in and still say what a sentence is about.
@@ -87,6 +86,8 @@ class ClaimCheck:
     told: frozenset[str] = frozenset()
     """Words a yes or no may be about without this turn's sources holding them: the instructions' words, and the
     question's words the assistant's knowledge mentions elsewhere ("open" in a question about Monday hours)."""
+    ranking: Mapping[str, float] = field(default_factory=dict)
+    """The evidence score of each knowledge sentence by its text (`evidence.evidence_ranking`); empty: not read."""
     named: frozenset[str] = frozenset()
     """The question's topic words that few of the assistant's passages hold (`named_words`): the thing the customer
     named, as the help centre words it. A value from a sentence in the question's language holding none of them
@@ -161,7 +162,9 @@ class ClaimCheck:
         anchored = [
             s for s in found if s.kind != "currency" and any(s.in_evidence(e) for e in self._unit_evidence)
         ]
-        absent = self._absent(sentence) if anchored else []
+        absent = (
+            absent_names(self.question, sentence, self._vocabulary, latin=self._has_latin) if anchored else []
+        )
         if absent:
             return [
                 Finding(
@@ -213,7 +216,7 @@ class ClaimCheck:
         rivals = [
             i
             for i, e in enumerate(self._unit_evidence)
-            if i not in holding and _states(e, specific.kind) and scores[i] - best_holding >= margin
+            if i not in holding and states(e, specific.kind) and scores[i] - best_holding >= margin
         ]
         home_index = max(holding, key=scores.__getitem__)
         home = self.units[home_index]
@@ -230,7 +233,9 @@ class ClaimCheck:
             rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:
             if self._about_the_question(home_index):
-                return self._tie(sentence, specific, holding, scores)
+                return self._tie(sentence, specific, holding, scores) or self._outranked(
+                    sentence, specific, holding
+                )
             return Finding(
                 "wrong_context",
                 sentence,
@@ -269,7 +274,7 @@ class ClaimCheck:
             for i, e in enumerate(self._unit_evidence[:prose])
             if i not in holding
             and self.units[i].block != self.units[home_index].block
-            and _states(e, specific.kind)
+            and states(e, specific.kind)
             # A price against a price, a count against a count: not a fee against an exam score.
             and bool(e.currencies) == bool(home.currencies)
             and abs(scores[i] - best) < self.tie_margin
@@ -289,6 +294,20 @@ class ClaimCheck:
             f"{specific.written!r} is what the sources say for {options[0]}; they say otherwise for "
             f"{', '.join(options[1:])}, and the customer did not say which",
             tuple(options),
+        )
+
+    def _outranked(self, sentence: str, specific: Specific, holding: list[int]) -> Finding | None:
+        prose = len(self.units) if self.prose_units is None else self.prose_units
+        units, numbers, said = (self.units, self._unit_evidence), self._reply_numbers, self.free.numbers
+        return outranked(
+            sentence,
+            specific,
+            units,
+            holding,
+            self.ranking,
+            prose=prose,
+            reply_numbers=numbers,
+            said_numbers=said,
         )
 
     def _about_the_question(self, index: int) -> bool:
@@ -329,24 +348,6 @@ class ClaimCheck:
             self._cosines[index] = float(vectors[0] @ vectors[1])
         return self._cosines[index]
 
-    def _absent(self, sentence: str) -> list[str]:
-        """What the customer asked about, repeated by the reply, that no source mentions at all ("the Wuzhen day
-        trip costs ..." when no source knows a Wuzhen trip): a value stated about it cannot be from the sources."""
-        said = set(tokens(sentence))
-        absent = [
-            w
-            for w in dict.fromkeys(tokens(self.question))
-            if w in said and w not in self._vocabulary and not w.isdigit() and w not in GENERIC_WORDS
-        ]
-        # A Latin word counts when the reply writes it as a name (capitalised after the sentence's first word):
-        # "the Wuzhen Day Trip", not "for booking 88412".
-        names = {m.lower() for m in _NAME_RE.findall(sentence)}
-        latin = [w for w in absent if not has_cjk(w) and w in names and len(w) >= 3 and self._has_latin]
-        # Chinese has no capitals to mark a name, and a reply repeats and rephrases the question's words freely
-        # ("明天有事想请假"; measured with bench.replay_knowledge: more right replies refused than wrong ones):
-        # only Latin names are checked this way.
-        return latin
-
     def _words_known(self, sentence: str) -> bool:
         return any(w in self._idf for w in tokens(f"{self.question}\n{sentence}"))
 
@@ -374,14 +375,6 @@ class ClaimCheck:
         return self._unit_vectors
 
 
-def _states(evidence: Evidence, kind: str) -> bool:
-    if kind == "number":
-        return bool(evidence.numbers)
-    if kind == "email":
-        return bool(evidence.emails)
-    return bool(evidence.urls)
-
-
 def turn_check(
     *,
     conversation: Sequence[str],
@@ -397,6 +390,7 @@ def turn_check(
     known: Sequence[str] = (),
     term_passages: Mapping[str, int] | None = None,
     passages: int = 0,
+    ranking: Mapping[str, float] | None = None,
 ) -> ClaimCheck:
     """The check of one turn: `sources` are (title, text) of the knowledge given, `tool_results` (tool name,
     result) what the tools returned; what the customer and the builder wrote is free to repeat. `known`: words of
@@ -416,4 +410,5 @@ def turn_check(
         answer=answer,
         asked=asked,
         named=named_words(question, term_passages or {}, most=max(NAMED_LEAST, NAMED_SHARE * passages)),
+        ranking=ranking or {},
     )

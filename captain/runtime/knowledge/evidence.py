@@ -53,10 +53,10 @@ def asks_for_value(question: str) -> bool:
 
 
 def select_evidence(
-    sources: Sequence[Source], *, query: str, context: str, encode: Encode, limit: int = 6
+    sources: Sequence[Source], *, query: str, context: str, encode: Encode, limit: int | None = 6
 ) -> list[Scored]:
     """The `limit` source sentences that best answer `query` (after `context`, the customer's turn before a short
-    follow-up), best first."""
+    follow-up), best first (`limit` None: every sentence, ranked)."""
     units = units_of([(s.title, s.text) for s in sources])
     if not units or not query.strip():
         return []
@@ -80,7 +80,16 @@ def select_evidence(
             score -= OTHER_KIND_PENALTY
         scored.append(Scored(unit, score, unit.origin + 1))
     scored.sort(key=lambda s: -s.score)
-    return scored[:limit]
+    return scored if limit is None else scored[:limit]
+
+
+def evidence_ranking(scored: Sequence[Scored]) -> dict[str, float]:
+    """Each sentence's evidence score by its text (the best, when two sources hold the same sentence): what the
+    grounding check reads to tell which of two values the evidence puts first (`outranked`)."""
+    ranking: dict[str, float] = {}
+    for entry in scored:
+        ranking[entry.unit.text] = max(entry.score, ranking.get(entry.unit.text, entry.score))
+    return ranking
 
 
 def _across_languages(units: Sequence[Unit], words: list[float], query: str) -> list[float]:

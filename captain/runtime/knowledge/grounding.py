@@ -159,6 +159,15 @@ def specifics(reply: str) -> list[Specific]:
     return out
 
 
+def states(evidence: Evidence, kind: str) -> bool:
+    """Whether `evidence` states any value of a specific's kind (a number, an e-mail, a link)."""
+    if kind == "number":
+        return bool(evidence.numbers)
+    if kind == "email":
+        return bool(evidence.emails)
+    return bool(evidence.urls)
+
+
 def unsupported_facts(reply: str, evidence: Evidence) -> list[str]:
     """The specifics of `reply` that the evidence does not contain, as written in the reply (empty: grounded)."""
     return list(dict.fromkeys(s.written for s in specifics(reply) if not s.in_evidence(evidence)))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from .tokens import tokens
+from .tokens import has_cjk, tokens
+
+_NAME_RE = re.compile(r"(?<=\S\s)([A-Z][A-Za-z]+)")
 
 # Sentences that state nothing about the company: courtesy, offers of a person, "I do not know". EN and ZH.
 _NOT_A_CLAIM_RE = re.compile(
@@ -31,3 +33,22 @@ def is_claim(sentence: str) -> bool:
     if not text or text.endswith(("?", "？")) or _NOT_A_CLAIM_RE.search(text):
         return False
     return len(tokens(text)) >= 3
+
+
+def absent_names(question: str, sentence: str, vocabulary: frozenset[str], *, latin: bool) -> list[str]:
+    """What the customer asked about, repeated by the reply, that no source mentions at all ("the Wuzhen day trip
+    costs ..." when no source knows a Wuzhen trip): a value stated about it cannot be from the sources.
+    `vocabulary`: every word of the sources; `latin`: whether the sources hold Latin words at all."""
+    said = set(tokens(sentence))
+    absent = [
+        w
+        for w in dict.fromkeys(tokens(question))
+        if w in said and w not in vocabulary and not w.isdigit() and w not in GENERIC_WORDS
+    ]
+    # A Latin word counts when the reply writes it as a name (capitalised after the sentence's first word):
+    # "the Wuzhen Day Trip", not "for booking 88412".
+    names = {m.lower() for m in _NAME_RE.findall(sentence)}
+    # Chinese has no capitals to mark a name, and a reply repeats and rephrases the question's words freely
+    # ("明天有事想请假"; measured with bench.replay_knowledge: more right replies refused than wrong ones):
+    # only Latin names are checked this way.
+    return [w for w in absent if not has_cjk(w) and w in names and len(w) >= 3 and latin]

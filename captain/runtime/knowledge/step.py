@@ -30,6 +30,8 @@ class KnowledgeStep:
     """Why the grounding check refused a reply, per attempt that failed it (plain words per finding)."""
     evidence: list[Scored] = field(default_factory=list)
     """The source sentences put first in the prompt, best first."""
+    ranking: dict[str, float] = field(default_factory=dict)
+    """Every source sentence's evidence score by its text, for the grounding check (`outranked`)."""
     faq_left_out: list[str] = field(default_factory=list)
     """The customer's specific words the closest FAQ entry leaves out (so it was not sent as written)."""
     latency_ms: float = 0.0
