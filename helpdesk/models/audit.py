@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from .account import Account
 
@@ -10,9 +11,10 @@ class AuditEntry(models.Model):
     of its fields. Secret fields are recorded as changed, never with a value (helpdesk.services.audit)."""
 
     class Action(models.TextChoices):
-        CREATED = "created", _("Created")
-        UPDATED = "updated", _("Updated")
-        DELETED = "deleted", _("Deleted")
+        # A context: "Created" elsewhere is a column of dates.
+        CREATED = "created", pgettext_lazy("audit action", "Created")
+        UPDATED = "updated", pgettext_lazy("audit action", "Updated")
+        DELETED = "deleted", pgettext_lazy("audit action", "Deleted")
 
     class Source(models.TextChoices):
         ADMIN = "admin", _("Django admin")
