@@ -190,3 +190,18 @@ def test_team_members_added_over_the_api_are_recorded(team):
     entry = AuditEntry.objects.get(model="helpdesk.teammember")
     assert (entry.action, entry.source, entry.actor_id) == ("created", "api", team.admin.pk)
     assert entry.changes["user_id"] == [None, team.agent.pk]
+
+
+def test_an_assistant_changed_in_the_django_admin_is_recorded(team):
+    staff = staff_admin(team)
+    client = Client()
+    client.force_login(staff)
+    assistant = AssistantFactory(account=team.account, product_name="Acme Shop")
+    url = f"/admin/captain/assistant/{assistant.pk}/change/"
+
+    response = client.post(url, admin_form_data(client.get(url)) | {"product_name": "Acme Store"})
+
+    assert response.status_code == 302
+    entry = AuditEntry.objects.get(model="captain.assistant", action="updated")
+    assert (entry.source, entry.actor_id, entry.account_id) == ("admin", staff.pk, team.account.pk)
+    assert entry.changes["product_name"] == ["Acme Shop", "Acme Store"]

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from helpdesk.channels.api_channel import EVENT_ID_HEADER, verify
@@ -24,6 +26,7 @@ from helpdesk.services.conversations import (
 from helpdesk.services.event_webhooks import (
     WebhookEndpointInvalid,
     event_emit,
+    webhook_deliveries_republish,
     webhook_delivery_attempt,
     webhook_endpoint_create,
 )
@@ -304,3 +307,16 @@ def test_an_automatic_assignment_is_sent(receiver):
 
     sent = [row.payload["data"]["assignee_id"] for row in WebhookDelivery.objects.order_by("pk")]
     assert sent[-1] == person.pk  # the round-robin's write (an update(), no signal) is told too
+
+
+def test_the_sweep_publishes_a_row_whose_task_was_never_published(receiver):
+    account = AccountFactory()
+    endpoint_for(account, receiver, events=["csat"])
+    (row_id,) = event_emit(
+        account_id=account.pk, event="csat", data={}
+    )  # after-commit publish never ran here
+    WebhookDelivery.objects.filter(pk=row_id).update(created_at=timezone.now() - timedelta(minutes=5))
+
+    assert webhook_deliveries_republish() == 1  # onto the test's real Redis broker
+    assert WebhookDelivery.objects.get(pk=row_id).enqueued_at is not None
+    assert webhook_deliveries_republish() == 0  # claimed once per period
