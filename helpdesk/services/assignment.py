@@ -102,14 +102,15 @@ def _give(*, conversation: Conversation, member: TeamMember | InboxMember, place
 
 
 @transaction.atomic
-def conversation_auto_assign(*, conversation: Conversation) -> User | None:
+def conversation_auto_assign(*, conversation: Conversation, say_when_nobody: bool = True) -> User | None:
     """Assign an unassigned conversation to the next eligible member of its team, or, with no team, of its
     inbox; None when it is already assigned, the place does not auto-assign, or nobody is available (it then
-    waits in "Unassigned" for whoever picks it up or frees a place, `assign_waiting`)."""
+    waits in "Unassigned" for whoever picks it up or frees a place, `assign_waiting`; the thread says so unless
+    `say_when_nobody` is False: a person who just moved it there knows)."""
     if conversation.assignee_id is not None:
         return None
     if conversation.team_id is None:
-        return _inbox_auto_assign(conversation=conversation)
+        return _inbox_auto_assign(conversation=conversation, say_when_nobody=say_when_nobody)
     # Scoped to the conversation's account: a team id that reached the row some other way never hands the
     # conversation to another tenant's people.
     team = (
@@ -119,10 +120,13 @@ def conversation_auto_assign(*, conversation: Conversation) -> User | None:
     )
     if team is None or not team.auto_assign:
         return None
-    return _assign_first(conversation=conversation, candidates=eligible_members(team=team), place=team.name)
+    candidates = eligible_members(team=team)
+    return _assign_first(
+        conversation=conversation, candidates=candidates, place=team.name, say=say_when_nobody
+    )
 
 
-def _inbox_auto_assign(*, conversation: Conversation) -> User | None:
+def _inbox_auto_assign(*, conversation: Conversation, say_when_nobody: bool) -> User | None:
     inbox = (
         Inbox.objects.select_for_update()
         .filter(pk=conversation.inbox_id, account_id=conversation.account_id, auto_assign=True)
@@ -131,14 +135,19 @@ def _inbox_auto_assign(*, conversation: Conversation) -> User | None:
     if inbox is None:
         return None
     return _assign_first(
-        conversation=conversation, candidates=eligible_inbox_members(inbox=inbox), place=inbox.name
+        conversation=conversation,
+        candidates=eligible_inbox_members(inbox=inbox),
+        place=inbox.name,
+        say=say_when_nobody,
     )
 
 
 def _assign_first(
-    *, conversation: Conversation, candidates: list[TeamMember] | list[InboxMember], place: str
+    *, conversation: Conversation, candidates: list[TeamMember] | list[InboxMember], place: str, say: bool
 ) -> User | None:
     if not candidates:
+        if not say:
+            return None
         message_create_activity(
             conversation=conversation,
             content=f"Nobody in {place} is available: the conversation waits in Unassigned.",

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from helpdesk.models import Conversation, Label, Message, Team
+from helpdesk.models import Conversation, Label, Message, Team, TeamMember
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import AI, Actor, actor_name, message_create_activity
@@ -241,7 +241,7 @@ def conversation_set_priority(*, conversation: Conversation, priority: str, by: 
 
 def conversation_set_team(*, conversation: Conversation, team: Team | None, by: Actor) -> None:
     """Give the conversation to one of the account's teams (None: no team). Another account's team is refused.
-    Nobody is assigned or told: the team's round-robin picks people at escalation."""
+    A team that auto-assigns then picks one of its members for an open conversation (`_team_takes_over`)."""
     if team is not None and team.account_id != conversation.account_id:
         raise ValueError("That team is not one of this account's.")
     previous = Conversation.objects.filter(pk=conversation.pk).values_list(
@@ -261,6 +261,25 @@ def conversation_set_team(*, conversation: Conversation, team: Team | None, by: 
         else f"{who} took the conversation off the team {previous[0]}."
     )
     message_create_activity(conversation=conversation, content=line)
+    if team is not None and team.auto_assign:
+        _team_takes_over(conversation=conversation, team=team)
+
+
+def _team_takes_over(*, conversation: Conversation, team: Team) -> None:
+    """Moved to a team that auto-assigns: a holder from outside the team lets go, and the team's round-robin
+    picks one of its members. Only for a conversation open for people: one the AI is handling stays with it
+    until it hands over (the escalation assigns then)."""
+    row = Conversation.objects.filter(pk=conversation.pk).values("status", "assignee_id").first()
+    if row is None or row["status"] != Conversation.Status.OPEN:
+        return
+    holder = row["assignee_id"]
+    if holder is not None:
+        if TeamMember.objects.filter(team=team, user_id=holder).exists():
+            return  # already with one of the team's people
+        line = f"The team {team.name} picks someone: the previous assignee is not in it."
+        _assign(conversation=conversation, assignee=None, by=None, line=line)
+    conversation.assignee = None
+    conversation_auto_assign(conversation=conversation, say_when_nobody=False)
 
 
 def conversation_assign(*, conversation: Conversation, assignee: User | None, by: User | None = None) -> None:
