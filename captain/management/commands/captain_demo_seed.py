@@ -129,6 +129,8 @@ class Command(BaseCommand):
                 "account": account,
                 "name": "Website API",
                 "channel_type": Inbox.ChannelType.API,
+                # Handoffs to no team go round-robin to the inbox's members (the demo agent, when online).
+                "auto_assign": True,
                 **({"callback_url": callback_url} if callback_url else {}),
             },
             create_defaults={
@@ -137,6 +139,7 @@ class Command(BaseCommand):
                 "channel_type": Inbox.ChannelType.API,
                 "secret": DEMO_SECRET,
                 "callback_url": callback_url,
+                "auto_assign": True,
             },
         )
         # Assistants, scenarios, FAQ and routing go through the same services as the admin and the API.
