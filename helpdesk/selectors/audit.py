@@ -27,7 +27,7 @@ def audit_entries(
         entries = entries.filter(actor_id=actor_id)
     if since is not None:
         entries = entries.filter(created_at__gte=_day_start(since))
-    if until is not None:
+    if until is not None and until < date.max:  # the last day there is has no day after it: no upper bound
         entries = entries.filter(created_at__lt=_day_start(until + timedelta(days=1)))
     return entries.order_by("-created_at", "-pk")
 

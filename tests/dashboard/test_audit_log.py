@@ -205,3 +205,16 @@ def test_an_assistant_changed_in_the_django_admin_is_recorded(team):
     entry = AuditEntry.objects.get(model="captain.assistant", action="updated")
     assert (entry.source, entry.actor_id, entry.account_id) == ("admin", staff.pk, team.account.pk)
     assert entry.changes["product_name"] == ["Acme Shop", "Acme Store"]
+
+
+def test_the_first_and_last_days_there_are_are_accepted_as_filters(team, admin_client):
+    Team.objects.create(account=team.account, name="Returns")
+    api = APIClient()
+    api.force_authenticate(team.admin)
+    url = f"/api/v1/accounts/{team.account.pk}/audit-log/"
+
+    answer = api.get(url, {"since": "0001-01-01", "until": "9999-12-31"})
+
+    assert answer.status_code == 200 and answer.json()["count"] >= 1
+    page = admin_client.get(f"/app/accounts/{team.account.pk}/audit/", {"until": "9999-12-31"})
+    assert page.status_code == 200 and "Returns" in page.content.decode()
