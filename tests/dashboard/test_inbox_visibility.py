@@ -6,9 +6,16 @@ live events."""
 from __future__ import annotations
 
 import pytest
+from django.http import Http404
 from rest_framework.test import APIClient
 
-from helpdesk.models import Conversation, InboxMember, Membership
+from helpdesk.models import Conversation, InboxMember, Membership, Notification
+from helpdesk.selectors.notifications import (
+    access_notification,
+    bell_notifications,
+    unread_count,
+    user_notifications,
+)
 from helpdesk.selectors.visibility import hidden_inbox_ids
 from helpdesk.views.events import for_person
 from tests.factories import ConversationFactory, InboxFactory, MembershipFactory, MessageFactory, UserFactory
@@ -105,3 +112,25 @@ def test_live_events_of_an_unseen_inbox_are_dropped(team, private):
     assert for_person(team.agent.pk, hidden)({"type": "delivery", "conversation_id": 1}) is True
     assert hidden_inbox_ids(account_id=team.account.id, user_id=carol.pk) == set()
     assert hidden_inbox_ids(account_id=team.account.id, user_id=team.admin.pk) == set()
+
+
+def test_notifications_about_an_unseen_conversation_are_not_shown(team, private):
+    carol, inbox, conversation = private
+    for person in (team.agent, carol):
+        Notification.objects.create(
+            account=team.account,
+            user=person,
+            kind=Notification.Kind.ESCALATION,
+            conversation=conversation,
+            text="x",
+        )
+    hidden = Notification.objects.get(user=team.agent)
+
+    assert list(user_notifications(account_id=team.account.id, user=team.agent)) == []
+    assert unread_count(account_id=team.account.id, user=team.agent) == 0
+    assert bell_notifications(account_id=team.account.id, user=team.agent, limit=5) == (0, [])
+    with pytest.raises(Http404):
+        access_notification(account_id=team.account.id, user=team.agent, notification_id=hidden.pk)
+    assert unread_count(account_id=team.account.id, user=carol) == 1
+    InboxMember.objects.filter(inbox=inbox).delete()  # no members: open to all again
+    assert unread_count(account_id=team.account.id, user=team.agent) == 1
