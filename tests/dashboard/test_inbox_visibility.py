@@ -134,3 +134,12 @@ def test_notifications_about_an_unseen_conversation_are_not_shown(team, private)
     assert unread_count(account_id=team.account.id, user=carol) == 1
     InboxMember.objects.filter(inbox=inbox).delete()  # no members: open to all again
     assert unread_count(account_id=team.account.id, user=team.agent) == 1
+
+
+def test_the_copilot_of_an_unseen_conversation_answers_404(client, team, private):
+    carol, _, conversation = private
+    url = _app(team, f"conversations/{conversation.id}/copilot/")
+    client.force_login(team.agent)
+    assert client.post(url, {"question": "What now?"}).status_code == 404
+    client.force_login(carol)
+    assert client.post(url, {"question": "What now?"}).status_code != 404

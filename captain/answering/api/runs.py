@@ -69,7 +69,9 @@ class ConversationRunsApi(AccountAdminApi):
 
     @extend_schema(responses=RunOutputSerializer(many=True))
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         paginator = Pagination()
         runs = paginator.paginate_queryset(conversation_runs(conversation=conversation), request, view=self)
         spans = spans_by_trace(runs=runs)

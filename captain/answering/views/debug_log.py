@@ -246,7 +246,9 @@ def conversation_runs_page(
     request: HttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
     """`?message=<id>` narrows to the run that a message triggered or that wrote it (links from the thread)."""
-    conversation = dashboard_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = dashboard_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     message = request.GET.get("message", "")
     page_param = request.GET.get("page", "1")
     page = int(page_param) if page_param.isdigit() and int(page_param) > 0 else 1

@@ -42,7 +42,9 @@ def copilot_urls(account_id: int, run_id: int) -> dict[str, str]:
 @require_POST
 @account_view()
 def copilot_start(request: HttpRequest, membership: Membership, conversation_id: int) -> HttpResponse:
-    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = access_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     try:
         run = copilot_request(
             conversation=conversation,

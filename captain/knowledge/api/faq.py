@@ -234,7 +234,9 @@ class ConversationFaqDraftsApi(AccountAdminApi):
 
     @extend_schema(request=None, responses={202: FaqDraftsQueuedSerializer, **REFUSES_400})
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         problem = faq_draft_conversation_problem(conversation=conversation)
         if problem:
             raise serializers.ValidationError({"conversation": [problem]})

@@ -78,7 +78,9 @@ def memory_panel_context(*, conversation: Conversation) -> dict[str, object] | N
 def conversation_memory_action(
     request: HttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = access_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     back = redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
     assistant = assistant_for_inbox(conversation.inbox_id)
     if assistant is None:

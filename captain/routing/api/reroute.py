@@ -57,7 +57,9 @@ class ConversationRerouteApi(AccountApi):
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:

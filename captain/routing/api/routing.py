@@ -177,7 +177,9 @@ class ConversationRoutingDecisionsApi(AccountAdminApi):
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        conversation = access_conversation(account_id=self.account_id, conversation_id=conversation_id)
+        conversation = access_conversation(
+            account_id=self.account_id, conversation_id=conversation_id, user=request.user
+        )
         turns: dict[tuple, dict] = {}
         for decision in conversation_routing_decisions(conversation=conversation):
             key = (decision.message_id, decision.trace_id)

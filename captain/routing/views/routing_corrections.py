@@ -48,7 +48,9 @@ MAX_BULK = 1000
 def conversation_reroute_action(
     request: HttpRequest, membership: Membership, conversation_id: int
 ) -> HttpResponse:
-    conversation = access_conversation(account_id=membership.account_id, conversation_id=conversation_id)
+    conversation = access_conversation(
+        account_id=membership.account_id, conversation_id=conversation_id, user=request.user
+    )
     back = redirect("dashboard:conversation-detail", membership.account_id, conversation.pk)
     try:
         done = conversation_reroute(
