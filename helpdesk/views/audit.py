@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from helpdesk.models import AuditEntry, Membership
 from helpdesk.selectors.audit import audit_actors, audit_entries
-from helpdesk.services.audit import audit_registered
+from helpdesk.services.audit import SECRET_MARK, audit_registered
 
 from .base import ACCOUNT, account_view, frame_context
 
@@ -42,9 +42,13 @@ class AuditFilterForm(forms.Form):
         ]
 
 
-def change_rows(entry: AuditEntry) -> list[tuple[str, Any, Any]]:
-    """(field, before, after) for the template; a secret's pair is the "changed" mark on both sides."""
-    return [(name, pair[0], pair[1]) for name, pair in sorted(entry.changes.items())]
+def change_rows(entry: AuditEntry) -> list[tuple[str, Any, Any, bool]]:
+    """(field, before, after, secret) for the template: a secret's pair is the "changed" mark on both sides,
+    shown once as "Changed"."""
+    return [
+        (name, before, after, before == after == SECRET_MARK)
+        for name, (before, after) in sorted(entry.changes.items())
+    ]
 
 
 @require_GET
