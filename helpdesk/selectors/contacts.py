@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
@@ -13,6 +14,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from helpdesk.models import Contact, ContactInbox, ContactNote, Conversation, Message
 
 from .previews import files_preview
+from .visibility import visible_conversations_q
 
 PAST_CONVERSATIONS = 10
 LAST_WORDS_CHARS = 120
@@ -55,9 +57,10 @@ def latest_incoming(field: str = "content") -> Subquery:
     )
 
 
-def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPanel:
+def contact_panel(*, account_id: int, conversation: Conversation, user: Any | None = None) -> ContactPanel:
     """Profile, channel ids (1 query) and the latest other conversations with the customer's last words in each
-    (1 query). Scoped by the account as well as the contact, so a row of another tenant can never appear."""
+    (1 query). Scoped by the account as well as the contact, so a row of another tenant can never appear, and to
+    the conversations `user` sees (helpdesk.selectors.visibility)."""
     contact = conversation.contact
     channel_ids = [
         ChannelId(inbox_name=name, channel_type=channel_type, source_id=source_id)
@@ -69,6 +72,7 @@ def contact_panel(*, account_id: int, conversation: Conversation) -> ContactPane
     ]
     rows = list(
         Conversation.objects.filter(account_id=account_id, contact_id=contact.pk)
+        .filter(visible_conversations_q(account_id=account_id, user=user))
         .exclude(pk=conversation.pk)
         .annotate(last_words=latest_incoming("content"), last_files=latest_incoming("attachments"))
         .order_by("-last_activity_at", "-pk")
@@ -129,10 +133,13 @@ def contact_page(*, account_id: int, query: str, page: str | int | None) -> Page
     return Paginator(contacts_matching(account_id=account_id, query=query), CONTACTS_PAGE_SIZE).get_page(page)
 
 
-def contact_conversations(*, account_id: int, contact_id: int, limit: int = 50) -> list[Conversation]:
-    """The contact's latest conversations with their inbox (1 query)."""
+def contact_conversations(
+    *, account_id: int, contact_id: int, user: Any | None = None, limit: int = 50
+) -> list[Conversation]:
+    """The contact's latest conversations that `user` sees, with their inbox (1 query)."""
     return list(
         Conversation.objects.filter(account_id=account_id, contact_id=contact_id)
+        .filter(visible_conversations_q(account_id=account_id, user=user))
         .select_related("inbox")
         .order_by("-last_activity_at", "-pk")[:limit]
     )

@@ -42,6 +42,7 @@ from helpdesk.channels.registry import UnknownChannel, channel_for, channel_for_
 from helpdesk.conf import helpdesk_setting
 from helpdesk.models import Attachment, Message
 from helpdesk.outbound import OutboundRefused, ResponseTooLarge, outbound_client
+from helpdesk.selectors.visibility import visible_conversations_q
 
 from .attachment_checks import (
     ACCEPTED_TYPES,
@@ -320,10 +321,12 @@ def attachments_ready(*, message_ids: Iterable[int], timeout: float) -> None:
         attachment_fetch(attachment, timeout=min(left, _timeout()))
 
 
-def access_attachment(*, account_id: int, attachment_id: int) -> Attachment | None:
-    """A stored attachment of this account, or None (whether it exists elsewhere is not revealed)."""
+def access_attachment(*, account_id: int, attachment_id: int, user: Any | None = None) -> Attachment | None:
+    """A stored attachment of this account in a conversation `user` sees (helpdesk.selectors.visibility), or
+    None (whether it exists elsewhere is not revealed)."""
     return (
         Attachment.objects.filter(pk=attachment_id, account_id=account_id, status=Attachment.Status.STORED)
+        .filter(visible_conversations_q(account_id=account_id, user=user, prefix="message__"))
         .exclude(file="")
         .first()
     )

@@ -25,7 +25,9 @@ from .base import account_view
 @require_GET
 @account_view()
 def attachment_file(request: HttpRequest, membership: Membership, attachment_id: int) -> HttpResponse:
-    attachment = access_attachment(account_id=membership.account_id, attachment_id=attachment_id)
+    attachment = access_attachment(
+        account_id=membership.account_id, attachment_id=attachment_id, user=request.user
+    )
     if attachment is None:
         raise Http404("No such file.")
     return _file_response(attachment)

@@ -117,7 +117,7 @@ def contact_detail(
         attribute_rows=attribute_rows(
             definitions=_contact_definitions(account_id), values=contact.custom_attributes or {}
         ),
-        conversations=contact_conversations(account_id=account_id, contact_id=contact.pk),
+        conversations=contact_conversations(account_id=account_id, contact_id=contact.pk, user=request.user),
         channel_ids=contact_channel_ids(account_id=account_id, contact_id=contact.pk),
         duplicates=possible_duplicates(contact=contact),
         notes=_notes_with_rights(request, membership, contact),

@@ -113,7 +113,7 @@ def _done(
     )
     context = list_context(request, fresh)
     panel = {
-        **side_context(membership, fresh),
+        **side_context(membership, fresh, request.user),
         "account": membership.account,
         "membership": membership,
         "result": text,

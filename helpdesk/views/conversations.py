@@ -85,7 +85,7 @@ def conversation_list(request: AuthenticatedHttpRequest, membership: Membership,
     return render(request, "dashboard/conversation_list.html", context)
 
 
-def side_context(membership: Membership, conversation: Conversation) -> dict[str, Any]:
+def side_context(membership: Membership, conversation: Conversation, user: Any) -> dict[str, Any]:
     """What the side panel shows (the page renders it, and every one-click action renders it again)."""
     return {
         "conversation": conversation,
@@ -95,7 +95,9 @@ def side_context(membership: Membership, conversation: Conversation) -> dict[str
         "teams": list(account_team_choices(account_id=membership.account_id)),
         "reroute": reroute_form(conversation),
         "attributes": attributes_panel(account_id=membership.account_id, conversation=conversation),
-        "contact_panel": contact_panel(account_id=membership.account_id, conversation=conversation),
+        "contact_panel": contact_panel(
+            account_id=membership.account_id, conversation=conversation, user=user
+        ),
         "snooze_choices": SNOOZE_CHOICES,
         "snooze_min": timezone.localtime(timezone.now(), account_zone(membership)).strftime("%Y-%m-%dT%H:%M"),
         # The debug log holds prompts and model output: its links are for the account's administrators only.
@@ -141,7 +143,7 @@ def conversation_detail(
         poll_interval_ms=POLL_INTERVAL_MS,
         composer_kind=composer_kind(request, conversation.pk),
         composer_text=take_composer_draft(request, conversation.pk),
-        **side_context(membership, conversation),
+        **side_context(membership, conversation, request.user),
     )
     return render(request, "dashboard/conversation_detail.html", context)
 

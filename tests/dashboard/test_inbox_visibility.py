@@ -6,10 +6,12 @@ live events."""
 from __future__ import annotations
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.http import Http404
 from rest_framework.test import APIClient
 
-from helpdesk.models import Conversation, InboxMember, Membership, Notification
+from helpdesk.models import Attachment, Conversation, InboxMember, Membership, Notification
 from helpdesk.selectors.notifications import (
     access_notification,
     bell_notifications,
@@ -143,3 +145,34 @@ def test_the_copilot_of_an_unseen_conversation_answers_404(client, team, private
     assert client.post(url, {"question": "What now?"}).status_code == 404
     client.force_login(carol)
     assert client.post(url, {"question": "What now?"}).status_code != 404
+
+
+def test_the_contact_s_other_conversations_and_files_follow_the_rule(
+    client, team, private, settings, tmp_path
+):
+    _, _, conversation = private
+    settings.MEDIA_ROOT = str(tmp_path)
+    seen = ConversationFactory(
+        contact_inbox__inbox=team.inbox, contact=conversation.contact, status=Conversation.Status.OPEN
+    )
+    message = conversation.messages.get()
+    name = default_storage.save(f"attachments/{team.account.id}/k3y.bin", ContentFile(b"%PDF-1.4 x"))
+    item = Attachment.objects.create(
+        account_id=team.account.id,
+        message=message,
+        kind="file",
+        status="stored",
+        provider_ref="ref",
+        content_type="application/pdf",
+        size=10,
+        file=name,
+    )
+    link = f"/conversations/{conversation.id}/"
+    client.force_login(team.agent)
+    assert link not in client.get(_app(team, f"conversations/{seen.id}/")).content.decode()
+    assert link not in client.get(_app(team, f"contacts/{conversation.contact_id}/")).content.decode()
+    assert client.get(_app(team, f"attachments/{item.pk}/")).status_code == 404
+    client.force_login(team.admin)
+    assert link in client.get(_app(team, f"conversations/{seen.id}/")).content.decode()
+    assert link in client.get(_app(team, f"contacts/{conversation.contact_id}/")).content.decode()
+    assert client.get(_app(team, f"attachments/{item.pk}/")).status_code == 200
