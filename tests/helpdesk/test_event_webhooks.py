@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -320,3 +321,20 @@ def test_the_sweep_publishes_a_row_whose_task_was_never_published(receiver):
     assert webhook_deliveries_republish() == 1  # onto the test's real Redis broker
     assert WebhookDelivery.objects.get(pk=row_id).enqueued_at is not None
     assert webhook_deliveries_republish() == 0  # claimed once per period
+
+
+def test_rows_are_written_with_the_change_and_published_after_its_commit(
+    receiver, django_capture_on_commit_callbacks
+):
+    conversation = ConversationFactory()
+    endpoint_for(conversation.account, receiver)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        MessageFactory(conversation=conversation)
+        raise RuntimeError("the change is rolled back")
+    assert not WebhookDelivery.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        MessageFactory(conversation=conversation)
+        assert WebhookDelivery.objects.get().enqueued_at is None  # written, not yet published
+
+    assert WebhookDelivery.objects.get().enqueued_at is not None  # on the test's real Redis broker
