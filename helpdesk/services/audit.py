@@ -162,9 +162,18 @@ def _fields(model: type[models.Model], registration: Registration) -> list[model
     ]
 
 
-def _snapshot(instance: models.Model, registration: Registration) -> dict[str, Any]:
+def _snapshot(
+    instance: models.Model, registration: Registration, only: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The row's audited values as written: a deferred field was not loaded (reading it would query) and a
+    save with `update_fields` wrote only those, so neither is compared."""
+    deferred = instance.get_deferred_fields()
+    written = None if only is None else set(only)
     return {
-        field.attname: getattr(instance, field.attname) for field in _fields(type(instance), registration)
+        field.attname: getattr(instance, field.attname)
+        for field in _fields(type(instance), registration)
+        if field.attname not in deferred
+        and (written is None or field.name in written or field.attname in written)
     }
 
 
@@ -257,7 +266,9 @@ def _after_save(
     if registration is None or raw:
         return
     before = None if created else instance.__dict__.pop("_audit_before", None)
-    after = _snapshot(instance, registration)
+    after = _snapshot(instance, registration, only=kwargs.get("update_fields"))
+    if before is not None:
+        before = {name: value for name, value in before.items() if name in after}
     changes = field_changes(before, after, registration)
     if not created and not changes:
         return  # saved without a change: nothing to tell

@@ -218,3 +218,14 @@ def test_the_first_and_last_days_there_are_are_accepted_as_filters(team, admin_c
     assert answer.status_code == 200 and answer.json()["count"] >= 1
     page = admin_client.get(f"/app/accounts/{team.account.pk}/audit/", {"until": "9999-12-31"})
     assert page.status_code == 200 and "Returns" in page.content.decode()
+
+
+def test_only_written_fields_are_compared(team):
+    inbox = type(team.inbox).objects.only("id", "account_id", "name").get(pk=team.inbox.pk)
+    inbox.name = "Renamed"
+    inbox.save(update_fields=["name"])  # the deferred fields are neither read nor reported as emptied
+    inbox.greeting_message = "Not saved"
+    inbox.save(update_fields=["name"])  # nothing written changed: nothing recorded
+
+    (entry,) = AuditEntry.objects.filter(model="helpdesk.inbox", action="updated")
+    assert entry.changes == {"name": ["Web chat", "Renamed"]}
