@@ -20,7 +20,14 @@ from helpdesk.selectors.notifications import (
 )
 from helpdesk.selectors.visibility import hidden_inbox_ids
 from helpdesk.views.events import for_person
-from tests.factories import ConversationFactory, InboxFactory, MembershipFactory, MessageFactory, UserFactory
+from tests.factories import (
+    AssistantInboxFactory,
+    ConversationFactory,
+    InboxFactory,
+    MembershipFactory,
+    MessageFactory,
+    UserFactory,
+)
 
 
 @pytest.fixture
@@ -176,3 +183,16 @@ def test_the_contact_s_other_conversations_and_files_follow_the_rule(
     assert link in client.get(_app(team, f"conversations/{seen.id}/")).content.decode()
     assert link in client.get(_app(team, f"contacts/{conversation.contact_id}/")).content.decode()
     assert client.get(_app(team, f"attachments/{item.pk}/")).status_code == 200
+
+
+def test_the_memory_api_of_an_unseen_conversation_answers_404(team, private):
+    carol, inbox, conversation = private
+    AssistantInboxFactory(
+        inbox=inbox, assistant__account=team.account
+    )  # memory is the AI's: the inbox has one
+    url = f"/api/v1/captain/accounts/{team.account.id}/conversations/{conversation.id}/memory/"
+    api = APIClient()
+    api.force_authenticate(team.agent)
+    assert api.get(url).status_code == 404
+    api.force_authenticate(carol)
+    assert api.get(url).status_code != 404

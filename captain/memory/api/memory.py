@@ -13,6 +13,8 @@ Another account's assistant, variable or conversation answers 404, like a missin
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
@@ -178,8 +180,10 @@ MEMORY_WRITE_BODY = {
 }
 
 
-def _conversation_assistant(account_id: int, conversation_id: int) -> tuple[Conversation, Assistant]:
-    conversation = access_conversation(account_id=account_id, conversation_id=conversation_id)
+def _conversation_assistant(
+    account_id: int, conversation_id: int, user: Any
+) -> tuple[Conversation, Assistant]:
+    conversation = access_conversation(account_id=account_id, conversation_id=conversation_id, user=user)
     assistant = assistant_for_inbox(conversation.inbox_id)
     if assistant is None or assistant.account_id != conversation.account_id:
         raise Http404("No assistant answers this conversation's inbox.")
@@ -196,10 +200,10 @@ class ConversationMemoryApi(AccountApi):
 
     @extend_schema(responses=ConversationMemoryOutputSerializer)
     def get(self, request: Request, account_id: int, conversation_id: int) -> Response:
-        return _memory_response(*_conversation_assistant(self.account_id, conversation_id))
+        return _memory_response(*_conversation_assistant(self.account_id, conversation_id, request.user))
 
     def _write(self, request: Request, conversation_id: int) -> Response:
-        conversation, assistant = _conversation_assistant(self.account_id, conversation_id)
+        conversation, assistant = _conversation_assistant(self.account_id, conversation_id, request.user)
         changes = request.data
         if not isinstance(changes, dict):
             raise serializers.ValidationError({"non_field_errors": ["Send an object of {name: value}."]})
@@ -249,7 +253,7 @@ class ConversationMemoryNameApi(AccountApi):
 
     @extend_schema(responses={204: None, **REFUSES_400})
     def delete(self, request: Request, account_id: int, conversation_id: int, name: str) -> Response:
-        conversation, assistant = _conversation_assistant(self.account_id, conversation_id)
+        conversation, assistant = _conversation_assistant(self.account_id, conversation_id, request.user)
         try:
             memory_clear(
                 assistant=assistant, conversation=conversation, name=name, writer=MemoryValue.Writer.API
