@@ -338,3 +338,56 @@ def test_rows_are_written_with_the_change_and_published_after_its_commit(
         assert WebhookDelivery.objects.get().enqueued_at is None  # written, not yet published
 
     assert WebhookDelivery.objects.get().enqueued_at is not None  # on the test's real Redis broker
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"name": "", "url": "https://hooks.example.com/", "events": ["csat"]},
+        {"name": "X", "url": "ftp://hooks.example.com/", "events": ["csat"]},
+        {"name": "X", "url": "https://user:pw@hooks.example.com/", "events": ["csat"]},
+        {"name": "X", "url": "https://10.0.0.1/", "events": []},
+        {"name": "X", "url": "https://10.0.0.1/", "events": "csat"},
+        {"name": "X", "url": "https://10.0.0.1/", "events": ["nope"]},
+        {"name": "X", "url": "https://10.0.0.1/", "events": ["csat"], "enabled": "maybe"},
+        {"name": "X" * 101, "url": "https://10.0.0.1/", "events": ["csat"]},
+        {"name": "X", "url": "https://" + "a" * 600 + ".com/", "events": ["csat"]},
+    ],
+)
+def test_bad_endpoint_input_is_a_clear_400(body):
+    account = AccountFactory()
+    admin = UserFactory()
+    MembershipFactory(account=account, user=admin, role=Membership.Role.ADMIN)
+    api = APIClient()
+    api.force_authenticate(admin)
+
+    answer = api.post(f"/api/v1/accounts/{account.pk}/webhooks/", body, format="json")
+
+    assert answer.status_code == 400, answer.content
+    assert not account.webhook_endpoints.exists()
+
+
+def test_patch_delete_and_the_log_filters_answer_as_documented(receiver):
+    account = AccountFactory()
+    admin = UserFactory()
+    MembershipFactory(account=account, user=admin, role=Membership.Role.ADMIN)
+    api = APIClient()
+    api.force_authenticate(admin)
+    base = f"/api/v1/accounts/{account.pk}/webhooks/"
+    first = api.post(base, {"name": "A", "url": receiver.url, "events": ["csat"]}, format="json").json()
+    api.post(base, {"name": "B", "url": receiver.url, "events": ["csat"]}, format="json")
+    url = f"{base}{first['id']}/"
+
+    assert api.patch(url, {"name": "B"}, format="json").status_code == 400  # taken
+    assert api.patch(url, {"events": []}, format="json").status_code == 400
+    renewed = api.patch(url, {"new_secret": True, "enabled": False}, format="json").json()
+    assert len(renewed["secret"]) == 64 and renewed["enabled"] is False
+    assert "secret" not in api.patch(url, {"name": "C"}, format="json").json()
+    log = f"/api/v1/accounts/{account.pk}/webhook-deliveries/"
+    assert api.get(log, {"status": "nope"}).status_code == 400
+    assert api.get(log, {"endpoint": "0"}).status_code == 400
+    assert api.get(log, {"endpoint": first["id"], "status": "sent"}).json()["count"] == 0
+    assert api.delete(url).status_code == 204
+    assert api.get(url).status_code == 404
+    assert api.post(f"/api/v1/accounts/{account.pk}/webhook-deliveries/99999/replay/").status_code == 404
