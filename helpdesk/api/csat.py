@@ -49,6 +49,7 @@ class CsatResponseListApi(AccountApi):
         data = filters.validated_data
         responses = csat_responses(
             account_id=self.account_id,
+            user=request.user,
             inbox_id=data.get("inbox"),
             conversation_id=data.get("conversation"),
             since=data.get("since"),

@@ -11,7 +11,7 @@ from django.core.files.storage import default_storage
 from django.http import Http404
 from rest_framework.test import APIClient
 
-from helpdesk.models import Attachment, Conversation, InboxMember, Membership, Notification
+from helpdesk.models import Attachment, Conversation, CsatResponse, InboxMember, Membership, Notification
 from helpdesk.selectors.notifications import (
     access_notification,
     bell_notifications,
@@ -196,3 +196,14 @@ def test_the_memory_api_of_an_unseen_conversation_answers_404(team, private):
     assert api.get(url).status_code == 404
     api.force_authenticate(carol)
     assert api.get(url).status_code != 404
+
+
+def test_ratings_of_an_unseen_conversation_are_not_listed(team, private):
+    carol, _, conversation = private
+    CsatResponse.objects.create(account=team.account, conversation=conversation, rating=2, comment="Slow")
+    url = f"/api/v1/accounts/{team.account.id}/csat-responses/"
+    api = APIClient()
+    api.force_authenticate(team.agent)
+    assert api.get(url).json()["results"] == []
+    api.force_authenticate(carol)
+    assert [row["rating"] for row in api.get(url).json()["results"]] == [2]
