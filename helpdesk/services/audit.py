@@ -29,6 +29,8 @@ from django.http import HttpRequest, HttpResponse
 from helpdesk.models import (
     Account,
     AuditEntry,
+    CannedResponse,
+    CustomAttributeDefinition,
     Inbox,
     InboxMember,
     Membership,
@@ -118,6 +120,8 @@ def register_helpdesk_models() -> None:
     audit_register(Team)
     audit_register(TeamMember, account_path="team.account_id", exclude={"last_assigned_at"})
     audit_register(WebhookEndpoint)
+    audit_register(CannedResponse)
+    audit_register(CustomAttributeDefinition)
     # Deleting an account deletes its log too: nothing may be written for it while it goes.
     pre_delete.connect(_account_deleting, sender=Account, dispatch_uid="audit-account-deleting", weak=False)
     post_delete.connect(_account_deleted, sender=Account, dispatch_uid="audit-account-deleted", weak=False)

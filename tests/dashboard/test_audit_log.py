@@ -229,3 +229,13 @@ def test_only_written_fields_are_compared(team):
 
     (entry,) = AuditEntry.objects.filter(model="helpdesk.inbox", action="updated")
     assert entry.changes == {"name": ["Web chat", "Renamed"]}
+
+
+def test_a_canned_response_added_on_the_dashboard_is_recorded(team, client):
+    client.force_login(team.agent)
+    url = f"/app/accounts/{team.account.pk}/canned-responses/"
+    client.post(url, {"short_code": "late", "content": "Sorry for the wait."})
+
+    entry = AuditEntry.objects.get(model="helpdesk.cannedresponse")
+    assert (entry.action, entry.source, entry.actor_id) == ("created", "dashboard", team.agent.pk)
+    assert entry.changes["content"] == [None, "Sorry for the wait."]
