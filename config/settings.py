@@ -393,8 +393,13 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Stored spans past CAPTAIN_SPAN_RETENTION_DAYS, deleted in batches within a time budget per sweep.
     "captain-span-retention": {"task": "captain.tasks.span_retention_sweep", "schedule": 3600.0},
-    # Audit log entries past HELPDESK_AUDIT_RETENTION_DAYS.
-    "helpdesk-audit-retention": {"task": "helpdesk.tasks.audit_retention_sweep", "schedule": 86400.0},
+    # Audit log entries past HELPDESK_AUDIT_RETENTION_DAYS and finished webhook deliveries past
+    # HELPDESK_WEBHOOK_DELIVERY_RETENTION_DAYS, in batches within a time budget (the next sweep goes on).
+    "helpdesk-audit-retention": {"task": "helpdesk.tasks.audit_retention_sweep", "schedule": 3600.0},
+    "helpdesk-webhook-delivery-retention": {
+        "task": "helpdesk.tasks.event_webhooks_retention_sweep",
+        "schedule": 3600.0,
+    },
     # Event webhook deliveries whose task was never published (broker down) or got lost.
     "helpdesk-event-webhooks-sweep": {"task": "helpdesk.tasks.event_webhooks_sweep", "schedule": 30.0},
 }
@@ -425,8 +430,9 @@ HELPDESK = {
             "ATTACHMENT_MAX_BYTES": ("HELPDESK_ATTACHMENT_MAX_BYTES", int),
             # Comma-separated Fernet keys for inbox secrets at rest (the first encrypts; all decrypt).
             "SECRETS_KEYS": ("HELPDESK_SECRETS_KEYS", env_list),
-            # Audit log entries older than this many days are deleted by a daily sweep (0 keeps them).
+            # Audit log entries and finished webhook deliveries older than these days are deleted (0 keeps them).
             "AUDIT_RETENTION_DAYS": ("HELPDESK_AUDIT_RETENTION_DAYS", int),
+            "WEBHOOK_DELIVERY_RETENTION_DAYS": ("HELPDESK_WEBHOOK_DELIVERY_RETENTION_DAYS", int),
         }
     ),
 }

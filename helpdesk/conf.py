@@ -43,6 +43,9 @@ DEFAULTS: dict[str, Any] = {
     # Audit log entries (helpdesk.models.AuditEntry) are kept this many days; 0 keeps them for ever. A year
     # covers the usual "who changed this last quarter" question and a yearly review.
     "AUDIT_RETENTION_DAYS": 365,
+    # Finished event webhook deliveries (the delivery log) are kept this many days; 0 keeps them. A month is
+    # enough to see why an integration missed something and to replay it.
+    "WEBHOOK_DELIVERY_RETENTION_DAYS": 30,
 }
 
 

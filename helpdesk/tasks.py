@@ -17,6 +17,7 @@ from helpdesk.services.attachments import FETCH_TASK, attachment_fetch_by_id
 from helpdesk.services.audit import audit_purge
 from helpdesk.services.event_webhooks import (
     DELIVER_TASK,
+    webhook_deliveries_purge,
     webhook_deliveries_republish,
     webhook_delivery_attempt,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "attachment_fetch",
     "audit_retention_sweep",
     "event_webhook_deliver",
+    "event_webhooks_retention_sweep",
     "event_webhooks_sweep",
     "message_deliver",
     "outbox_sweep",
@@ -78,3 +80,12 @@ def event_webhook_deliver(self: Task, delivery_id: int) -> str:
 def event_webhooks_sweep() -> int:
     """Publish webhook deliveries whose task was never published or got lost (`webhook_deliveries_republish`)."""
     return webhook_deliveries_republish()
+
+
+@shared_task(acks_late=True)
+def event_webhooks_retention_sweep() -> int:
+    """Delete finished webhook deliveries older than `WEBHOOK_DELIVERY_RETENTION_DAYS` (0 keeps them)."""
+    days = int(helpdesk_setting("WEBHOOK_DELIVERY_RETENTION_DAYS"))
+    if days <= 0:
+        return 0
+    return webhook_deliveries_purge(older_than=timezone.now() - timedelta(days=days))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -299,7 +300,18 @@ def audit_rows_created(rows: Iterable[models.Model]) -> None:
             _write(row, AuditEntry.Action.CREATED, changes)
 
 
+PURGE_BATCH = 5000
+PURGE_SECONDS = 30.0
+
+
 def audit_purge(*, older_than: datetime.datetime) -> int:
-    """Delete the entries recorded before `older_than` (the retention sweep); returns how many went."""
-    deleted, _ = AuditEntry.objects.filter(created_at__lt=older_than).delete()
-    return deleted
+    """Delete the entries recorded before `older_than` (the retention sweep), one short DELETE of
+    `PURGE_BATCH` rows at a time so a backlog never holds a long lock, for at most `PURGE_SECONDS` (the next
+    sweep goes on); returns how many went."""
+    started, total = time.monotonic(), 0
+    while True:
+        batch = AuditEntry.objects.filter(created_at__lt=older_than).order_by().values("pk")[:PURGE_BATCH]
+        deleted, _ = AuditEntry.objects.filter(pk__in=batch).delete()
+        total += deleted
+        if deleted < PURGE_BATCH or time.monotonic() - started >= PURGE_SECONDS:
+            return total

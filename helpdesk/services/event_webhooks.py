@@ -314,6 +314,19 @@ def webhook_deliveries_republish(*, now: datetime | None = None) -> int:
     return webhook_deliveries_publish(delivery_ids=ids)
 
 
+def webhook_deliveries_purge(*, older_than: datetime, batch: int = 5000) -> int:
+    """Delete finished deliveries (sent or given up) created before `older_than`, one short DELETE per batch
+    within a time budget (the hourly sweep goes on); queued rows are never deleted."""
+    started, total = time.monotonic(), 0
+    finished = [WebhookDelivery.Status.SENT, WebhookDelivery.Status.FAILED]
+    while True:
+        rows = WebhookDelivery.objects.filter(created_at__lt=older_than, status__in=finished)
+        deleted, _ = WebhookDelivery.objects.filter(pk__in=rows.order_by().values("pk")[:batch]).delete()
+        total += deleted
+        if deleted < batch or time.monotonic() - started >= 30:
+            return total
+
+
 # ---- where events happen: model signals, and `conversation_updated` for writes that send none ---------------
 
 

@@ -31,7 +31,7 @@ from helpdesk.services.event_webhooks import (
     webhook_delivery_attempt,
     webhook_endpoint_create,
 )
-from helpdesk.tasks import event_webhook_deliver
+from helpdesk.tasks import event_webhook_deliver, event_webhooks_retention_sweep
 from tests.factories import (
     AccountFactory,
     ConversationFactory,
@@ -391,3 +391,23 @@ def test_patch_delete_and_the_log_filters_answer_as_documented(receiver):
     assert api.delete(url).status_code == 204
     assert api.get(url).status_code == 404
     assert api.post(f"/api/v1/accounts/{account.pk}/webhook-deliveries/99999/replay/").status_code == 404
+
+
+def test_finished_deliveries_past_their_retention_are_deleted_and_queued_ones_kept(receiver, settings):
+    settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_DELIVERY_RETENTION_DAYS": 30}
+    account = AccountFactory()
+    endpoint_for(account, receiver, events=["csat"])
+    sent, failed, queued, fresh = (
+        event_emit(account_id=account.pk, event="csat", data={})[0] for _ in range(4)
+    )
+    WebhookDelivery.objects.filter(pk=sent).update(status="sent")
+    WebhookDelivery.objects.filter(pk=failed).update(status="failed")
+    WebhookDelivery.objects.filter(pk__in=[sent, failed, queued]).update(
+        created_at=timezone.now() - timedelta(days=31)
+    )
+
+    assert event_webhooks_retention_sweep() == 2
+    assert set(WebhookDelivery.objects.values_list("pk", flat=True)) == {queued, fresh}
+    settings.HELPDESK = {**settings.HELPDESK, "WEBHOOK_DELIVERY_RETENTION_DAYS": 0}
+    WebhookDelivery.objects.update(status="sent")
+    assert event_webhooks_retention_sweep() == 0
