@@ -2,8 +2,7 @@
 
 - Events (helpdesk.models.WebhookEvent): `conversation_created`, `conversation_updated` (status, assignee,
   team, priority, labels, snooze), `conversation_resolved`, `message_created` (incoming and outgoing; not
-  private notes or activity lines),
-  `handoff` (the conversation was handed to people) and `csat` (a rating or its comment).
+  private notes or activity lines), `handoff` (handed to people) and `csat` (a rating or its comment).
 - `event_emit` is the one entry point: it writes one outbox row (helpdesk.models.WebhookDelivery) per subscribed
   endpoint in the caller's transaction and publishes the delivery tasks after commit, so a rolled-back change
   sends nothing. Model signals (`connect_signals`, from HelpdeskConfig.ready) call it for every save, whichever
@@ -50,7 +49,7 @@ logger = logging.getLogger(__name__)
 DELIVER_TASK = "helpdesk.tasks.event_webhook_deliver"
 MAX_ENDPOINTS_PER_ACCOUNT = 20
 SWEEP_BATCH = 500
-# A save that touches only these is the conversation's own bookkeeping, not news for an integration.
+# A save writing one of these is news for an integration; others (last activity ...) are bookkeeping.
 UPDATE_FIELDS = frozenset(
     {"status", "assignee", "assignee_id", "team", "team_id", "priority", "snoozed_until", "custom_attributes"}
 )
