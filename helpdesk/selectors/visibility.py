@@ -4,7 +4,8 @@ the conversation page, the API, bulk actions, live events).
 An administrator sees every conversation of the account. An agent sees the conversations of the inboxes they
 are a member of (helpdesk.models.InboxMember), and those of inboxes that have no members at all: an inbox
 nobody was made a member of stays open to every agent of the account, so accounts that never set members keep
-working as before. The rule is a `Q` of three EXISTS subqueries, so a list or a count that applies it costs no
+working as before. An agent also sees any conversation assigned to them (a team's round-robin may give one of
+an inbox they are not in: they can always open what they are asked to handle). The rule is a `Q` of three EXISTS subqueries, so a list or a count that applies it costs no
 extra query.
 """
 
@@ -23,12 +24,13 @@ def visible_conversations_q(*, account_id: int, user: Any | None, prefix: str = 
     if user is None:
         return Q()
     inbox = OuterRef(f"{prefix}inbox_id")
+    assigned = Q(**{f"{prefix}assignee_id": user.pk})
     admin = Exists(
         Membership.objects.filter(account_id=account_id, user_id=user.pk, role=Membership.Role.ADMIN)
     )
     staffed = Exists(InboxMember.objects.filter(inbox_id=inbox))
     member = Exists(InboxMember.objects.filter(inbox_id=inbox, user_id=user.pk))
-    return Q(admin) | ~Q(staffed) | Q(member)
+    return Q(admin) | ~Q(staffed) | Q(member) | assigned
 
 
 def hidden_inbox_ids(*, account_id: int, user_id: int) -> set[int]:

@@ -326,7 +326,7 @@ def access_attachment(*, account_id: int, attachment_id: int, user: Any | None =
     None (whether it exists elsewhere is not revealed)."""
     return (
         Attachment.objects.filter(pk=attachment_id, account_id=account_id, status=Attachment.Status.STORED)
-        .filter(visible_conversations_q(account_id=account_id, user=user, prefix="message__"))
+        .filter(visible_conversations_q(account_id=account_id, user=user, prefix="message__conversation__"))
         .exclude(file="")
         .first()
     )

@@ -63,8 +63,8 @@ def for_person(
 
     def accept(event: dict[str, Any]) -> bool:
         addressed = event.get("user_id")
-        if event.get("inbox_id") in hidden_inboxes:
-            return False
+        if event.get("inbox_id") in hidden_inboxes and event.get("assignee_id") != user_id:
+            return False  # a conversation event of a conversation assigned to them still arrives
         return addressed is None or addressed == user_id
 
     return accept

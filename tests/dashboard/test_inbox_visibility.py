@@ -207,3 +207,15 @@ def test_ratings_of_an_unseen_conversation_are_not_listed(team, private):
     assert api.get(url).json()["results"] == []
     api.force_authenticate(carol)
     assert [row["rating"] for row in api.get(url).json()["results"]] == [2]
+
+
+def test_an_agent_sees_a_conversation_assigned_to_them_outside_their_inboxes(client, team, private):
+    """A team's round-robin may give an agent a conversation of an inbox they are not in: they can open it."""
+    _, inbox, conversation = private
+    Conversation.objects.filter(pk=conversation.pk).update(assignee=team.agent)
+    client.force_login(team.agent)
+    assert _sees_everywhere(client, team, conversation) == [True, True, True, True]
+    hidden = frozenset(hidden_inbox_ids(account_id=team.account.id, user_id=team.agent.pk))
+    event = {"type": "conversation", "inbox_id": inbox.id, "conversation_id": conversation.id}
+    assert for_person(team.agent.pk, hidden)({**event, "assignee_id": team.agent.pk}) is True
+    assert for_person(team.agent.pk, hidden)({**event, "assignee_id": None}) is False
