@@ -16,7 +16,7 @@ from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
 from .previews import files_preview
 from .search import conversations_with_messages_q
-from .visibility import visible_conversations_q
+from .visibility import hidden_inboxes, visible_conversations_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
     from django_stubs_ext import StrOrPromise
@@ -262,10 +262,13 @@ def _previews(conversations: list[Conversation]) -> dict[int, str]:
     return previews
 
 
-def filter_options(*, account_id: int) -> dict[str, list]:
-    """Inboxes, labels and teams of the account, for the filter bar."""
+def filter_options(*, account_id: int, user: AbstractBaseUser | None = None) -> dict[str, list]:
+    """Inboxes (those `user` sees), labels and teams of the account, for the filter bar."""
+    inboxes = Inbox.objects.filter(account_id=account_id)
+    if user is not None:
+        inboxes = inboxes.exclude(pk__in=hidden_inboxes(account_id=account_id, user_id=user.pk).values("pk"))
     return {
-        "inboxes": list(Inbox.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
+        "inboxes": list(inboxes.order_by("name").only("id", "name")),
         "labels": list(Label.objects.filter(account_id=account_id).order_by("name")),
         "teams": list(Team.objects.filter(account_id=account_id).order_by("name").only("id", "name")),
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from helpdesk.models import Inbox, InboxMember, Membership
 
@@ -33,14 +33,18 @@ def visible_conversations_q(*, account_id: int, user: Any | None, prefix: str = 
     return Q(admin) | ~Q(staffed) | Q(member) | assigned
 
 
-def hidden_inbox_ids(*, account_id: int, user_id: int) -> set[int]:
-    """The ids of the account's inboxes whose conversations the person does not see (one query): the live
-    event stream drops their events. Asked this way round, an inbox created after the stream opened has no
-    members yet and is not hidden, as the rule says."""
+def hidden_inboxes(*, account_id: int, user_id: int) -> QuerySet[Inbox]:
+    """The account's inboxes whose conversations the person does not see (a lazy queryset: used as a subquery
+    it costs no query of its own)."""
     admin = Exists(
         Membership.objects.filter(account_id=account_id, user_id=user_id, role=Membership.Role.ADMIN)
     )
     staffed = Exists(InboxMember.objects.filter(inbox_id=OuterRef("pk")))
     member = Exists(InboxMember.objects.filter(inbox_id=OuterRef("pk"), user_id=user_id))
-    inboxes = Inbox.objects.filter(account_id=account_id).filter(~Q(admin) & Q(staffed) & ~Q(member))
-    return set(inboxes.values_list("id", flat=True))
+    return Inbox.objects.filter(account_id=account_id).filter(~Q(admin) & Q(staffed) & ~Q(member))
+
+
+def hidden_inbox_ids(*, account_id: int, user_id: int) -> set[int]:
+    """The ids of `hidden_inboxes` (one query): the live event stream drops their events. Asked this way round,
+    an inbox created after the stream opened has no members yet and is not hidden, as the rule says."""
+    return set(hidden_inboxes(account_id=account_id, user_id=user_id).values_list("id", flat=True))

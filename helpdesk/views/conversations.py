@@ -80,7 +80,7 @@ def conversation_list(request: AuthenticatedHttpRequest, membership: Membership,
         priorities=Conversation.Priority.choices,
         members=list(account_members(account_id=membership.account_id)),
         snooze_choices=SNOOZE_CHOICES,
-        **dashboard.filter_options(account_id=membership.account_id),
+        **dashboard.filter_options(account_id=membership.account_id, user=request.user),
     )
     return render(request, "dashboard/conversation_list.html", context)
 

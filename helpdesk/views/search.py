@@ -31,7 +31,7 @@ def search_page(request: AuthenticatedHttpRequest, membership: Membership) -> Ht
         filters=filters,
         statuses=Conversation.Status.choices,
         members=list(account_members(account_id=membership.account_id)),
-        **dashboard.filter_options(account_id=membership.account_id),
+        **dashboard.filter_options(account_id=membership.account_id, user=request.user),
     )
     return render(request, "dashboard/search.html", context)
 

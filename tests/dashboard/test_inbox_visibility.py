@@ -219,3 +219,11 @@ def test_an_agent_sees_a_conversation_assigned_to_them_outside_their_inboxes(cli
     event = {"type": "conversation", "inbox_id": inbox.id, "conversation_id": conversation.id}
     assert for_person(team.agent.pk, hidden)({**event, "assignee_id": team.agent.pk}) is True
     assert for_person(team.agent.pk, hidden)({**event, "assignee_id": None}) is False
+
+
+def test_the_inbox_filter_offers_only_the_inboxes_the_agent_sees(client, team, private):
+    carol, _, _ = private
+    client.force_login(team.agent)
+    assert [i.name for i in client.get(_app(team, "lists/all/")).context["inboxes"]] == ["Web chat"]
+    client.force_login(carol)
+    assert [i.name for i in client.get(_app(team, "search/")).context["inboxes"]] == ["Billing", "Web chat"]
