@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from helpdesk.models import Conversation, InboxMember, Membership, Team, TeamMember
 from helpdesk.services.conversations import conversation_assign, conversation_set_status
@@ -122,3 +123,18 @@ def test_an_inbox_that_does_not_auto_assign_keeps_its_queue(account):
     membership_set_availability(membership=Membership.objects.get(user=ann), availability="online")
 
     assert assignees(queued) == [None]
+
+
+def test_switching_to_online_through_the_api_assigns_the_waiting_one(account, inbox):
+    ann = person(account, "ann", availability=Membership.Availability.OFFLINE, max_open_assignments=None)
+    InboxMember.objects.create(inbox=inbox, user=ann)
+    queued = waiting(inbox, 10)
+    api = APIClient()
+    api.force_authenticate(ann)
+
+    response = api.patch(
+        f"/api/v1/accounts/{account.id}/availability/", {"availability": "online"}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert assignees(queued) == ["ann"]
