@@ -284,6 +284,10 @@ SPECTACULAR_SETTINGS = {
         # Likewise `kind`: custom attribute definitions and memory variables.
         "AttributeKindEnum": "helpdesk.models.CustomAttributeDefinition.Kind",
         "MemoryVariableKindEnum": "captain.memory.models.MemoryVariable.Kind",
+        # `action`: a shortcut's and an audit entry's; `event`: one set for the webhooks' events and deliveries.
+        "ActionEnum": "captain.actions.models.Shortcut.Action",
+        "AuditEntryActionEnum": "helpdesk.models.AuditEntry.Action",
+        "WebhookEventEnum": "helpdesk.models.WebhookEvent",
     },
     # `<id:...>` in a path (helpdesk.ids): a 64-bit positive integer, as `<int:...>` was typed before.
     "PATH_CONVERTER_OVERRIDES": {

@@ -125,13 +125,13 @@ class WebhookEndpointCollectionApi(AccountAdminApi):
 
 class WebhookEndpointDetailApi(AccountAdminApi):
     @extend_schema(responses=WebhookEndpointSerializer)
-    def get(self, request: Request, account_id: int, endpoint_id: int) -> Response:
-        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=endpoint_id)
+    def get(self, request: Request, account_id: int, webhook_id: int) -> Response:
+        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=webhook_id)
         return Response(WebhookEndpointSerializer(endpoint).data)
 
     @extend_schema(request=WebhookEndpointInputSerializer(partial=True), responses=WebhookEndpointSerializer)
-    def patch(self, request: Request, account_id: int, endpoint_id: int) -> Response:
-        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=endpoint_id)
+    def patch(self, request: Request, account_id: int, webhook_id: int) -> Response:
+        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=webhook_id)
         data = WebhookEndpointInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -147,8 +147,8 @@ class WebhookEndpointDetailApi(AccountAdminApi):
         return _with_secret(endpoint, secret)
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, account_id: int, endpoint_id: int) -> Response:
-        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=endpoint_id)
+    def delete(self, request: Request, account_id: int, webhook_id: int) -> Response:
+        endpoint = access_webhook_endpoint(account_id=self.account_id, endpoint_id=webhook_id)
         webhook_endpoint_delete(endpoint=endpoint)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -187,7 +187,7 @@ class WebhookDeliveryReplayApi(AccountAdminApi):
 urlpatterns = [
     path(f"{ACCOUNT}webhooks/", WebhookEndpointCollectionApi.as_view(), name="webhook-endpoint-list"),
     path(
-        f"{ACCOUNT}webhooks/<id:endpoint_id>/",
+        f"{ACCOUNT}webhooks/<id:webhook_id>/",
         WebhookEndpointDetailApi.as_view(),
         name="webhook-endpoint-detail",
     ),

@@ -107,7 +107,9 @@ def webhook_endpoint_update(
     enabled: bool | None = None,
     new_secret: bool = False,
 ) -> str | None:
-    """Change what is given; `new_secret` makes a new signing secret and returns it (this once)."""
+    """Change what is given; `new_secret` makes a new signing secret and returns it (this once). Nothing given
+    changes nothing (an empty PATCH), not even `updated_at`."""
+    before = (endpoint.name, endpoint.url, list(endpoint.events), endpoint.enabled)
     if name is not None and name != endpoint.name:
         if WebhookEndpoint.objects.filter(account_id=endpoint.account_id, name=name).exists():
             raise WebhookEndpointInvalid(f"There is already an endpoint named {name!r}.")
@@ -122,7 +124,8 @@ def webhook_endpoint_update(
     if new_secret:
         secret = new_webhook_secret()
         endpoint.secret_set(secret)
-    endpoint.save()
+    if secret is not None or before != (endpoint.name, endpoint.url, list(endpoint.events), endpoint.enabled):
+        endpoint.save()
     return secret
 
 

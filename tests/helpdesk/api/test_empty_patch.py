@@ -12,7 +12,14 @@ from captain.assistants.models import ModelEndpoint
 from captain.evaluation.models import EvalSet
 from captain.memory.models import MemoryVariable
 from captain.routing.models import RoutingExample
-from helpdesk.models import CannedResponse, ContactNote, CustomAttributeDefinition, Membership, Team
+from helpdesk.models import (
+    CannedResponse,
+    ContactNote,
+    CustomAttributeDefinition,
+    Membership,
+    Team,
+    WebhookEndpoint,
+)
 from tests.factories import (
     AssistantFactory,
     AssistantInboxFactory,
@@ -75,6 +82,13 @@ def ids(admin) -> dict[str, int]:
         ).pk,
         "endpoint_id": ModelEndpoint.objects.create(
             account=account, name="ours", base_url=f"{LOOPBACK}/v1"
+        ).pk,
+        "webhook_id": WebhookEndpoint.objects.create(
+            account=account,
+            name="CRM",
+            url=f"{LOOPBACK}/hooks",
+            events=["message_created"],
+            secret_encrypted="x",
         ).pk,
         "set_id": EvalSet.objects.create(account=account, assistant=assistant, name="Launch check").pk,
         "note_id": ContactNote.objects.create(
