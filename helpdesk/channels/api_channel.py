@@ -18,7 +18,6 @@ The integration receives links, not files from a provider API, and has no comman
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import time
@@ -29,7 +28,6 @@ import httpx
 from rest_framework import serializers
 
 from helpdesk.conf import helpdesk_setting
-from helpdesk.outbound import OutboundRefused, outbound_client
 
 from . import rating
 from .base import DeliveryResult, InboundContact, InboundMessage, WebhookRejected
@@ -37,24 +35,18 @@ from .media import Download, Refused
 from .outbound_files import ANY_KIND, OWN_LIMIT, outbound_files, shared_file_url
 from .protocol import Received, SentParts, WebhookRequest, not_supported, webhook_json
 
+# The signing scheme is the channel's contract with integrations; it lives in signed_post (event webhooks share
+# it) and is named here too, where integrations and tests have always found it.
+from .signed_post import EVENT_ID_HEADER as EVENT_ID_HEADER
+from .signed_post import SIGNATURE_HEADER as SIGNATURE_HEADER
+from .signed_post import SIGNATURE_PREFIX as SIGNATURE_PREFIX
+from .signed_post import TIMESTAMP_HEADER as TIMESTAMP_HEADER
+from .signed_post import post_signed
+from .signed_post import sign as sign
+from .signed_post import signed_headers as signed_headers
+
 if TYPE_CHECKING:
     from helpdesk.models import Inbox, Message
-
-TIMESTAMP_HEADER = "X-Helpdesk-Timestamp"
-SIGNATURE_HEADER = "X-Helpdesk-Signature"
-EVENT_ID_HEADER = "X-Helpdesk-Event-Id"
-SIGNATURE_PREFIX = "sha256="
-
-
-def sign(secret: str, timestamp: str, body: bytes) -> str:
-    """The signature header value for `body` sent at `timestamp`."""
-    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
-    return SIGNATURE_PREFIX + mac.hexdigest()
-
-
-def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
-    timestamp = str(int(time.time() if now is None else now))
-    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(secret, timestamp, body)}
 
 
 def verify(
@@ -148,56 +140,13 @@ def _attachment_links(message: Message) -> list[dict[str, Any]]:
 def send(
     *, callback_url: str, secret: str, event: dict[str, Any], event_id: str, timeout: float
 ) -> DeliveryResult:
-    """POST a signed event to the inbox's callback URL and classify the answer for the retry policy.
-
-    The URL goes through the outbound policy (helpdesk.outbound). Errors name the status code and our
-    classification only, never the receiver's body: people read them in the conversation, and a body (or an
-    HTTP parser's complaint quoting it) can carry whatever the server behind the URL holds."""
+    """POST a signed event to the inbox's callback URL and classify the answer for the retry policy
+    (`signed_post.post_signed`: through the outbound policy, no receiver's body in the errors)."""
     if not callback_url:
         return DeliveryResult(ok=False, permanent=True, error="The inbox has no callback URL.")
     if rating.is_rating_request(event.get("suggestions") or ()):
         event = {**event, "csat": True, "quick_replies": list(rating.RATING_CHOICES)}
-    body = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-    headers = {"Content-Type": "application/json", EVENT_ID_HEADER: event_id, **signed_headers(secret, body)}
-    try:
-        # Streamed and never read: only the status and headers count, whatever size the body is.
-        with (
-            outbound_client(timeout=timeout) as client,
-            client.stream("POST", callback_url, content=body, headers=headers) as response,
-        ):
-            status, retry_header = response.status_code, response.headers.get("Retry-After")
-    except OutboundRefused as exc:
-        return DeliveryResult(
-            ok=False, permanent=True, error=f"callback refused by the outbound policy: {exc}"
-        )
-    except httpx.InvalidURL:
-        return DeliveryResult(ok=False, permanent=True, error="The callback URL is not a valid URL.")
-    except httpx.TimeoutException:
-        return DeliveryResult(ok=False, error=f"callback timed out after {timeout:g} s")
-    except httpx.HTTPError as exc:
-        return DeliveryResult(ok=False, error=f"network error talking to the callback ({type(exc).__name__})")
-    if 200 <= status < 300:
-        return DeliveryResult(ok=True, status_code=status)
-    # 408/429 and 5xx are the receiver's temporary trouble; any other 4xx will not change on retry, and a
-    # redirect is not followed (its target could be anywhere), so it is a configuration error too.
-    transient = status in (408, 429) or status >= 500
-    note = " (redirects are not followed)" if 300 <= status < 400 else ""
-    return DeliveryResult(
-        ok=False,
-        permanent=not transient,
-        error=f"callback answered HTTP {status}{note}",
-        retry_after=_retry_after_seconds(retry_header),
-        status_code=status,
-    )
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        return None
+    return post_signed(url=callback_url, secret=secret, event=event, event_id=event_id, timeout=timeout)
 
 
 class ApiChannel:

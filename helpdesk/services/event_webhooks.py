@@ -7,7 +7,7 @@
   endpoint in the caller's transaction and publishes the delivery tasks after commit, so a rolled-back change
   sends nothing. Model signals (`connect_signals`, from HelpdeskConfig.ready) call it for every save, whichever
   service, task or admin made it; writes through `QuerySet.update()` call `conversation_updated` themselves.
-- Sending reuses the API channel's signed POST (helpdesk.channels.api_channel.send): the same headers
+- Sending reuses the API channel's signed POST (helpdesk.channels.signed_post.post_signed): the same headers
   (`X-Helpdesk-Timestamp`, `X-Helpdesk-Signature: sha256=HMAC(secret, "{ts}.{body}")`, `X-Helpdesk-Event-Id`),
   the outbound policy, no redirects, the receiver's body never read. Retries use the message delivery's
   settings and backoff (`DELIVERY_MAX_RETRIES`, `DELIVERY_TIMEOUT_SECONDS`, `DELIVERY_BACKOFF_*`).
@@ -29,7 +29,7 @@ from django.db.models import Q
 from django.db.models.signals import m2m_changed, post_save
 from django.utils import timezone
 
-from helpdesk.channels.api_channel import send as signed_send
+from helpdesk.channels.signed_post import post_signed
 from helpdesk.conf import helpdesk_setting
 from helpdesk.crypto import SecretUnreadable
 from helpdesk.delivery.send import backoff_seconds
@@ -263,8 +263,8 @@ def webhook_delivery_attempt(*, delivery_id: int) -> Attempt:
         _finish(delivery, WebhookDelivery.Status.FAILED, error="The signing secret cannot be read (keys).")
         return Attempt("failed")
     started = time.monotonic()
-    result = signed_send(
-        callback_url=endpoint.url,
+    result = post_signed(
+        url=endpoint.url,
         secret=secret,
         event=delivery.payload,
         event_id=str(delivery.event_id),

@@ -29,6 +29,7 @@ SHARED = frozenset(
         "provider_http",
         "rating",
         "registry",
+        "signed_post",
     }
 )
 # A provider is a module, or a package when it has several (helpdesk/channels/widget/). `<provider>_files`
