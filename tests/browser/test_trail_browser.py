@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from helpdesk.models import Conversation, Membership, Team
+from helpdesk.models import Conversation, Membership, Team, TeamMember
 from tests.factories import (
     AccountFactory,
     ContactInboxFactory,
@@ -33,8 +33,11 @@ WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
 def desk(redis_url):
     account = AccountFactory(name="Acme")
     inbox = InboxFactory(account=account, name="Website chat")
-    MembershipFactory(account=account, user=UserFactory(username="bob"), role=Membership.Role.AGENT)
-    Team.objects.create(account=account, name="Billing")
+    bob = UserFactory(username="bob")
+    MembershipFactory(account=account, user=bob, role=Membership.Role.AGENT)
+    # Bob is in Billing: moving his conversation there keeps it his (a holder from outside a team that assigns
+    # lets go of it, which tests/dashboard/test_team_move.py shows).
+    TeamMember.objects.create(team=Team.objects.create(account=account, name="Billing"), user=bob)
     ai = ConversationFactory(
         contact_inbox=ContactInboxFactory(inbox=inbox, contact__name="Ann AI"),
         status=Conversation.Status.PENDING,
