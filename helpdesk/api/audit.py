@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,7 +19,7 @@ import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used b
 from helpdesk.models import AuditEntry
 from helpdesk.selectors.audit import audit_entries
 
-from .auth import AccountAdminApi, paginated_response
+from .auth import AccountAdminApi, Pagination, paginated_response
 
 ACCOUNT = "accounts/<id:account_id>/"
 
@@ -54,8 +54,11 @@ class AuditQuerySerializer(serializers.Serializer):
 
 
 class AuditLogApi(AccountAdminApi):
+    # Lets the schema say the answer is a page ({count, next, previous, results}) with limit/offset.
+    pagination_class = Pagination
+
     @extend_schema(
-        parameters=[AuditQuerySerializer, OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        parameters=[AuditQuerySerializer],
         responses=AuditEntrySerializer(many=True),
     )
     def get(self, request: Request, account_id: int) -> Response:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,7 +41,7 @@ from helpdesk.services.event_webhooks import (
     webhook_endpoint_update,
 )
 
-from .auth import AccountAdminApi, paginated_response
+from .auth import AccountAdminApi, Pagination, paginated_response
 
 ACCOUNT = "accounts/<id:account_id>/"
 
@@ -159,8 +159,11 @@ class DeliveryQuerySerializer(serializers.Serializer):
 
 
 class WebhookDeliveryListApi(AccountAdminApi):
+    # Lets the schema say the answer is a page ({count, next, previous, results}) with limit/offset.
+    pagination_class = Pagination
+
     @extend_schema(
-        parameters=[DeliveryQuerySerializer, OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        parameters=[DeliveryQuerySerializer],
         responses=WebhookDeliverySerializer(many=True),
     )
     def get(self, request: Request, account_id: int) -> Response:
