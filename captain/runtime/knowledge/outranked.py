@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .findings import Finding
-from .grounding import Evidence, Specific, states
+from .grounding import Evidence, Specific
 from .units import Unit
 
 OUTRANK_MARGIN = 0.03
@@ -37,10 +37,12 @@ def outranking(
     said_numbers: frozenset[str] = frozenset(),
     margin: float = OUTRANK_MARGIN,
 ) -> Unit | None:
-    """The source sentence ranked clearly above every sentence holding `specific`, stating a value of its kind
-    that the reply does not also give; None when there is none (or the value is a tool's: tools are not ranked).
+    """The source sentence ranked clearly above every sentence holding the number `specific`, stating another
+    number (a price against a price: both with a currency or neither) that the reply does not also give; None when there is none (or the value is a tool's: tools are not ranked).
     `said_numbers`: the conversation's; a sentence whose values were all said already is no rival."""
-    if specific.kind == "currency" or any(i >= prose or units[i].text not in ranking for i in holding):
+    # Numbers only (prices, times, counts): the neighbouring row's value. An e-mail or a link is rarely a
+    # neighbour's, and "all its values were said" and "the reply gives it too" are read on numbers.
+    if specific.kind != "number" or any(i >= prose or units[i].text not in ranking for i in holding):
         return None
     best = max(ranking[units[i].text] for i in holding)
     money = any(bool(unit_evidence[i].currencies) for i in holding)
@@ -50,7 +52,7 @@ def outranking(
         if i not in holding
         and units[i].text in ranking
         and ranking[units[i].text] - best > margin
-        and states(unit_evidence[i], specific.kind)
+        and bool(unit_evidence[i].numbers)
         and bool(unit_evidence[i].currencies) == money
         # A follow-up ("and for adults?") ranks the answer to the turn before high: it was given, it is not
         # what is asked now.
