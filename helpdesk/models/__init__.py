@@ -2,7 +2,6 @@ from .account import Account, Membership
 from .attachment import Attachment
 from .attributes import CustomAttributeDefinition
 from .audit import AuditEntry
-from .automation import AutomationEvent, AutomationRule, AutomationRun, Macro
 from .canned import CannedResponse
 from .contact import Contact, ContactInbox, ContactNote
 from .conversation import Conversation, Label
@@ -19,9 +18,6 @@ __all__ = [
     "Account",
     "Attachment",
     "AuditEntry",
-    "AutomationEvent",
-    "AutomationRule",
-    "AutomationRun",
     "CannedResponse",
     "Contact",
     "ContactInbox",
@@ -34,7 +30,6 @@ __all__ = [
     "InboxMember",
     "Label",
     "Language",
-    "Macro",
     "Membership",
     "Message",
     "Notification",
