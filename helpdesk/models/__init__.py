@@ -2,6 +2,7 @@ from .account import Account, Membership
 from .attachment import Attachment
 from .attributes import CustomAttributeDefinition
 from .audit import AuditEntry
+from .automation import AutomationEvent, AutomationRule, AutomationRun, Macro
 from .canned import CannedResponse
 from .contact import Contact, ContactInbox, ContactNote
 from .conversation import Conversation, Label
@@ -18,6 +19,9 @@ __all__ = [
     "Account",
     "Attachment",
     "AuditEntry",
+    "AutomationEvent",
+    "AutomationRule",
+    "AutomationRun",
     "CannedResponse",
     "Contact",
     "ContactInbox",
@@ -30,6 +34,7 @@ __all__ = [
     "InboxMember",
     "Label",
     "Language",
+    "Macro",
     "Membership",
     "Message",
     "Notification",
