@@ -1,5 +1,7 @@
 """Celery tasks of the conversation timers (helpdesk/services/auto_resolve.py): snoozes that end, conversations
-waiting on the customer, and quiet conversations the AI is handling. Each runs on the beat schedule.
+waiting on the customer, and quiet conversations the AI is handling. Each runs on the beat schedule. Also the
+evaluation of automation rules (helpdesk/services/automation_rules.py), queued by `automation_event`: it changes
+conversations through the same services.
 
 Not in helpdesk/tasks.py: these change conversations through the services (which import the outbox), and the
 delivery tasks must stay below the services (tests/helpdesk/test_import_cycles.py). Registered with the worker
@@ -13,9 +15,17 @@ from celery import shared_task
 
 from helpdesk.conf import ai_responder
 from helpdesk.services.auto_resolve import quiet_ai_judge_due, snoozed_wake_due, waiting_resolve_due
+from helpdesk.services.automation import EVALUATE_TASK
+from helpdesk.services.automation_rules import automation_evaluate as rules_evaluate
 from helpdesk.services.polling import inboxes_poll_all
 
-__all__ = ["auto_resolve_ai_sweep", "auto_resolve_waiting_sweep", "mailboxes_poll", "snoozed_wake_sweep"]
+__all__ = [
+    "auto_resolve_ai_sweep",
+    "auto_resolve_waiting_sweep",
+    "automation_evaluate",
+    "mailboxes_poll",
+    "snoozed_wake_sweep",
+]
 
 TIMER_SWEEP_BATCH = 200
 """Conversations one timer sweep changes at most; the next beat tick takes the rest (oldest first)."""
@@ -50,3 +60,10 @@ def mailboxes_poll() -> int:
     """Store the new mail of every e-mail inbox with an IMAP mailbox (beat, every minute). Two polls that overlap
     read the same mail at worst, and its Message-ID stores it once (helpdesk.services.polling)."""
     return inboxes_poll_all()
+
+
+@shared_task(name=EVALUATE_TASK, acks_late=True)
+def automation_evaluate(event: str, conversation_id: int, message_id: int | None = None) -> int:
+    """Run the account's automation rules for one event on one conversation (`rules_evaluate`); returns how many
+    rules ran. Not retried: a rule's actions are not idempotent (a note, an e-mail), and each run is recorded."""
+    return len(rules_evaluate(event=event, conversation_id=conversation_id, message_id=message_id))

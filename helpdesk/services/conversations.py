@@ -13,11 +13,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from helpdesk.models import Conversation, Label, Message, Team, TeamMember
+from helpdesk.models import AutomationEvent, Conversation, Label, Message, Team, TeamMember
 from helpdesk.realtime.events import conversation_changed
 
 from .activities import AI, Actor, actor_name, message_create_activity
 from .assignment import assign_waiting, conversation_auto_assign
+from .automation import automation_event
 from .csat import csat_request_after_resolution
 from .event_webhooks import conversation_updated
 from .languages import in_server_language
@@ -69,6 +70,7 @@ def conversation_escalate(
     message_create_note(conversation=conversation, content=f"Handoff reason: {reason}")
     to_whom = f"the team {team.name}" if team is not None else "the team"
     message_create_activity(conversation=conversation, content=f"{by} handed the conversation to {to_whom}.")
+    automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     assignee = conversation_auto_assign(conversation=conversation)
     notify_escalated(conversation=conversation, assignee=assignee, actor=actor)
     if not customer_message.strip():
@@ -130,6 +132,7 @@ def conversation_set_status(
         conversation.taken_at = timezone.now()
         fields.append("taken_at")
     conversation.save(update_fields=fields)
+    automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     if taking_over:
         message_create_activity(conversation=conversation, content=f"{actor} took over from the AI.")
     elif status == Conversation.Status.SNOOZED:
@@ -201,6 +204,7 @@ def conversation_add_label(
             return None
     if not conversation.labels.filter(pk=label.pk).exists():
         conversation.labels.add(label)
+        automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
         message_create_activity(
             conversation=conversation, content=f"{actor_name(by)} added the label “{label.name}”."
         )
@@ -213,6 +217,7 @@ def conversation_remove_label(*, conversation: Conversation, name: str, by: Acto
     if label is None or not conversation.labels.filter(pk=label.pk).exists():
         return False
     conversation.labels.remove(label)
+    automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     message_create_activity(
         conversation=conversation, content=f"{actor_name(by)} removed the label “{label.name}”."
     )
@@ -228,6 +233,7 @@ def conversation_set_priority(*, conversation: Conversation, priority: str, by: 
     conversation.priority = priority
     if not changed:
         return
+    automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     conversation_changed(conversation, change="priority")  # .update() sends no signal
     conversation_updated(conversation)  # outbound event webhooks, likewise
     who = actor_name(by)
@@ -253,6 +259,7 @@ def conversation_set_team(*, conversation: Conversation, team: Team | None, by: 
     Conversation.objects.filter(pk=conversation.pk).update(team=team)
     conversation.team = team
     conversation_changed(conversation, change="team")  # .update() sends no signal
+    automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     conversation_updated(conversation)  # outbound event webhooks, likewise
     who = actor_name(by)
     line = (
@@ -306,6 +313,8 @@ def _assign(*, conversation: Conversation, assignee: User | None, by: User | Non
     conversation_changed(conversation, change="assignee")  # .update() sends no signal
     conversation_updated(conversation)  # outbound event webhooks, likewise
     changed = (assignee.pk if assignee is not None else None) != previous
+    if changed:
+        automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     if line and changed:
         message_create_activity(conversation=conversation, content=line)
     if assignee is not None and changed and (by is None or by.pk != assignee.pk):

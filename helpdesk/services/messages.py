@@ -12,11 +12,12 @@ from django.utils import timezone
 from helpdesk.channels.base import InboundContact, InboundMessage, Thread
 from helpdesk.conf import ai_responder
 from helpdesk.delivery.publish import delivery_enqueue
-from helpdesk.models import Contact, ContactInbox, Conversation, Inbox, Message
+from helpdesk.models import AutomationEvent, Contact, ContactInbox, Conversation, Inbox, Message
 
 from .activities import message_create_activity
 from .assignment import conversation_auto_assign
 from .attachments import attachments_create
+from .automation import automation_event
 from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
 from .message_extras import conversation_cc_set, message_files_keep, message_html_keep
@@ -203,6 +204,11 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     if for_ai:
         message_id = message.id
         transaction.on_commit(lambda: responder.message_received(message_id))
+    if new_conversation:
+        automation_event(event=AutomationEvent.CONVERSATION_CREATED, conversation_id=conversation.pk)
+    automation_event(
+        event=AutomationEvent.MESSAGE_CREATED, conversation_id=conversation.pk, message_id=message.pk
+    )
     return IngestResult(message=message, created=True)
 
 
@@ -304,6 +310,9 @@ def message_create_agent_reply(
     conversation.waiting_since = None
     _touch(conversation, "status", "waiting_since", *taken)
     delivery_enqueue(message=message)
+    automation_event(
+        event=AutomationEvent.MESSAGE_CREATED, conversation_id=conversation.pk, message_id=message.pk
+    )
     return message
 
 
@@ -332,4 +341,7 @@ def message_create_ai_reply(
     )
     _touch(conversation, answer=answer)
     delivery_enqueue(message=message)
+    automation_event(
+        event=AutomationEvent.MESSAGE_CREATED, conversation_id=conversation.pk, message_id=message.pk
+    )
     return message
