@@ -111,6 +111,23 @@ class PoolResult:
     runs_warm: int = 0
     rss_after: dict[int, float] = field(default_factory=dict)
     """The same after every webhook was answered."""
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    """Where a reply's time went, per run (seconds, or a count for `llm_calls`): see `run_stages`."""
+
+
+def run_stages(runs: Any) -> dict[str, list[float]]:
+    """Per run, from the database: `queued` (the trigger message stored -> the run started), `run` (the run's own
+    duration, model calls included), and `llm_calls`. The rest of a reply's time is delivery (run saved ->
+    callback received). Tells a pool's capacity (queued grows) from the run itself being slow (run grows)."""
+    stages: dict[str, list[float]] = {"queued": [], "run": [], "llm_calls": []}
+    for created, duration_ms, calls, stored in runs.values_list(
+        "created_at", "duration_ms", "llm_calls", "trigger_message__created_at"
+    ):
+        stages["run"].append(duration_ms / 1000)
+        stages["llm_calls"].append(float(calls))
+        if stored is not None:
+            stages["queued"].append((created - stored).total_seconds() - duration_ms / 1000)
+    return stages
 
 
 def worker_rss(pid: int) -> dict[int, float]:
@@ -253,6 +270,7 @@ def main() -> None:
                     result.rss_before, result.rss_after = rss_before, worker_rss(worker.proc.pid)
                     result.rss_warm, result.runs_warm = warm.get("rss", {}), warm.get("runs", 0)
                     result.runs = runs.count()
+                    result.stages = run_stages(runs)
                     result.web = web_kind
                     results.append(result)
                 finally:
@@ -359,6 +377,13 @@ def _print(args, results: list[PoolResult]) -> None:
     if results:
         print(
             f"median ack over all pools: {statistics.median([m for r in results for m in r.ack_ms]):.1f} ms"
+        )
+    for r in results:
+        q, run, calls = (r.stages.get(k, []) for k in ("queued", "run", "llm_calls"))
+        print(
+            f"stages {r.pool}:{r.concurrency}: queued p50 {percentile(q, 0.5):.2f} s p95 {percentile(q, 0.95):.2f} s; "
+            f"run p50 {percentile(run, 0.5):.2f} s p95 {percentile(run, 0.95):.2f} s; "
+            f"model calls per run {statistics.mean(calls) if calls else float('nan'):.2f}"
         )
     for r in results:
         # Prefork pool processes share the parent's pages copy-on-write, so the sum overstates real use; the
