@@ -480,6 +480,8 @@ CAPTAIN = {
             # docs/reliability.md: a burst of customer messages within this window gets one reply.
             "DEBOUNCE_SECONDS": ("CAPTAIN_DEBOUNCE_SECONDS", float),
             "DEBOUNCE_MAX_SECONDS": ("CAPTAIN_DEBOUNCE_MAX_SECONDS", float),
+            # A message arriving during its conversation's run is looked at again after this (docs/reliability.md).
+            "LOCK_RETRY_SECONDS": ("CAPTAIN_LOCK_RETRY_SECONDS", float),
             # docs/deploy.md: customer and background lanes, and the model gate's slots per endpoint.
             "LANES": ("CAPTAIN_LANES", env_flag),
             "MODEL_GATE_SLOTS": ("CAPTAIN_MODEL_GATE_SLOTS", int),

@@ -14,11 +14,16 @@ from opentelemetry import trace
 
 from captain.answering.services.credits import credit_holds_release_finished
 from captain.answering.services.follow_ups import suggestions_send
-from captain.answering.services.jobs import job_mark_requeued, jobs_claim_stale, jobs_unclaim
+from captain.answering.services.jobs import (
+    job_mark_requeued,
+    job_next_pending,
+    jobs_claim_stale,
+    jobs_unclaim,
+)
 from captain.answering.services.runs import AccountBusy, ConversationBusy, debounce_remaining, run_for_message
 from captain.conf import captain_setting
 from captain.runtime import semconv as sc
-from helpdesk.tracing import extract_context
+from helpdesk.tracing import extract_context, inject_context
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -58,7 +63,7 @@ def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | 
         if wait > 0.05:
             raise _retry_later(self, message_id, wait)
         try:
-            return run_for_message(message_id=message_id)
+            done = run_for_message(message_id=message_id)
         except ConversationBusy:
             # The running task answers every pending message it saw; this one re-checks soon and runs for
             # whatever arrived after that run took its batch.
@@ -67,7 +72,30 @@ def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | 
             # Queued work, not a refusal: the account is at its concurrent-run cap. Jitter spreads the retries
             # of a large burst so they do not come back in lockstep.
             countdown = float(captain_setting("ACCOUNT_BUSY_RETRY_SECONDS")) * random.uniform(0.5, 1.5)
+        else:
+            if done not in ("already_handled", "skipped"):
+                _next_batch_now(message_id)
+            return done
         raise _retry_later(self, message_id, countdown)
+
+
+def _next_batch_now(message_id: int) -> None:
+    """Start the run for what arrived during this one, now that the conversation is free.
+
+    Those messages' own tasks met the busy conversation and were put back for LOCK_RETRY_SECONDS; without this
+    the customer would wait that long after our reply to their first message for the answer to the next. The
+    put-back tasks still come and find their messages answered (`already_handled`); a failed publish costs only
+    the saving. Not while the customer is still typing: their debounce then decides, as for any burst.
+    """
+    next_id = job_next_pending(message_id=message_id)
+    if next_id is None or debounce_remaining(next_id) > 0.05:
+        return
+    try:
+        reply_generate.apply_async((next_id,), {"trace_context": inject_context()})
+    except Exception:  # kombu raises several types for a down broker; the put-back task still comes
+        logger.warning("could not start the next run for message %s now; its own task follows", next_id)
+        return
+    job_mark_requeued(message_id=next_id, published=True)
 
 
 @shared_task(

@@ -14,6 +14,7 @@ import pytest
 from captain.answering.models import ReplyJob, Run
 from tests.factories import AssistantInboxFactory
 from tests.support import fake_llm_server as fake
+from tests.support.servers import wait_for
 
 from .conftest import SECRET, captain_settings, customer_replies, double_charges, post_message, wait_answered
 
@@ -147,3 +148,37 @@ def test_account_concurrent_run_cap_queues_work(client, workers):
     )
     assert peak <= 2
     assert len(customer_replies()) == 8
+
+
+def test_a_message_sent_during_a_run_is_answered_right_after_it(client, workers):
+    """The second message's own task meets the busy conversation and is put back for LOCK_RETRY_SECONDS (60 s
+    here); the run that held the conversation starts the next one as soon as it ends, so the second answer does
+    not wait for that put-back task (which then finds its message answered)."""
+    first_arrived, release = threading.Event(), threading.Event()
+
+    def responder(request: dict) -> fake.Step:
+        if not first_arrived.is_set():
+            first_arrived.set()
+            release.wait(4)  # the first run is "in the model call" until the second task is put back
+            return fake.text("Answer to the first.")
+        return fake.text("Answer to the second.")
+
+    link = AssistantInboxFactory(inbox__secret=SECRET)
+    with fake.FakeLLMServer(responder=responder) as model, captain_settings(DEBOUNCE_SECONDS=0.0):
+        workers.start(OPENAI_BASE_URL=model.base_url, concurrency=2, CAPTAIN_LOCK_RETRY_SECONDS="60")
+        assert post_message(client, link.inbox, "n-1", "first question").status_code == 200
+        assert first_arrived.wait(30), workers.logs()
+        assert post_message(client, link.inbox, "n-2", "second question").status_code == 200
+        # The second message's task meets the busy conversation and is put back for a minute (Celery logs it).
+        try:
+            wait_for(lambda: "Retry in 60" in workers.logs(), timeout=20, what="the second task put back")
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}\nworker logs:\n{workers.logs()}") from None
+        release.set()
+        # Far below the 60 s put-back: only the next-batch start can answer it in time.
+        wait_answered(2, timeout=30, workers=workers)
+
+    assert [m.content for m in customer_replies()] == ["Answer to the first.", "Answer to the second."]
+    assert user_texts(model.requests[1])[-1] == "second question"
+    assert Run.objects.count() == 2
+    assert double_charges() == 0

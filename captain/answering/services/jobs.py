@@ -77,6 +77,20 @@ def job_pending_message_ids(*, conversation_id: int) -> list[int]:
     )
 
 
+def job_next_pending(*, message_id: int) -> int | None:
+    """The oldest customer message of `message_id`'s conversation still waiting for the AI, or None: what arrived
+    while a run for `message_id` held the conversation, and is answered next."""
+    return (
+        ReplyJob.objects.filter(
+            conversation_id=ReplyJob.objects.filter(pk=message_id).values("conversation_id")[:1],
+            status=Status.PENDING,
+        )
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def job_pending_span(*, conversation_id: int) -> tuple[datetime, datetime] | None:
     """When the conversation's oldest and newest pending customer messages were stored (debounce), or None."""
     span = ReplyJob.objects.filter(conversation_id=conversation_id, status=Status.PENDING).aggregate(
