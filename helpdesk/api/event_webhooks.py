@@ -33,13 +33,13 @@ from helpdesk.selectors.event_webhooks import (
     account_webhook_endpoints,
     webhook_deliveries,
 )
-from helpdesk.services.event_webhooks import (
+from helpdesk.services.event_webhook_endpoints import (
     WebhookEndpointInvalid,
-    webhook_delivery_replay,
     webhook_endpoint_create,
     webhook_endpoint_delete,
     webhook_endpoint_update,
 )
+from helpdesk.services.event_webhooks import webhook_delivery_replay
 
 from .auth import AccountAdminApi, Pagination, paginated_response
 

@@ -24,12 +24,11 @@ from helpdesk.services.conversations import (
     conversation_set_priority,
     conversation_set_status,
 )
+from helpdesk.services.event_webhook_endpoints import WebhookEndpointInvalid, webhook_endpoint_create
 from helpdesk.services.event_webhooks import (
-    WebhookEndpointInvalid,
     event_emit,
     webhook_deliveries_republish,
     webhook_delivery_attempt,
-    webhook_endpoint_create,
 )
 from helpdesk.tasks import event_webhook_deliver, event_webhooks_retention_sweep
 from tests.factories import (

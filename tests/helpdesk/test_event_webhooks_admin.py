@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 
 from helpdesk.models import AuditEntry, Membership, WebhookDelivery, WebhookEndpoint
-from helpdesk.services.event_webhooks import event_emit, webhook_endpoint_create
+from helpdesk.services.event_webhook_endpoints import webhook_endpoint_create
+from helpdesk.services.event_webhooks import event_emit
 from tests.factories import AccountFactory, MembershipFactory
 from tests.helpdesk.test_admin import staff_user
 
