@@ -335,9 +335,23 @@ def web_server_argv(
     return [*argv, "--access-logfile", "-"] if access_log else argv
 
 
-def worker_argvs(celery: list[str]) -> dict[str, list[str]]:
-    """The two Celery workers of the lanes, by program name (their logs are var/<name>.log)."""
+def worker_argvs(celery: list[str], database_url: str = "") -> dict[str, list[str]]:
+    """The two Celery workers of the lanes, by program name (their logs are var/<name>.log).
+
+    On PostgreSQL the customer lane runs gevent's pool: each run waits on the model in a greenlet, so the worker
+    holds a hundred runs at once (docs/deploy.md, "Runs in flight"). SQLite's calls would hold every greenlet,
+    so on the embedded default it keeps eight threads."""
     threads = ["--pool", "threads", "-l", "INFO"]
+    on_postgres = database_url.startswith(("postgres://", "postgresql://"))
+    customer_pool = (
+        ["--pool", "gevent", "-l", "INFO", "--concurrency", "100"]
+        if on_postgres
+        else [
+            *threads,
+            "--concurrency",
+            "8",
+        ]
+    )
     return {
         "worker": [
             *celery,
@@ -346,9 +360,7 @@ def worker_argvs(celery: list[str]) -> dict[str, list[str]]:
             "customer@%h",
             "-Q",
             "helpdesk,captain",
-            *threads,
-            "--concurrency",
-            "8",
+            *customer_pool,
         ],
         # `nice` execs the worker: the PID the supervisor stops is the worker's own.
         "background": [
@@ -445,13 +457,13 @@ def run_product(sup: Supervisor, args: argparse.Namespace) -> None:
     # worker the team's background AI work (drafts, judgements, copilot, document processing) with two threads
     # and a lower CPU priority, so twelve documents being processed do not slow a customer's reply down; the
     # model gate (captain.model_gate) keeps the model's slots for customers across both.
-    # The threads pool: AI runs wait on the model, and threads answered 3.2x more replies per second than prefork
-    # in bench/webhook_throughput.py (docs/reliability.md). Celery does not enforce time limits in this pool; the
-    # run deadline and the per-call model timeout bound a run instead.
+    # The threads pool (gevent's on PostgreSQL, `worker_argvs`): AI runs wait on the model, and threads answered
+    # 3.2x more replies per second than prefork in bench/webhook_throughput.py (docs/reliability.md). Celery does
+    # not enforce time limits in these pools; the run deadline and the per-call model timeout bound a run instead.
     celery = [str(bindir / "celery"), "-A", "config"]
     # The worker that starts queues the prompt warm-up (captain.lanes); it runs while beat and web start.
     workers_started_at = time.time()
-    for name, argv in worker_argvs(celery).items():
+    for name, argv in worker_argvs(celery, env.get("DATABASE_URL", "")).items():
         sup.start(
             Program(
                 name,

@@ -205,3 +205,16 @@ def test_scripts_run_starts_one_worker_per_lane():
     # Two workers on one host need their own node names (Celery warns of and mixes up duplicates).
     names = {argv[argv.index("-n", 3) + 1] for argv in argvs.values()}
     assert len(names) == 2
+
+
+def test_the_customer_lane_holds_runs_in_greenlets_on_postgresql_only():
+    """SQLite's calls hold the whole process, so greenlets only pay off on PostgreSQL (docs/deploy.md)."""
+
+    def pool(database_url: str) -> tuple[str, str]:
+        argv = supervisor.worker_argvs(["celery", "-A", "config"], database_url)["worker"]
+        return argv[argv.index("--pool") + 1], argv[argv.index("--concurrency") + 1]
+
+    assert pool("") == ("threads", "8")
+    assert pool("sqlite:///var/db.sqlite3") == ("threads", "8")
+    assert pool("postgres://helpdesk@127.0.0.1:5432/helpdesk") == ("gevent", "100")
+    assert pool("postgresql://helpdesk@db/helpdesk") == ("gevent", "100")
