@@ -220,8 +220,15 @@ PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
         "Business hours",
         'e.g. "mon-fri 09:00-17:30; sat 10:00-14:00" (other days closed). Empty: always open, never away.',
     ),
-    "time_zone": ("Time zone", 'Of the business hours, e.g. "Europe/Berlin". Empty: UTC.'),
-    "away_message": ("Away message", "Shown outside business hours, with a field for the visitor's e-mail."),
+    "time_zone": (
+        "Time zone",
+        'Of the business hours, e.g. "Europe/Berlin". Empty: the account\'s time zone.',
+    ),
+    "away_message": (
+        "Away message",
+        "Told to a customer who is handed to people outside business hours (the next opening time is added); the "
+        "website widget also shows it with a field for the visitor's e-mail.",
+    ),
     "follow_up_inbox": (
         "Follow-up e-mail inbox",
         "The id of an e-mail inbox of this account: replies to a question asked outside business hours are "

@@ -22,6 +22,7 @@ from .scoping import AccountScopedAdminMixin, AccountScopedInlineMixin
 _CHANNEL_SECRET_FIELDS = {"email": ["new_smtp_password", "new_imap_password"]}
 
 _CHANNEL_TITLES = {
+    "api": "API channel settings",
     "telegram": "Telegram settings",
     "whatsapp": "WhatsApp settings",
     "slack": "Slack settings",
@@ -122,8 +123,8 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
         return list(self.inlines) if obj is not None and obj.pk else []
 
     def get_fieldsets(self, request: HttpRequest, obj: Inbox | None = None) -> list:
-        # A saved inbox shows its own channel's settings; a new one shows every channel's, folded (only the
-        # chosen channel's are saved).
+        # A saved inbox shows its own channel's settings (every channel has business hours); a new one shows
+        # every channel's, folded (only the chosen channel's are saved).
         channels = [obj.channel_type] if obj is not None and obj.pk else list(_CHANNEL_TITLES)
         provider = [
             (

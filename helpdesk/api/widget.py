@@ -158,7 +158,7 @@ def session(request: HttpRequest, inbox: Inbox) -> HttpResponse:
             "name": inbox.name,
             "prechat": [] if widget.is_identified(source_id) else widget.prechat_fields(inbox),
             # Outside business hours: the away message, and the e-mail field so the answer can follow by mail.
-            "away": (away := widget.is_away(inbox.provider_config)),
+            "away": (away := widget.is_away(inbox.provider_config, default_zone=inbox.account.time_zone)),
             "away_message": str((inbox.provider_config or {}).get("away_message") or ""),
             "ask_email": away and not widget.is_identified(source_id),  # setUser gives its own e-mail
         }

@@ -13,9 +13,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from helpdesk.business_hours import hours_problem, zone_problem
 from helpdesk.outbound import OutboundRefused, check_url
 
-from .widget.hours import hours_problem, zone_problem
 from .widget.identity import normalized_origin, origins_in
 
 MAX_VALUE_LENGTH = 200
@@ -47,7 +47,14 @@ def _pattern(regex: str, description: str) -> Callable[[str], str | None]:
     return lambda value: None if compiled.fullmatch(value) else description
 
 
-# The keys each channel module's docstring lists (helpdesk/channels/<channel>.py); the API channel has none.
+# Every inbox may have business hours (helpdesk.business_hours): out-of-office replies and SLA clocks follow them.
+HOURS: dict[str, Callable[[str], str | None]] = {
+    "business_hours": hours_problem,
+    "time_zone": zone_problem,
+    "away_message": _text,
+}
+
+# The keys each channel module's docstring lists (helpdesk/channels/<channel>.py), and the business hours.
 KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "api": {},
     "telegram": {"api_base_url": _base_url},
@@ -66,9 +73,6 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "prechat_fields": _pattern(
             r"(name|email)( (name|email))?", 'must be "name", "email" or "name email"'
         ),
-        "business_hours": hours_problem,
-        "time_zone": zone_problem,
-        "away_message": _text,
         "follow_up_inbox": _pattern(r"[0-9]{1,18}", "must be the id of an e-mail inbox of this account"),
     },
     "email": {
@@ -88,6 +92,8 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
         "imap_folder": _pattern(r"[^\x00-\x1f\"\\]{1,100}", "must be a folder name"),
     },
 }
+for _keys in KEYS.values():
+    _keys.update(HOURS)
 
 
 def validate_provider_config(channel_type: str, config: Any) -> None:

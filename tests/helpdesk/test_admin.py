@@ -504,7 +504,7 @@ def test_keys_without_a_field_stay_in_the_json_box(client_a, account_a):
     response = client_a.post(url, admin_form_data(page))
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["provider_config"] == [
-        'provider_config["team_hint"] is not a setting of this channel (known keys: bot_user_id, api_base_url).'
+        'provider_config["team_hint"] is not a setting of this channel (known keys: bot_user_id, api_base_url, business_hours, time_zone, away_message).'
     ]
     inbox.refresh_from_db()
     assert inbox.provider_config == {"bot_user_id": "U1", "team_hint": "T9"}

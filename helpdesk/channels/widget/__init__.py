@@ -1,8 +1,9 @@
 """The website chat widget channel: the `Channel` (channel.py), the visitor's identity (identity.py), business
-hours (hours.py) and the e-mail follow-up of away-hours questions (follow_up.py)."""
+hours (helpdesk.business_hours) and the e-mail follow-up of away-hours questions (follow_up.py)."""
+
+from helpdesk.business_hours import is_away
 
 from .channel import MAX_TEXT_LENGTH, WidgetChannel, parse_file_message
-from .hours import is_away
 from .identity import (
     VISITOR_HEADER,
     allowed_origins,

@@ -1,6 +1,6 @@
 """The answer to a question asked outside business hours also goes out by e-mail.
 
-A visitor who writes while the inbox is away (helpdesk.channels.widget.hours) is shown the away message and asked
+A visitor who writes while the inbox is away (helpdesk.business_hours) is shown the away message and asked
 for their e-mail; they have probably left the page by the time the AI or an agent answers. So when the widget
 inbox names a follow-up e-mail inbox (`follow_up_inbox`: the id of an e-mail inbox of the same account), every
 reply by the AI or an agent to a question written away-hours is also sent over that inbox's SMTP server to the
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from helpdesk.business_hours import is_away
 from helpdesk.models import Inbox, Message
 
 from ..base import DeliveryResult
 from ..email import smtp
-from .hours import is_away
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -59,7 +59,9 @@ def follow_up_by_email(message: Message, *, timeout: float) -> DeliveryResult:
         return DeliveryResult(ok=True)
     question = _question(message)
     # A question that came by e-mail is answered by e-mail whatever the hour: the visitor is in their mailbox.
-    if question is None or not (is_away(config, question[0]) or _by_email(question[1])):
+    if question is None or not (
+        is_away(config, question[0], message.inbox.account.time_zone) or _by_email(question[1])
+    ):
         return DeliveryResult(ok=True)
     via = Inbox.objects.filter(
         id=int(via_id), account_id=message.account_id, channel_type=Inbox.ChannelType.EMAIL

@@ -1,4 +1,4 @@
-"""Business hours of a widget inbox (helpdesk.channels.widget.hours): set in the admin with a time zone, refused
+"""Business hours of a widget inbox (helpdesk.business_hours): set in the admin with a time zone, refused
 with a clear message when malformed; outside them the visitor API says `away` with the away message and asks for
 the visitor's e-mail (never of a visitor identified with setUser)."""
 
@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from helpdesk.business_hours import DAYS, is_away, parse_hours
 from helpdesk.channels.widget import identifier_hash
-from helpdesk.channels.widget.hours import DAYS, is_away, parse_hours
 from helpdesk.models import Inbox
 from tests.factories import AccountFactory
 from tests.helpdesk.channels_widget.support import PAGE, SECRET, call, new_visitor, widget_inbox

@@ -79,7 +79,11 @@ def test_admin_refuses_a_file_url_as_api_base_url_naming_the_key(admin_client):
             {"apibase_url": "https://api.telegram.org"},
             'provider_config["apibase_url"] is not a setting',
         ),
-        ("api", {"api_base_url": "https://api.telegram.org"}, "known keys: none"),
+        (
+            "api",
+            {"api_base_url": "https://api.telegram.org"},
+            "known keys: business_hours, time_zone, away_message",
+        ),
         (
             "whatsapp",
             {"phone_number_id": "../../me"},
