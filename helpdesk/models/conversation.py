@@ -79,6 +79,11 @@ class Conversation(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolved_by = models.CharField(max_length=16, choices=ResolvedBy.choices, blank=True)
     csat_requested_at = models.DateTimeField(null=True, blank=True)
+    away_replied_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the customer was last told that people are away (business hours): once per closed period.",
+    )
     last_activity_at = models.DateTimeField(auto_now_add=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -24,6 +24,7 @@ from .event_webhooks import conversation_updated
 from .languages import in_server_language
 from .messages import ai_taken_over, message_create_note
 from .notifications import notify_assigned, notify_escalated
+from .out_of_office import out_of_office_claim
 
 
 @transaction.atomic
@@ -73,6 +74,9 @@ def conversation_escalate(
     automation_event(event=AutomationEvent.CONVERSATION_UPDATED, conversation_id=conversation.pk)
     assignee = conversation_auto_assign(conversation=conversation)
     notify_escalated(conversation=conversation, assignee=assignee, actor=actor)
+    # Outside business hours the customer also learns when people will reply (once per closed period).
+    if away := out_of_office_claim(conversation=conversation):
+        customer_message = f"{customer_message.strip()}\n\n{away}".strip()
     if not customer_message.strip():
         return None
     return message_create_ai_reply(

@@ -22,6 +22,7 @@ from .csat import csat_answer_ingest
 from .incoming import incoming_message_create
 from .message_extras import conversation_cc_set, message_files_keep, message_html_keep
 from .notifications import notify_mentions
+from .out_of_office import out_of_office_claim
 from .rate_limits import ai_reply_limit_check
 from .reply_files import CheckedFile, UploadedFile, reply_files_check, reply_files_store
 
@@ -201,6 +202,12 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
         conversation_auto_assign(conversation=conversation)
     if new_conversation and inbox.greeting_message.strip():
         message_create_greeting(conversation=conversation, content=inbox.greeting_message)
+    # People have it: outside business hours the customer is told when they will reply (once a night). The
+    # widget shows its away message on the page already (and mails answers to away questions, not notices).
+    people_have_it = not for_ai and not inbound.automated and conversation.status == Conversation.Status.OPEN
+    shows_its_own = inbox.channel_type == Inbox.ChannelType.WIDGET
+    if people_have_it and not shows_its_own and (away := out_of_office_claim(conversation=conversation)):
+        message_create_system(conversation=conversation, content=away)
     if for_ai:
         message_id = message.id
         transaction.on_commit(lambda: responder.message_received(message_id))
@@ -225,6 +232,11 @@ def _leave_for_people(conversation: Conversation) -> None:
 
 def message_create_greeting(*, conversation: Conversation, content: str) -> Message:
     """The inbox's greeting, sent once when a customer starts a conversation. Costs no credit."""
+    return message_create_system(conversation=conversation, content=content)
+
+
+def message_create_system(*, conversation: Conversation, content: str) -> Message:
+    """A built-in text the customer reads (greeting, out-of-office), sent by the inbox itself. Costs no credit."""
     message = Message.objects.create(
         account_id=conversation.account_id,
         inbox_id=conversation.inbox_id,
