@@ -371,6 +371,8 @@ CELERY_BEAT_SCHEDULE = {
     # quiet AI conversation is judged within a minute of its account's threshold; a waiting customer is
     # counted in hours, so every five minutes is plenty. Each sweep is a few indexed queries when idle.
     "helpdesk-snoozed-wake": {"task": "helpdesk.timers.snoozed_wake_sweep", "schedule": 60.0},
+    # SLA targets are minutes: a breach is recorded (and told) within a minute of its due time.
+    "helpdesk-sla-breaches": {"task": "helpdesk.timers.sla_breach_sweep", "schedule": 60.0},
     "helpdesk-auto-resolve-ai": {"task": "helpdesk.timers.auto_resolve_ai_sweep", "schedule": 60.0},
     "helpdesk-auto-resolve-waiting": {
         "task": "helpdesk.timers.auto_resolve_waiting_sweep",

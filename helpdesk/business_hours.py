@@ -132,3 +132,21 @@ def closed_since(hours: Hours, tz: ZoneInfo, at: datetime) -> datetime | None:
             if closing <= at:
                 return closing
     return None
+
+
+def add_open_minutes(hours: Hours, tz: ZoneInfo, start: datetime, minutes: int) -> datetime | None:
+    """The moment `minutes` of open time have passed since `start` (an SLA counted in business hours); None if the
+    hours name no time. Walks the open ranges day by day, at most a year ahead."""
+    left = timedelta(minutes=minutes)
+    local = start.astimezone(tz)
+    for ahead in range(366):
+        day = local + timedelta(days=ahead)
+        for open_minute, close_minute in sorted(hours.get(day.weekday(), [])):
+            opening, closing = _local(day, open_minute, tz), _local(day, close_minute, tz)
+            begin = max(opening, start)
+            if closing <= begin:
+                continue
+            if begin + left <= closing:
+                return begin + left
+            left -= closing - begin
+    return None

@@ -18,12 +18,14 @@ from helpdesk.services.auto_resolve import quiet_ai_judge_due, snoozed_wake_due,
 from helpdesk.services.automation import EVALUATE_TASK
 from helpdesk.services.automation_rules import automation_evaluate as rules_evaluate
 from helpdesk.services.polling import inboxes_poll_all
+from helpdesk.services.sla import sla_breaches_mark
 
 __all__ = [
     "auto_resolve_ai_sweep",
     "auto_resolve_waiting_sweep",
     "automation_evaluate",
     "mailboxes_poll",
+    "sla_breach_sweep",
     "snoozed_wake_sweep",
 ]
 
@@ -67,3 +69,9 @@ def automation_evaluate(event: str, conversation_id: int, message_id: int | None
     """Run the account's automation rules for one event on one conversation (`rules_evaluate`); returns how many
     rules ran. Not retried: a rule's actions are not idempotent (a note, an e-mail), and each run is recorded."""
     return len(rules_evaluate(event=event, conversation_id=conversation_id, message_id=message_id))
+
+
+@shared_task(name="helpdesk.timers.sla_breach_sweep", acks_late=True)
+def sla_breach_sweep() -> int:
+    """Record the SLA targets missed since the last sweep (beat, every minute): helpdesk.services.sla."""
+    return sla_breaches_mark()

@@ -12,6 +12,7 @@ from .inbox import Inbox, InboxMember
 from .message import Message
 from .notification import Notification
 from .person import Language, PersonSettings
+from .sla import SlaBreach, SlaPolicy
 from .team import Team, TeamMember
 from .webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -39,6 +40,8 @@ __all__ = [
     "Message",
     "Notification",
     "PersonSettings",
+    "SlaBreach",
+    "SlaPolicy",
     "Team",
     "TeamMember",
     "WebhookDelivery",

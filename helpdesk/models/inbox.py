@@ -90,6 +90,14 @@ class Inbox(models.Model):
         "to no team) to the next of this inbox's members, round-robin, among those online and under their "
         "maximum of open conversations (set per person on their account membership). Needs members.",
     )
+    sla_policy = models.ForeignKey(
+        "helpdesk.SlaPolicy",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="inboxes",
+        help_text="The service-level targets for people's work on this inbox's conversations.",
+    )
     # The through model is named by a string, so the plugin cannot infer the field's types: spelled out here.
     members: "models.ManyToManyField[User, InboxMember]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="InboxMember", related_name="support_inboxes", blank=True

@@ -14,6 +14,7 @@ class Notification(models.Model):
         ESCALATION = "escalation", _("A conversation needs people")
         ASSIGNED = "assigned", _("Assigned to you")
         MENTION = "mention", _("Mentioned in a note")
+        SLA_BREACH = "sla_breach", _("An SLA target was missed")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")

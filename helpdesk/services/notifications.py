@@ -282,3 +282,15 @@ def membership_set_escalation_notifications(*, membership: Membership, enabled: 
         membership.escalation_notifications = enabled
         membership.save(update_fields=["escalation_notifications"])
     return membership
+
+
+def notify_sla_breached(*, conversation: Conversation, what: str) -> None:
+    """An SLA target was missed: the assignee is told, else whoever is told of escalations."""
+    recipients = [conversation.assignee] if conversation.assignee is not None else None
+    _notify(
+        conversation=conversation,
+        kind=Notification.Kind.SLA_BREACH,
+        text=f"Conversation #{conversation.pk} with {_customer(conversation)}: {what}",
+        recipients=recipients or escalation_recipients(conversation=conversation),
+        actor=None,
+    )
