@@ -5,14 +5,14 @@ Superusers see everything. Other staff users see and change only objects of acco
 save, and the same rule grants the permissions (no Django model permissions are needed for an account's admin).
 
 One module per model family: `scoping` (the tenant rule, shared with captain's admins), `accounts`, `inboxes`
-(its form in `inbox_form`), `conversations` (contacts, labels, messages too) and `teams` (canned responses,
+(its form in `inbox_form`), `conversations` (contacts, labels, messages too), `sla` and `teams` (canned responses,
 ratings, notifications too). Django's autodiscovery imports this package; importing the modules here registers
 their admins, in the order the single module had.
 """
 
 from __future__ import annotations
 
-from . import accounts, audit, conversations, inboxes, teams, webhooks
+from . import accounts, audit, conversations, inboxes, sla, teams, webhooks
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -86,6 +86,7 @@ __all__ = [
     "inboxes",
     "provider_field_name",
     "scoped_queryset",
+    "sla",
     "teams",
     "webhooks",
 ]

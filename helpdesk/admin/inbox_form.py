@@ -71,6 +71,7 @@ class InboxAdminForm(forms.ModelForm):
             "csat_message",
             "language",
             "auto_assign",
+            "sla_policy",
         ]
         labels = {"provider_config": "Other provider settings (JSON)"}
         help_texts = {
@@ -112,6 +113,12 @@ class InboxAdminForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()  # a ModelForm's clean() returns its cleaned_data, typed as Optional for overrides
         cleaned = self.cleaned_data
+        policy, account = (
+            cleaned.get("sla_policy"),
+            cleaned.get("account") or getattr(self.instance, "account", None),
+        )
+        if policy is not None and account is not None and policy.account_id != account.pk:
+            self.add_error("sla_policy", "Choose an SLA policy of this inbox's account.")
         # Its keys depend on the channel type, so it is checked here rather than in clean_provider_config.
         channel = cleaned.get("channel_type")
         if "provider_config" in cleaned and channel:

@@ -163,6 +163,14 @@ class InboxAdmin(AccountScopedAdminMixin, admin.ModelAdmin):
                     "open to every agent of the account.",
                 },
             ),
+            (
+                "Business hours and service level",
+                {
+                    "fields": ["sla_policy"],
+                    "description": "Business hours, their time zone and the away message are among the channel "
+                    "settings above; the SLA policy's targets count only those hours when it says so.",
+                },
+            ),
             ("Webhook", {"fields": ["webhook_setup"]}),
             ("Other provider settings (advanced)", {"fields": ["provider_config"], "classes": ["collapse"]}),
         ]

@@ -123,6 +123,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
+            options={"verbose_name": "SLA breach", "verbose_name_plural": "SLA breaches"},
         ),
         migrations.AddField(
             model_name="inbox",

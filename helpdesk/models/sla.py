@@ -58,6 +58,8 @@ class SlaBreach(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "SLA breach"
+        verbose_name_plural = "SLA breaches"
         constraints = [
             models.UniqueConstraint(fields=["conversation", "kind", "due_at"], name="sla_breach_once_per_due")
         ]

@@ -16,6 +16,7 @@ from helpdesk.models import Conversation, Inbox, Label, Message, Team
 
 from .previews import files_preview
 from .search import conversations_with_messages_q
+from .sla import sla_labels
 from .visibility import hidden_inboxes, visible_conversations_q
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
@@ -185,12 +186,14 @@ def conversation_page(
     page = max(1, min(page, max(1, -(-total // PAGE_SIZE))))
     rows = list(
         _folder_rows(account_id=account_id, user=user, folder=folder, filters=filters)
-        .select_related("contact", "inbox", "assignee")
+        .select_related("contact", "inbox__account", "inbox__sla_policy", "assignee")
         .prefetch_related("labels")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     )
     previews = _previews(rows)
+    slas = sla_labels(rows)
     for conversation in rows:
         conversation.preview = previews.get(conversation.pk, "")  # type: ignore[attr-defined]  # for the template only, not a field
+        conversation.sla = slas.get(conversation.pk)  # type: ignore[attr-defined]  # likewise
     return ConversationPage(folder=folder, counts=counts, conversations=rows, page=page, total=total)
 
 

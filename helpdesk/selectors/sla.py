@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Max, Min, Q
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from helpdesk.business_hours import add_open_minutes
@@ -47,25 +48,29 @@ def _due(conversation: Conversation, policy: SlaPolicy, start: datetime, minutes
 
 
 def _facts(ids: list[int]) -> dict[int, dict[str, datetime | None]]:
-    people = Q(message_type=Message.Type.OUTGOING, private=False, sender_type=Message.SenderType.USER)
+    """Per conversation, in one query: the customer's last message, people's last public reply, and people's
+    first public reply since the conversation was handed to them."""
+    mine = Message.objects.filter(conversation=OuterRef("pk"))
+    people = mine.filter(
+        message_type=Message.Type.OUTGOING, private=False, sender_type=Message.SenderType.USER
+    )
+    handed = Coalesce(OuterRef("escalated_at"), OuterRef("created_at"))
     rows = (
-        Message.objects.filter(conversation_id__in=ids)
-        .values("conversation_id")
+        Conversation.objects.filter(pk__in=ids)
+        .values("pk")
         .annotate(
-            last_customer=Max("created_at", filter=Q(message_type=Message.Type.INCOMING)),
-            last_people=Max("created_at", filter=people),
+            last_customer=Subquery(
+                mine.filter(message_type=Message.Type.INCOMING)
+                .order_by("-created_at")
+                .values("created_at")[:1]
+            ),
+            last_people=Subquery(people.order_by("-created_at").values("created_at")[:1]),
+            first_people=Subquery(
+                people.filter(created_at__gte=handed).order_by("created_at").values("created_at")[:1]
+            ),
         )
     )
-    return {row["conversation_id"]: row for row in rows}
-
-
-def _first_people_reply(conversation: Conversation, since: datetime) -> datetime | None:
-    return conversation.messages.filter(
-        message_type=Message.Type.OUTGOING,
-        private=False,
-        sender_type=Message.SenderType.USER,
-        created_at__gte=since,
-    ).aggregate(first=Min("created_at"))["first"]
+    return {row["pk"]: row for row in rows}
 
 
 def sla_targets(conversations: Iterable[Conversation]) -> dict[int, list[SlaTarget]]:
@@ -84,7 +89,7 @@ def sla_targets(conversations: Iterable[Conversation]) -> dict[int, list[SlaTarg
         handed = conversation.escalated_at or conversation.created_at
         fact = facts.get(conversation.pk, {})
         targets: list[SlaTarget] = []
-        first_reply = _first_people_reply(conversation, handed) if policy.first_response_minutes else None
+        first_reply = fact.get("first_people")
         if policy.first_response_minutes and (
             due := _due(conversation, policy, handed, policy.first_response_minutes)
         ):
@@ -110,6 +115,27 @@ def sla_label_target(targets: list[SlaTarget]) -> SlaTarget | None:
     """The target a list row shows: the earliest one still open."""
     pending = [t for t in targets if t.open]
     return min(pending, key=lambda t: t.due_at) if pending else None
+
+
+@dataclass(frozen=True)
+class SlaLabel:
+    """What the list and the conversation page show: "First response due in 12 minutes" / "... missed"."""
+
+    kind: str
+    due_at: datetime
+    overdue: bool
+
+
+def sla_labels(conversations: Iterable[Conversation], *, now: datetime | None = None) -> dict[int, SlaLabel]:
+    """The SLA label of each conversation that has an open target."""
+    now = now or timezone.now()
+    labels = {}
+    for conversation_id, targets in sla_targets(conversations).items():
+        target = sla_label_target(targets)
+        if target is not None:
+            kind = str(SlaBreach.Kind(target.kind).label)
+            labels[conversation_id] = SlaLabel(kind=kind, due_at=target.due_at, overdue=target.due_at <= now)
+    return labels
 
 
 def sla_breach_rates(

@@ -22,6 +22,7 @@ from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
 from helpdesk.selectors.contacts import contact_panel
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
+from helpdesk.selectors.sla import sla_labels
 from helpdesk.selectors.teams import account_team_choices
 
 from .attributes import attributes_panel
@@ -143,6 +144,7 @@ def conversation_detail(
         poll_interval_ms=POLL_INTERVAL_MS,
         composer_kind=composer_kind(request, conversation.pk),
         composer_text=take_composer_draft(request, conversation.pk),
+        sla=sla_labels([conversation]).get(conversation.pk),
         **side_context(membership, conversation, request.user),
     )
     return render(request, "dashboard/conversation_detail.html", context)
