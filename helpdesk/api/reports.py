@@ -25,6 +25,7 @@ from helpdesk.selectors.reports import (
     report_figures,
     report_range,
 )
+from helpdesk.selectors.sla import sla_breach_rates
 
 from .auth import AccountAdminApi
 
@@ -55,7 +56,12 @@ class AccountReportApi(AccountAdminApi):
             )
         except ReportRangeError as exc:
             raise serializers.ValidationError({"detail": str(exc)}) from exc
-        return Response(report_figures(account_report(account=self.membership.account, period=period)))
+        figures = report_figures(account_report(account=self.membership.account, period=period))
+        # Per SLA policy: conversations created in the range on its inboxes, and how many missed a target.
+        figures["sla_breach_rates"] = sla_breach_rates(
+            account_id=self.membership.account_id, since=period.since, until=period.until
+        )
+        return Response(figures)
 
 
 urlpatterns = [

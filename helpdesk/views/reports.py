@@ -25,6 +25,7 @@ from helpdesk.selectors.reports import (
     report_csv_rows,
     report_range,
 )
+from helpdesk.selectors.sla import sla_breach_rates
 
 from .base import ACCOUNT, account_view, frame_context
 
@@ -94,6 +95,12 @@ def report_page(request: HttpRequest, membership: Membership) -> HttpResponse:
         },
         csat_average="-" if report.csat_average is None else f"{report.csat_average:.2f}",
         csat_distribution=sorted(report.csat_distribution.items(), reverse=True),
+        sla_rates=[
+            {**row, "percent": percent_text(row["rate"])}  # type: ignore[arg-type]
+            for row in sla_breach_rates(
+                account_id=membership.account_id, since=period.since, until=period.until
+            )
+        ],
     )
     return render(request, "dashboard/reports.html", context)
 

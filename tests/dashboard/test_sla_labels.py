@@ -60,3 +60,21 @@ def test_the_conversation_page_shows_the_target(agent_client, team, policy):
         f"/app/accounts/{team.account.id}/conversations/{conversation.pk}/"
     ).content.decode()
     assert "First response missed" in html
+
+
+def test_reports_show_breach_rates_per_policy_on_the_page_and_in_the_api(admin_client, team, policy):
+    from rest_framework.test import APIClient
+
+    from helpdesk.services.sla import sla_breaches_mark
+
+    handed(team, minutes_ago=45)
+    handed(team, minutes_ago=5)
+    assert sla_breaches_mark() == 1
+    html = admin_client.get(f"/app/accounts/{team.account.id}/reports/").content.decode()
+    assert "SLA breaches" in html and '<td data-figure="sla_breach_rate">50.0 %</td>' in html
+    api = APIClient()
+    api.force_authenticate(team.admin)
+    figures = api.get(f"/api/v1/accounts/{team.account.id}/reports/").json()
+    assert figures["sla_breach_rates"] == [
+        {"policy": "Standard", "conversations": 2, "breached": 1, "rate": 0.5}
+    ]
