@@ -172,6 +172,7 @@ CONDITION_KEYS = {
     "text_contains": "a text the message contains (case-insensitive; the last customer message when no message)",
     "contact_attribute": 'one {"key": ..., "value": ...} the contact\'s custom attribute equals',
     "ai_outcome": '"handoff" (handed to people) or "reply" (the AI answered, not handed over)',
+    "business_hours": '"inside" or "outside" the inbox\'s business hours (an inbox without hours is always inside)',
 }
 
 
@@ -204,6 +205,10 @@ def conditions_parse(raw: Any) -> dict[str, Any]:
         if raw["ai_outcome"] not in ("handoff", "reply"):
             raise ValidationError(f"ai_outcome: {CONDITION_KEYS['ai_outcome']}.")
         out["ai_outcome"] = raw["ai_outcome"]
+    if "business_hours" in raw:
+        if raw["business_hours"] not in ("inside", "outside"):
+            raise ValidationError(f"business_hours: {CONDITION_KEYS['business_hours']}.")
+        out["business_hours"] = raw["business_hours"]
     return out
 
 

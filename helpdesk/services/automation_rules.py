@@ -11,8 +11,7 @@ Every run is an AutomationRun row and an activity line on the conversation.
 Bounded: at most RUNS_PER_MINUTE rule runs per conversation per minute; over it the rule is skipped and the
 skip is logged (no row and no line: a storm must not write a storm of records).
 
-Business hours are not a condition yet: the helpdesk has no business-hours function to ask
-(helpdesk/services/business_hours.py does not exist when this was written).
+`business_hours` asks the inbox's hours at the moment the rule runs (helpdesk.selectors.business_hours).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from django.utils import timezone
 from helpdesk.models import AutomationRule, AutomationRun, Conversation, Message
 from helpdesk.models.automation import Action, actions_parse
 from helpdesk.outbound import OutboundRefused, outbound_client
+from helpdesk.selectors.business_hours import inbox_is_open
 
 from .activities import message_create_activity
 from .automation import rule_actions_running
@@ -82,6 +82,10 @@ def conditions_hold(
     if "contact_attribute" in conditions:
         attr = conditions["contact_attribute"]
         if (conversation.contact.custom_attributes or {}).get(attr["key"]) != attr["value"]:
+            return False
+    if "business_hours" in conditions:
+        inside = inbox_is_open(inbox=conversation.inbox)
+        if inside != (conditions["business_hours"] == "inside"):
             return False
     return "ai_outcome" not in conditions or _ai_outcome(conversation, message) == conditions["ai_outcome"]
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -139,6 +140,39 @@ def test_the_inbox_and_channel_conditions():
     runs = automation_evaluate(event="message_created", conversation_id=conversation.pk)
     assert sorted(r.rule_name for r in runs) == ["api", "here"]
     assert labels(conversation) == {"matched", "api"}
+
+
+def test_the_business_hours_condition_asks_the_inboxs_hours_now():
+    from datetime import UTC, datetime
+
+    from helpdesk.business_hours import DAYS
+
+    closed = f"{DAYS[(datetime.now(UTC).weekday() + 3) % 7]} 09:00-17:00"  # no minute today or tomorrow
+    night = ConversationFactory(contact_inbox__inbox=InboxFactory(provider_config={"business_hours": closed}))
+    always = ConversationFactory(contact_inbox__inbox=InboxFactory(provider_config={}))
+    for conversation in (night, always):
+        rule(conversation, name="outside", conditions={"business_hours": "outside"})
+        rule(
+            conversation,
+            name="inside",
+            conditions={"business_hours": "inside"},
+            actions=[{"kind": "add_label", "value": "open"}],
+        )
+    assert [r.rule_name for r in automation_evaluate(event="message_created", conversation_id=night.pk)] == [
+        "outside"
+    ]
+    assert [r.rule_name for r in automation_evaluate(event="message_created", conversation_id=always.pk)] == [
+        "inside"
+    ]
+    assert labels(night) == {"matched"} and labels(always) == {"open"}
+    with pytest.raises(ValidationError, match="business_hours"):
+        AutomationRule(
+            account=night.account,
+            name="bad",
+            event="message_created",
+            conditions={"business_hours": "lunch"},
+            actions=[{"kind": "resolve"}],
+        ).full_clean()
 
 
 def test_the_labels_condition_needs_every_label():
