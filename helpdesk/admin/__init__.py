@@ -5,14 +5,14 @@ Superusers see everything. Other staff users see and change only objects of acco
 save, and the same rule grants the permissions (no Django model permissions are needed for an account's admin).
 
 One module per model family: `scoping` (the tenant rule, shared with captain's admins), `accounts`, `inboxes`
-(its form in `inbox_form`), `conversations` (contacts, labels, messages too), `sla` and `teams` (canned responses,
+(its form in `inbox_form`), `conversations` (contacts, labels, messages too), `automation` (macros, rules), `sla` and `teams` (canned responses,
 ratings, notifications too). Django's autodiscovery imports this package; importing the modules here registers
 their admins, in the order the single module had.
 """
 
 from __future__ import annotations
 
-from . import accounts, audit, conversations, inboxes, sla, teams, webhooks
+from . import accounts, audit, automation, conversations, inboxes, sla, teams, webhooks
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -80,6 +80,7 @@ __all__ = [
     "accounts",
     "admin_account_ids",
     "audit",
+    "automation",
     "conversations",
     "delivery_status_display",
     "inbox_webhook_url",

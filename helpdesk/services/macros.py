@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q, QuerySet
 
 from helpdesk.models import Conversation, Macro
 from helpdesk.models.automation import MACRO_ACTION_KINDS, Action, Visibility, actions_parse
@@ -35,13 +34,6 @@ class MacroResult:
     failed: list[str] = field(default_factory=list)
     """One line per failed action: "#12: there is no canned response /refund" (at most 20 kept)."""
     failed_count: int = 0
-
-
-def macros_for(*, account_id: int, user: User) -> QuerySet[Macro]:
-    """The macros a person may run: the account's shared ones and their own personal ones."""
-    return Macro.objects.filter(account_id=account_id).filter(
-        Q(visibility=Visibility.ACCOUNT) | Q(visibility=Visibility.PERSONAL, owner=user)
-    )
 
 
 def macro_run(*, macro: Macro, conversation_ids: list[int], actor: User) -> MacroResult:
@@ -68,7 +60,7 @@ def macro_run(*, macro: Macro, conversation_ids: list[int], actor: User) -> Macr
 
 
 def _run_on(
-    conversation: Conversation, macro: Macro, actions: list, actor: User, result: MacroResult
+    conversation: Conversation, macro: Macro, actions: list[Action], actor: User, result: MacroResult
 ) -> None:
     message_create_activity(conversation=conversation, content=f"Macro “{macro.name}” run by {actor}.")
     for action in actions:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import account_labels, account_members, dashboard, dashboard_conversation
 from helpdesk.selectors.contacts import contact_panel
+from helpdesk.selectors.macros import macros_for
 from helpdesk.selectors.messages import delivery_statuses, messages_after, thread_page
 from helpdesk.selectors.sla import sla_labels
 from helpdesk.selectors.teams import account_team_choices
@@ -81,6 +82,7 @@ def conversation_list(request: AuthenticatedHttpRequest, membership: Membership,
         priorities=Conversation.Priority.choices,
         members=list(account_members(account_id=membership.account_id)),
         snooze_choices=SNOOZE_CHOICES,
+        macros=list(macros_for(account_id=membership.account_id, user=request.user)),
         **dashboard.filter_options(account_id=membership.account_id, user=request.user),
     )
     return render(request, "dashboard/conversation_list.html", context)
@@ -99,6 +101,7 @@ def side_context(membership: Membership, conversation: Conversation, user: Any) 
         "contact_panel": contact_panel(
             account_id=membership.account_id, conversation=conversation, user=user
         ),
+        "macros": list(macros_for(account_id=membership.account_id, user=user)),
         "snooze_choices": SNOOZE_CHOICES,
         "snooze_min": timezone.localtime(timezone.now(), account_zone(membership)).strftime("%Y-%m-%dT%H:%M"),
         # The debug log holds prompts and model output: its links are for the account's administrators only.

@@ -77,6 +77,12 @@
     "n": function () { return compose("note"); },
     "e": function () { return press("button[data-action=resolve]"); },
     "a": assignToMe,
+    "m": function () {
+      var picker = document.querySelector("select[data-macro-picker]");
+      if (!picker) { return false; }
+      picker.focus();
+      return true;
+    },
     "/": search,
     "?": function () {
       if (!dialog) { return false; }

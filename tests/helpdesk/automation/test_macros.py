@@ -8,8 +8,9 @@ import pytest
 
 from helpdesk.models import CannedResponse, Conversation, Macro, Membership, Message
 from helpdesk.models.automation import Visibility
+from helpdesk.selectors.macros import macros_for
 from helpdesk.services.bulk import BulkTooLarge
-from helpdesk.services.macros import macro_run, macros_for
+from helpdesk.services.macros import macro_run
 from tests.factories import ConversationFactory, InboxFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
