@@ -288,6 +288,9 @@ SPECTACULAR_SETTINGS = {
         "ActionEnum": "captain.actions.models.Shortcut.Action",
         "AuditEntryActionEnum": "helpdesk.models.AuditEntry.Action",
         "WebhookEventEnum": "helpdesk.models.WebhookEvent",
+        # `visibility` of macros and `event` of automation rules.
+        "MacroVisibilityEnum": "helpdesk.models.automation.Visibility",
+        "AutomationEventEnum": "helpdesk.models.AutomationEvent",
     },
     # `<id:...>` in a path (helpdesk.ids): a 64-bit positive integer, as `<int:...>` was typed before.
     "PATH_CONVERTER_OVERRIDES": {

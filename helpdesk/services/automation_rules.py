@@ -186,3 +186,22 @@ def automation_evaluate(
         runs.append(rule_run(rule=rule, conversation=conversation, event=event))
         conversation.refresh_from_db()  # the next rule sees what this one changed
     return runs
+
+
+def automation_rule_create(
+    *,
+    account_id: int,
+    name: str,
+    event: str,
+    conditions: dict[str, Any],
+    actions: list[Any],
+    active: bool = True,
+) -> AutomationRule:
+    """A new rule of the account, its conditions and actions checked on save (ValidationError says what is
+    wrong, a taken name too)."""
+    rule = AutomationRule(
+        account_id=account_id, name=name, event=event, conditions=conditions, actions=actions, active=active
+    )
+    rule.full_clean()
+    rule.save()
+    return rule

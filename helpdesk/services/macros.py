@@ -10,6 +10,7 @@ count as not found. Each conversation gets the line "Macro X run by Y" besides e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -74,3 +75,18 @@ def _run_on(
                 result.failed.append(f"#{conversation.pk}: {exc}")
             continue
         result.done += 1
+
+
+def macro_create(*, account_id: int, name: str, actions: list[Any], owner: User, personal: bool) -> Macro:
+    """A new macro: personal (its owner's only) or the account's; the actions are checked on save
+    (ValidationError names the first wrong one)."""
+    macro = Macro(
+        account_id=account_id,
+        name=name,
+        actions=actions,
+        visibility=Visibility.PERSONAL if personal else Visibility.ACCOUNT,
+        owner=owner,
+    )
+    macro.full_clean()
+    macro.save()
+    return macro
