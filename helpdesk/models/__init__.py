@@ -15,6 +15,7 @@ from .person import Language, PersonSettings
 from .sla import SlaBreach, SlaPolicy
 from .team import Team, TeamMember
 from .webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from .whatsapp_templates import WhatsAppTemplate
 
 __all__ = [
     "Account",
@@ -47,4 +48,5 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "WebhookEvent",
+    "WhatsAppTemplate",
 ]
