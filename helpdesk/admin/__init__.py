@@ -12,7 +12,7 @@ their admins, in the order the single module had.
 
 from __future__ import annotations
 
-from . import accounts, audit, automation, conversations, inboxes, sla, teams, webhooks
+from . import accounts, audit, automation, conversations, inboxes, sla, teams, webhooks, whatsapp_templates
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -90,4 +90,5 @@ __all__ = [
     "sla",
     "teams",
     "webhooks",
+    "whatsapp_templates",
 ]
