@@ -15,7 +15,7 @@ from .person import Language, PersonSettings
 from .sla import SlaBreach, SlaPolicy
 from .team import Team, TeamMember
 from .webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from .whatsapp_templates import WhatsAppTemplate
+from .whatsapp_templates import WhatsAppTemplate, WhatsAppTemplateSend
 
 __all__ = [
     "Account",
@@ -49,4 +49,5 @@ __all__ = [
     "WebhookEndpoint",
     "WebhookEvent",
     "WhatsAppTemplate",
+    "WhatsAppTemplateSend",
 ]

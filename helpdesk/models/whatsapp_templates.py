@@ -63,3 +63,20 @@ class WhatsAppTemplate(models.Model):
     def filled(self, values: list[str]) -> str:
         """The body with {{i}} replaced by values[i-1] (the text the agent and the history read)."""
         return VARIABLE.sub(lambda match: values[int(match.group(1)) - 1], self.body)
+
+
+class WhatsAppTemplateSend(models.Model):
+    """The template an outgoing message was sent as: the message's content is the filled body (what people read),
+    this is what the WhatsApp channel sends (Meta's template message). Name and language are copied, so a
+    template renamed or deleted later does not change what the delivery sends."""
+
+    message = models.OneToOneField(
+        "helpdesk.Message", on_delete=models.CASCADE, related_name="whatsapp_template_send"
+    )
+    template = models.ForeignKey(WhatsAppTemplate, null=True, on_delete=models.SET_NULL, related_name="+")
+    name = models.CharField(max_length=512)
+    language = models.CharField(max_length=16)
+    values = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.language})"
