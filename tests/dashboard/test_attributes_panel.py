@@ -211,8 +211,8 @@ def test_memory_of_another_account_is_404(client, team, other_team, conversation
 # The conversation page's own bound (tests/dashboard/test_conversation.py) plus: definitions (1) and the inbox's
 # assistant (1); with an assistant, its variables and their values (2) and its re-route form's reads; +2 for the
 # contact panel (channel ids, past conversations) and the page frame's notifications bell and availability; +3
-# for the workspace's list beside the conversation; +1 for the side panel's team choice.
-MAX_PAGE_QUERIES = {False: 21, True: 26}
+# for the workspace's list beside the conversation; +1 for the side panel's team choice; +1 for its macros.
+MAX_PAGE_QUERIES = {False: 22, True: 27}
 
 
 @pytest.mark.parametrize("with_assistant", [False, True])

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.django_db
 # +2 for the contact panel (the contact's channel ids, their past conversations with their last words), +3 for
 # the page frame's notifications bell (unread notifications and their count) and availability.
 # +3 for the workspace's list beside the conversation (folder counts, the list's first page, its previews).
-# +1 for the account's teams (the side panel's team choice).
-MAX_CONVERSATION_QUERIES = 23
+# +1 for the account's teams (the side panel's team choice), +1 for the person's macros (its Macros box).
+MAX_CONVERSATION_QUERIES = 24
 # +1 since the AI replies' cited knowledge sources are shown under them (one query for all of them), +1 for the
 # new messages' stored files.
 MAX_POLL_QUERIES = 9
