@@ -13,6 +13,7 @@ from ..outbound_files import ANY_KIND, MB
 from ..protocol import Received, SentParts, WebhookAnswer, WebhookRequest, not_supported, webhook_json
 from ..provider_http import FileSender, send_in_parts
 from .cloud_api import TEXT_LIMIT, fetch_media, fit_text, send
+from .templates import send_template, sent_template
 from .webhook import failed_statuses, handshake, parse, verify
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class WhatsAppChannel:
         )
 
     def send(self, message: Message, *, timeout: float, parts: SentParts) -> DeliveryResult:
+        template = sent_template(message)
+        if template is not None:
+            return send_template(message, template, timeout=timeout, parts=parts)
         return send_in_parts(
             message, parts=parts, timeout=timeout, fit_text=fit_text, send_part=send, send_file=self.send_file
         )

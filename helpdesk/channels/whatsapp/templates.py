@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import ObjectDoesNotExist
+
 from helpdesk.outbound import OutboundRefused, outbound_client
 
+from ..base import DeliveryResult
 from ..media import Failed, provider_json
+from ..protocol import SentParts
 from ..provider_http import dict_or_empty, list_or_empty
-from .cloud_api import DEFAULT_API_BASE_URL, DEFAULT_API_VERSION
+from .cloud_api import DEFAULT_API_BASE_URL, DEFAULT_API_VERSION, SendResult, number_url, post_message
 
 if TYPE_CHECKING:
-    from helpdesk.models import Inbox
+    from helpdesk.models import Inbox, Message, WhatsAppTemplateSend
 
 LIST_FIELDS = "name,language,status,category,components"
 # A page holds up to 100 templates; an account rarely has more than a few hundred, and a server that keeps
@@ -41,6 +45,37 @@ def template_message(*, name: str, language: str, values: Sequence[str]) -> dict
             {"type": "body", "parameters": [{"type": "text", "text": value} for value in values]}
         ]
     return {"type": "template", "template": template}
+
+
+def sent_template(message: Message) -> WhatsAppTemplateSend | None:
+    """The template `message` goes out as (helpdesk.services.whatsapp_templates), or None for a plain reply."""
+    try:
+        return message.whatsapp_template_send
+    except ObjectDoesNotExist:
+        return None
+
+
+def send_template(
+    message: Message, template: WhatsAppTemplateSend, *, timeout: float, parts: SentParts
+) -> DeliveryResult:
+    """Send the message as one template message. Once Meta accepted it (`parts` recorded its wamid) a retry of
+    the delivery sends nothing more: the customer has it."""
+    if parts.count:
+        return DeliveryResult(ok=True, status_code=200)
+    number = number_url(message.inbox)
+    if isinstance(number, SendResult):
+        return number.result
+    values = [str(value) for value in template.values]
+    outcome = post_message(
+        message.inbox,
+        number,
+        message.conversation.contact_inbox.source_id,
+        template_message(name=template.name, language=template.language, values=values),
+        timeout,
+    )
+    if outcome.result.ok:
+        parts.record(outcome.provider_message_id)
+    return outcome.result
 
 
 def _parse(item: Any) -> RemoteTemplate | None:
