@@ -1,4 +1,5 @@
-"""Seed a demo account: an API inbox, a website widget inbox, an e-mail inbox, an assistant with three scenarios, FAQ entries and two users.
+"""Seed a demo account: an API inbox (with members, business hours and an SLA policy), a website widget inbox, an e-mail
+inbox, an assistant with three scenarios, FAQ entries, two users, a macro and an automation rule.
 
 Idempotent: running it again updates the demo objects instead of duplicating them.
 """
@@ -19,6 +20,7 @@ from captain.assistants.services.assistants import assistant_inbox_take_over
 from captain.knowledge.selectors import faq_entry_list
 from captain.knowledge.services.faq import faq_entry_create, faq_entry_update
 from captain.management.demo_objects import demo_assistant, demo_scenarios
+from captain.management.demo_team import demo_team_setup
 from captain.routing.models import RoutingMode
 from captain.routing.services.routing import routing_config_update, routing_node_examples_set
 from helpdesk.models import Account, Inbox, InboxMember, Membership
@@ -192,10 +194,12 @@ class Command(BaseCommand):
             ):  # escalations without a team reach the agent, not only the admin
                 InboxMember.objects.get_or_create(inbox=inbox, user=user)
             users[username] = Token.objects.get_or_create(user=user)[0].key
+        demo_team_setup(account, inbox)
         self.stdout.write(
             f"Demo account #{account.id} '{account.name}': inbox webhook /webhooks/api/{inbox.webhook_token}/ "
             f"(secret {DEMO_SECRET}), assistant '{assistant.name}' with {len(SCENARIOS)} scenarios, "
-            f"{len(FAQ)} FAQ entries.\nUsers: admin / agent (password '{password}' on first creation); "
+            f"{len(FAQ)} FAQ entries; business hours, the SLA policy 'Standard', the macro 'Refund sent' and the "
+            f"rule 'Urgent words' on the inbox.\nUsers: admin / agent (password '{password}' on first creation); "
             f"API tokens: admin={users['admin']} agent={users['agent']}"
         )
 
