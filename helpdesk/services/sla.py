@@ -6,13 +6,14 @@ running at once), writes an activity line, tells the assignee (else the escalati
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from helpdesk.models import AutomationEvent, Conversation, SlaBreach
-from helpdesk.selectors.sla import sla_targets
+from helpdesk.selectors.sla import SlaTarget, sla_targets
 
 from .activities import message_create_activity
 from .automation import automation_event
@@ -20,8 +21,10 @@ from .notifications import notify_sla_breached
 
 logger = logging.getLogger(__name__)
 
-SWEEP_BATCH = 1000
-"""Conversations one sweep looks at, oldest activity first; the next minute's sweep takes the rest."""
+SWEEP_BATCH = 500
+"""Conversations read per query; a sweep goes through every open one, batch after batch, by id."""
+SWEEP_BUDGET_SECONDS = 40.0
+"""A sweep stops after this (the next minute's starts again from the first id): never two sweeps' worth of work."""
 
 
 def _record(conversation: Conversation, kind: str, due_at: datetime) -> bool:
@@ -43,28 +46,33 @@ def _record(conversation: Conversation, kind: str, due_at: datetime) -> bool:
 def sla_breaches_mark(*, now: datetime | None = None) -> int:
     """Record every target missed by `now` on conversations people have; returns how many were new."""
     now = now or timezone.now()
-    conversations = list(
-        Conversation.objects.filter(
-            status__in=[Conversation.Status.OPEN, Conversation.Status.SNOOZED],
-            inbox__sla_policy__isnull=False,
-        )
-        .select_related("inbox__sla_policy", "inbox__account", "contact", "assignee")
-        .order_by("last_activity_at")[:SWEEP_BATCH]
-    )
-    recorded = 0
-    for conversation_id, targets in sla_targets(conversations).items():
-        conversation = next(c for c in conversations if c.pk == conversation_id)
-        for target in targets:
-            if not (target.open and target.due_at <= now):
-                continue
-            if not _record(conversation, target.kind, target.due_at):
-                continue
-            recorded += 1
-            what = f"{SlaBreach.Kind(target.kind).label} missed (due {target.due_at:%Y-%m-%d %H:%M} UTC)."
-            with transaction.atomic():
-                message_create_activity(conversation=conversation, content=f"SLA: {what}")
-                notify_sla_breached(conversation=conversation, what=f"SLA {what}")
-                automation_event(event=AutomationEvent.SLA_BREACHED, conversation_id=conversation.pk)
+    started, last_pk, recorded = time.monotonic(), 0, 0
+    candidates = Conversation.objects.filter(
+        status__in=[Conversation.Status.OPEN, Conversation.Status.SNOOZED], inbox__sla_policy__isnull=False
+    ).select_related("inbox__sla_policy", "inbox__account", "contact", "assignee")
+    while time.monotonic() - started < SWEEP_BUDGET_SECONDS:
+        batch = {c.pk: c for c in candidates.filter(pk__gt=last_pk).order_by("pk")[:SWEEP_BATCH]}
+        if not batch:
+            break
+        last_pk = max(batch)
+        for conversation_id, targets in sla_targets(batch.values()).items():
+            recorded += _mark(batch[conversation_id], targets, now)
     if recorded:
         logger.info("SLA sweep recorded %s missed targets", recorded)
+    return recorded
+
+
+def _mark(conversation: Conversation, targets: list[SlaTarget], now: datetime) -> int:
+    recorded = 0
+    for target in targets:
+        if not (target.open and target.due_at <= now) or not _record(
+            conversation, target.kind, target.due_at
+        ):
+            continue
+        recorded += 1
+        what = f"{SlaBreach.Kind(target.kind).label} missed (due {target.due_at:%Y-%m-%d %H:%M} UTC)."
+        with transaction.atomic():
+            message_create_activity(conversation=conversation, content=f"SLA: {what}")
+            notify_sla_breached(conversation=conversation, what=f"SLA {what}")
+            automation_event(event=AutomationEvent.SLA_BREACHED, conversation_id=conversation.pk)
     return recorded

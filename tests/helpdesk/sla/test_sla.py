@@ -168,3 +168,15 @@ def test_breach_rates_per_policy():
         account_id=conversation.account_id, since=T0 - timedelta(days=1), until=T0 + timedelta(days=1)
     )
     assert row == {"policy": "Standard", "conversations": 2, "breached": 1, "rate": 0.5}
+
+
+@pytest.mark.django_db
+def test_a_sweep_goes_through_every_batch(monkeypatch):
+    from helpdesk.services import sla
+
+    monkeypatch.setattr(sla, "SWEEP_BATCH", 2)
+    first = handed_conversation(first_response_minutes=30)
+    for _ in range(4):
+        other = ConversationFactory(contact_inbox__inbox=first.inbox, status=Conversation.Status.OPEN)
+        Conversation.objects.filter(pk=other.pk).update(escalated_at=T0)
+    assert sla_breaches_mark(now=T0 + timedelta(hours=1)) == 5
