@@ -16,7 +16,10 @@ from helpdesk.models import Inbox
 
 def inbox_hours(inbox: Inbox) -> tuple[Hours, ZoneInfo] | None:
     """The inbox's weekly hours and their zone (the inbox's `time_zone`, else the account's); None: always open."""
-    return configured(inbox.provider_config, inbox.account.time_zone)
+    config = inbox.provider_config if isinstance(inbox.provider_config, dict) else {}
+    if not str(config.get("business_hours") or "").strip():
+        return None  # most inboxes: no query for the account's zone
+    return configured(config, inbox.account.time_zone)
 
 
 def inbox_is_open(*, inbox: Inbox, at: datetime | None = None) -> bool:
