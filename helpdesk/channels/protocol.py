@@ -88,6 +88,9 @@ class Channel(Protocol):
     """Whether `set_commands` sets a command menu."""
     shows_quick_replies: bool
     """Whether a message's quick replies reach the customer as buttons (a letter leaves them out)."""
+    shows_away_message: bool
+    """Whether the customer sees the inbox's away message without being sent one (the widget's page shows it):
+    then no out-of-office message is posted (helpdesk.services.out_of_office)."""
     fetches_media: bool
     """Whether its messages report files that `fetch_media` can fetch."""
     file_limits: Mapping[str, int]

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from helpdesk.channels.base import InboundContact, InboundMessage, Thread
+from helpdesk.channels.registry import channel_for
 from helpdesk.conf import ai_responder
 from helpdesk.delivery.publish import delivery_enqueue
 from helpdesk.models import AutomationEvent, Contact, ContactInbox, Conversation, Inbox, Message
@@ -205,7 +206,7 @@ def message_ingest(*, inbox: Inbox, inbound: InboundMessage) -> IngestResult:
     # People have it: outside business hours the customer is told when they will reply (once a night). The
     # widget shows its away message on the page already (and mails answers to away questions, not notices).
     people_have_it = not for_ai and not inbound.automated and conversation.status == Conversation.Status.OPEN
-    shows_its_own = inbox.channel_type == Inbox.ChannelType.WIDGET
+    shows_its_own = channel_for(inbox).shows_away_message
     if people_have_it and not shows_its_own and (away := out_of_office_claim(conversation=conversation)):
         message_create_system(conversation=conversation, content=away)
     if for_ai:

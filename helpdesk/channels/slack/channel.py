@@ -28,6 +28,7 @@ class SlackChannel:
     text_limit: int | None = SECTION_TEXT_LIMIT
     supports_commands = False
     shows_quick_replies = True
+    shows_away_message = False
     fetches_media = True
     # files.getUploadURLExternal: up to 1 GB (we keep no file over outbound_files.STORE_LIMIT).
     file_limits: Mapping[str, int] = {ANY_KIND: 1000 * MB}

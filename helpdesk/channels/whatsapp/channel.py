@@ -29,6 +29,7 @@ class WhatsAppChannel:
     text_limit: int | None = TEXT_LIMIT
     supports_commands = False
     shows_quick_replies = True
+    shows_away_message = False
     fetches_media = True
     # Cloud API media: images 5 MB, audio 16 MB, documents 100 MB.
     file_limits: Mapping[str, int] = {"image": 5 * MB, "audio": 16 * MB, "file": 100 * MB, ANY_KIND: 100 * MB}
