@@ -60,6 +60,11 @@ class WhatsAppTemplate(models.Model):
             raise ValidationError({"inbox": _("Templates belong to a WhatsApp inbox.")})
         self.variables = variable_count(self.body)
 
+    @property
+    def variable_numbers(self) -> range:
+        """1..n, for a form with one field per variable."""
+        return range(1, self.variables + 1)
+
     def filled(self, values: list[str]) -> str:
         """The body with {{i}} replaced by values[i-1] (the text the agent and the history read)."""
         return VARIABLE.sub(lambda match: values[int(match.group(1)) - 1], self.body)

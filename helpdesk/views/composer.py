@@ -8,7 +8,13 @@ page it redirects to, which puts it back in the composer once. It is server-side
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from helpdesk.models import Conversation, WhatsAppTemplate
+from helpdesk.selectors.whatsapp_templates import WindowClosed, approved_templates, whatsapp_window_closed
 
 COMPOSER_KINDS_KEPT = 50
 """How many conversations' reply/note choices a session remembers (the most recent ones)."""
@@ -54,3 +60,25 @@ def take_composer_draft(request: HttpRequest, conversation_id: int) -> str:
     text = drafts.pop(str(conversation_id))
     request.session["composer_drafts"] = drafts
     return str(text)
+
+
+WINDOW_CLOSED = _(
+    "The customer last wrote more than 24 hours ago, so WhatsApp delivers only an approved template now. "
+    "Pick a template below; your text is kept."
+)
+
+
+@dataclass(frozen=True)
+class WhatsAppComposer:
+    """A WhatsApp conversation whose 24-hour window is closed: the composer explains it and offers the inbox's
+    approved templates instead of a free text that Meta would refuse (code 131047)."""
+
+    closed: WindowClosed
+    templates: list[WhatsAppTemplate]
+
+
+def whatsapp_composer(conversation: Conversation) -> WhatsAppComposer | None:
+    closed = whatsapp_window_closed(conversation=conversation)
+    if closed is None:
+        return None
+    return WhatsAppComposer(closed=closed, templates=list(approved_templates(inbox_id=conversation.inbox_id)))

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_POST
 from helpdesk.models import Conversation, Membership
 from helpdesk.selectors import account_member, dashboard_conversation
 from helpdesk.selectors.teams import account_team
+from helpdesk.selectors.whatsapp_templates import whatsapp_window_closed
 from helpdesk.services.conversations import (
     conversation_add_label,
     conversation_assign,
@@ -40,7 +41,7 @@ from helpdesk.services.messages import message_create_agent_reply, message_creat
 from helpdesk.services.reply_files import FileRefused
 
 from .base import AuthenticatedHttpRequest, account_view
-from .composer import keep_composer_draft, remember_composer_kind
+from .composer import WINDOW_CLOSED, keep_composer_draft, remember_composer_kind
 from .conversations import side_context
 from .snooze import account_zone, snooze_until
 from .workspace import QUEUE_ACTIONS, list_context, next_conversation_id, shown_next
@@ -153,6 +154,11 @@ def conversation_reply(
         return _back(request, membership, conversation)
     content = form.cleaned_data["content"]
     remember_composer_kind(request, conversation.pk, form.cleaned_data["kind"])
+    if form.cleaned_data["kind"] == "reply" and whatsapp_window_closed(conversation=conversation):
+        # Meta would refuse it (131047) after the fact: say so now, and keep the text for a note or later.
+        keep_composer_draft(request, conversation.pk, request.POST.get("content", ""))
+        flash.error(request, str(WINDOW_CLOSED))
+        return _back(request, membership, conversation)
     try:
         if form.cleaned_data["kind"] == "note":
             message_create_note(conversation=conversation, content=content, user=request.user, files=files)

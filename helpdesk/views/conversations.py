@@ -28,7 +28,7 @@ from helpdesk.selectors.teams import account_team_choices
 
 from .attributes import attributes_panel
 from .base import AuthenticatedHttpRequest, account_view, frame_context, is_admin
-from .composer import composer_kind, take_composer_draft
+from .composer import composer_kind, take_composer_draft, whatsapp_composer
 from .responder import copilot_panel, debug_log_url, reroute_form, with_cited_sources
 from .snooze import SNOOZE_CHOICES, account_zone
 from .workspace import came_from, list_context, shown_next, workspace
@@ -147,6 +147,7 @@ def conversation_detail(
         poll_interval_ms=POLL_INTERVAL_MS,
         composer_kind=composer_kind(request, conversation.pk),
         composer_text=take_composer_draft(request, conversation.pk),
+        whatsapp_window=whatsapp_composer(conversation),
         sla=sla_labels([conversation]).get(conversation.pk),
         **side_context(membership, conversation, request.user),
     )

@@ -23,6 +23,7 @@ from . import (
     search,
     teams,
     typing,
+    whatsapp_templates,
 )
 from .base import ACCOUNT, CONVERSATION
 
@@ -74,5 +75,6 @@ for module in (
     search,
     typing,
     audit,
+    whatsapp_templates,
 ):
     urlpatterns += module.urlpatterns
