@@ -193,6 +193,10 @@ def _field_message(key: str, exc: ValidationError) -> str:
 PROVIDER_FIELD_TEXTS: dict[str, tuple[str, str]] = {
     "phone_number_id": ("Phone number ID", "Meta's phone number id (digits); required to send replies."),
     "verify_token": ("Verify token", "Any text you choose; type the same in Meta's webhook settings."),
+    "waba_id": (
+        "WhatsApp Business Account ID",
+        "Meta's business account id (digits); needed to sync message templates.",
+    ),
     "api_version": ("Graph API version", 'e.g. "v21.0". Empty: v21.0.'),
     "bot_user_id": (
         "Bot user ID",

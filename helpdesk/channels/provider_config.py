@@ -61,6 +61,8 @@ KEYS: dict[str, dict[str, Callable[[str], str | None]]] = {
     "whatsapp": {
         "phone_number_id": _pattern(r"[0-9]{1,32}", "must be the digits of Meta's phone number id"),
         "verify_token": _text,
+        # The WhatsApp Business Account id: its message templates are listed under it (template sync).
+        "waba_id": _pattern(r"[0-9]{1,32}", "must be the digits of Meta's WhatsApp Business Account id"),
         "api_version": _pattern(r"v[0-9]{1,3}\.[0-9]{1,3}", 'must look like "v21.0"'),
         "api_base_url": _base_url,
     },

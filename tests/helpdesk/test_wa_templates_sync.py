@@ -15,6 +15,7 @@ from django.test import Client
 from helpdesk.models import Inbox, Membership, WhatsAppTemplate
 from helpdesk.services.whatsapp_templates import SyncFailed, whatsapp_templates_sync
 from tests.factories import AccountFactory, InboxFactory, MembershipFactory, UserFactory
+from tests.helpdesk.test_admin import admin_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +150,22 @@ def test_admin_sync_action_with_none_ticked(graph: Graph, inbox: Inbox) -> None:
     assert "2 approved templates saved, 1 skipped" in response.content.decode()
     assert WhatsAppTemplate.objects.filter(inbox=inbox).count() == 2
     assert not WhatsAppTemplate.objects.filter(inbox=other).exists()  # another account's inbox is not synced
+
+
+def test_the_inbox_admin_takes_the_business_account_id() -> None:
+    inbox = InboxFactory(channel_type=Inbox.ChannelType.WHATSAPP, provider_config={"phone_number_id": "1065"})
+    user = UserFactory(is_staff=True)
+    MembershipFactory(account=inbox.account, user=user, role=Membership.Role.ADMIN)
+    client = Client()
+    client.force_login(user)
+    url = f"/admin/helpdesk/inbox/{inbox.pk}/change/"
+    page = client.get(url)
+    assert "WhatsApp Business Account ID" in page.content.decode()
+    refused = client.post(url, admin_form_data(page) | {"whatsapp_waba_id": "../x"})
+    assert refused.context["adminform"].form.errors["whatsapp_waba_id"] == [
+        "Must be the digits of Meta's WhatsApp Business Account id."
+    ]
+    saved = client.post(url, admin_form_data(page) | {"whatsapp_waba_id": WABA})
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    inbox.refresh_from_db()
+    assert inbox.provider_config["waba_id"] == WABA
