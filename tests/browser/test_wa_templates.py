@@ -1,6 +1,6 @@
 """A WhatsApp conversation whose 24-hour window is closed, in a real browser (Debian's chromium through
 Playwright): the composer says the window is closed, the agent opens a template, fills its variable (the preview
-follows the typing), sends it, and the filled reply appears in the thread."""
+follows the typing), sends it (at a phone's and a laptop's width, no sideways scroll), and the filled reply appears in the thread."""
 
 from __future__ import annotations
 
@@ -41,9 +41,14 @@ def desk(redis_url):
     return {"account": account, "conversation": conversation}
 
 
-def test_closed_window_template_picked_filled_and_sent(browser, sign_in, live_server, desk):
+WIDTHS = {"phone": (375, 740), "laptop": (1366, 768)}
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_closed_window_template_picked_filled_and_sent(browser, sign_in, live_server, desk, device):
     page = browser.page
-    page.set_viewport_size({"width": 1366, "height": 768})
+    width, height = WIDTHS[device]
+    page.set_viewport_size({"width": width, "height": height})
     sign_in(page, live_server.url, "bob", wait_for="**/lists/**")
     page.goto(f"{live_server.url}/app/accounts/{desk['account'].id}/conversations/{desk['conversation'].id}/")
     section = page.locator("#wa-templates")
@@ -53,7 +58,10 @@ def test_closed_window_template_picked_filled_and_sent(browser, sign_in, live_se
     expect(value).to_be_visible()
     value.fill("the refund for order 42")
     expect(section.locator(".wa-preview")).to_have_text("Hi, still waiting on the refund for order 42?")
-    browser.shot("wa-template-filled")
+    assert (
+        page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth") <= 0
+    )  # no sideways scroll
+    browser.shot(f"{device}-wa-template-filled")
     page.get_by_role("button", name="Send template").click()
     expect(page.locator(".flash li.success")).to_contain_text("Template queued for delivery.")
     expect(page.locator("li.msg.human").last).to_contain_text("Hi, still waiting on the refund for order 42?")
