@@ -156,6 +156,7 @@ class ApiChannel:
     text_limit: int | None = None
     supports_commands = False
     shows_quick_replies = True
+    reply_window_hours: int | None = None
     shows_away_message = False
     fetches_media = False
     # The event links the files; we serve them ourselves.

@@ -88,6 +88,9 @@ class Channel(Protocol):
     """Whether `set_commands` sets a command menu."""
     shows_quick_replies: bool
     """Whether a message's quick replies reach the customer as buttons (a letter leaves them out)."""
+    reply_window_hours: int | None
+    """How long after the customer's last message a free-text reply may be sent; after it only an approved message
+    template (WhatsApp: 24 hours). None: any time."""
     shows_away_message: bool
     """Whether the customer sees the inbox's away message without being sent one (the widget's page shows it):
     then no out-of-office message is posted (helpdesk.services.out_of_office)."""

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING
 from . import api_channel, slack, slack_files, telegram, telegram_files, whatsapp, whatsapp_files
 from .email import EmailChannel
 from .protocol import Channel
+from .whatsapp.templates import RemoteTemplate, list_templates
 from .widget import WidgetChannel
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from helpdesk.models import Inbox
 
 
@@ -44,6 +47,21 @@ def channel_for_type(channel_type: str) -> Channel:
 def channel_for(inbox: Inbox) -> Channel:
     """The inbox's channel; UnknownChannel when its channel type has none."""
     return channel_for_type(inbox.channel_type)
+
+
+# Channels whose replies outside their reply window must be an approved template, and how each lists them.
+_TEMPLATE_LISTS: dict[str, Callable[[Inbox], list[RemoteTemplate]]] = {
+    whatsapp.WhatsAppChannel.channel_type: list_templates,
+}
+
+
+def message_templates(inbox: Inbox) -> list[RemoteTemplate]:
+    """The message templates the inbox's provider holds (WhatsApp: the business account's); UnknownChannel for a
+    channel without templates. Raises helpdesk.channels.media.Failed when the provider cannot be read."""
+    lister = _TEMPLATE_LISTS.get(inbox.channel_type)
+    if lister is None:
+        raise UnknownChannel(f"Channel type {inbox.channel_type!r} has no message templates.")
+    return lister(inbox)
 
 
 def all_channels() -> tuple[Channel, ...]:

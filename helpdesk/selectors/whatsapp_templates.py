@@ -11,11 +11,10 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from helpdesk.channels.registry import channel_for
 from helpdesk.models import Conversation, Inbox, Message, WhatsAppTemplate
 
 from .visibility import hidden_inboxes
-
-WINDOW = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,8 @@ class WindowClosed:
 def whatsapp_window_closed(*, conversation: Conversation, now: datetime | None = None) -> WindowClosed | None:
     """A WhatsApp conversation whose customer last wrote more than 24 hours ago (or never): what Meta calls a
     closed customer-service window. None for an open window and for every other channel."""
-    if conversation.inbox.channel_type != Inbox.ChannelType.WHATSAPP:
+    hours = channel_for(conversation.inbox).reply_window_hours
+    if hours is None:
         return None
     last = (
         Message.objects.filter(conversation_id=conversation.pk, message_type=Message.Type.INCOMING)
@@ -35,7 +35,7 @@ def whatsapp_window_closed(*, conversation: Conversation, now: datetime | None =
         .values_list("created_at", flat=True)
         .first()
     )
-    if last is not None and last > (now or timezone.now()) - WINDOW:
+    if last is not None and last > (now or timezone.now()) - timedelta(hours=hours):
         return None
     return WindowClosed(last_customer_message_at=last)
 

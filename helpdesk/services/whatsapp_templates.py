@@ -1,5 +1,5 @@
 """WhatsApp templates: synced from the Cloud API (approved ones upserted), and sent on a conversation whose
-24-hour window is closed (helpdesk.channels.whatsapp.templates builds Meta's message)."""
+24-hour window is closed (the WhatsApp channel builds Meta's message; helpdesk.channels.registry lists them)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from helpdesk.channels.media import Failed
-from helpdesk.channels.whatsapp.templates import list_templates
+from helpdesk.channels.registry import UnknownChannel, message_templates
 from helpdesk.models import Conversation, Inbox, Message, WhatsAppTemplate, WhatsAppTemplateSend
 from helpdesk.services.messages import message_create_agent_reply
 
@@ -36,10 +36,10 @@ class SyncFailed(Exception):
 def whatsapp_templates_sync(*, inbox: Inbox) -> SyncResult:
     """Read the business account's templates and upsert the approved ones by (name, language). Templates no
     longer approved at Meta are marked with Meta's status, so the composer stops offering them."""
-    if inbox.channel_type != Inbox.ChannelType.WHATSAPP:
-        raise SyncFailed("Templates belong to a WhatsApp inbox.")
     try:
-        remote = list_templates(inbox)
+        remote = message_templates(inbox)
+    except UnknownChannel as exc:
+        raise SyncFailed("Templates belong to a WhatsApp inbox.") from exc
     except Failed as exc:
         raise SyncFailed(str(exc)) from exc
     saved = skipped = 0

@@ -101,6 +101,7 @@ class EmailChannel:
     ai_replies_per_contact_per_hour = AI_REPLIES_PER_CONTACT_PER_HOUR
     supports_commands = False
     shows_quick_replies = False  # a letter carries no buttons
+    reply_window_hours: int | None = None
     shows_away_message = False
     fetches_media = False
     # The reply mail carries its files: 25 MB each and together, what common mail services accept.

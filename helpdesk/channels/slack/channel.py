@@ -28,6 +28,7 @@ class SlackChannel:
     text_limit: int | None = SECTION_TEXT_LIMIT
     supports_commands = False
     shows_quick_replies = True
+    reply_window_hours: int | None = None
     shows_away_message = False
     fetches_media = True
     # files.getUploadURLExternal: up to 1 GB (we keep no file over outbound_files.STORE_LIMIT).

@@ -27,6 +27,7 @@ class TelegramChannel:
     text_limit: int | None = TEXT_LIMIT
     supports_commands = True
     shows_quick_replies = True
+    reply_window_hours: int | None = None
     shows_away_message = False
     fetches_media = True
     # Bot API: sendDocument takes up to 50 MB (sendPhoto 10 MB: a larger image goes as a document).

@@ -29,6 +29,7 @@ class WhatsAppChannel:
     text_limit: int | None = TEXT_LIMIT
     supports_commands = False
     shows_quick_replies = True
+    reply_window_hours: int | None = 24  # Meta's customer-service window
     shows_away_message = False
     fetches_media = True
     # Cloud API media: images 5 MB, audio 16 MB, documents 100 MB.

@@ -81,6 +81,7 @@ class WidgetChannel:
     text_limit: int | None = None
     supports_commands = False
     shows_quick_replies = True
+    reply_window_hours: int | None = None
     shows_away_message = True  # its page shows the inbox's away message itself
     fetches_media = False
     # The chat shows links to the files; we serve them ourselves.
