@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from helpdesk.api.exceptions import api_not_found
 from helpdesk.api.provider_webhooks import email_webhook, slack_webhook, telegram_webhook, whatsapp_webhook
 from helpdesk.api.webhooks import api_channel_webhook
+from helpdesk.views.people import RateLimitedPasswordResetView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("api/v1/captain/", include("captain.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("auth/password_reset/", RateLimitedPasswordResetView.as_view(), name="password_reset"),
     path("auth/", include("django.contrib.auth.urls")),
     path("", include("captain.urls_dashboard")),
     path("", include("helpdesk.views.urls")),

@@ -7,10 +7,17 @@ import re
 
 import pytest
 from django.core import mail
+from django.core.cache import cache
 
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limit():
+    # The per-address counters live in the cache, which outlives a test; each test starts from zero.
+    cache.clear()
 
 
 def test_unknown_and_known_addresses_get_the_same_answer(client):
@@ -38,3 +45,13 @@ def test_the_mailed_link_sets_a_new_password_once(client):
     # The link is spent once the password changed: a second use shows the invalid-link page.
     again = client.get(link.group(0), follow=True)
     assert again.context["validlink"] is False
+
+
+def test_reset_requests_are_rate_limited_per_address(client, settings):
+    settings.PASSWORD_RESET_LIMIT = 2
+    UserFactory(username="erin", email="erin@example.com")
+    answers = [
+        client.post("/auth/password_reset/", {"email": "erin@example.com"}).status_code for _ in range(3)
+    ]
+    assert answers == [302, 302, 429]
+    assert len(mail.outbox) == 2
