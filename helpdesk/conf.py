@@ -19,6 +19,8 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_RATE_LIMIT_PER_MINUTE": 6000,
     # Failed webhook authentications per client address and minute before further failures answer 429.
     "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 60,
+    # Password-reset requests per client address and hour (shared by every web process); 0 disables the limit.
+    "PASSWORD_RESETS_PER_HOUR": 5,
     "DELIVERY_MAX_RETRIES": 5,
     "OUTBOX_UNPUBLISHED_AFTER_SECONDS": 10,
     "DELIVERY_TIMEOUT_SECONDS": 10.0,

@@ -11,6 +11,8 @@
   an hour per contact and inbox (the inbox's `ai_replies_per_hour` setting, else its channel's default: e-mail
   has one, chat channels none). Past it the message is stored and left for people: an auto-responder that does
   not say it is one, or a mail loop, cannot make the AI answer without end.
+- Per client address, password-reset requests (`password_reset_check`, an hour's window): past the limit the
+  form answers 429 and mails nothing.
 
 When Redis cannot be reached the limiter FAILS OPEN: the message is stored as if there were no limit. Losing a
 customer's message is worse than letting a flood through for the length of a Redis outage, and the webhook must
@@ -38,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 AI_REPLY_WINDOW_SECONDS = 3600
+PASSWORD_RESET_WINDOW_SECONDS = 3600
 # Short enough that a Redis outage adds little to a webhook's latency (the goal is p95 < 250 ms).
 SOCKET_TIMEOUT_SECONDS = 0.25
 # After a Redis error, skip the limiter for this long instead of paying the timeout on every request.
@@ -93,6 +96,20 @@ def webhook_auth_failure_check(*, client: str, now: float | None = None) -> Rate
     limit = int(helpdesk_setting("WEBHOOK_AUTH_FAILURES_PER_MINUTE") or 0)
     digest = hashlib.sha256(client.encode()).hexdigest()[:16]
     return _count(lambda window: f"helpdesk:webhook-auth-failures:{digest}:{window}", limit, "a client", now)
+
+
+def password_reset_check(*, client: str, now: float | None = None) -> RateLimitDecision:
+    """Count one password-reset request from `client` (its address); refused past the hourly limit, so the form
+    cannot be used to flood someone's mailbox."""
+    limit = int(helpdesk_setting("PASSWORD_RESETS_PER_HOUR") or 0)
+    digest = hashlib.sha256(client.encode()).hexdigest()[:16]
+    return _count(
+        lambda window: f"helpdesk:password-resets:{digest}:{window}",
+        limit,
+        "a client",
+        now,
+        window_seconds=PASSWORD_RESET_WINDOW_SECONDS,
+    )
 
 
 def ai_reply_limit_for(inbox: Inbox) -> int:
