@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -159,3 +159,7 @@ def sla_breach_rates(
             }
         )
     return rates
+
+
+def account_sla_policies(*, account_id: int) -> QuerySet[SlaPolicy]:
+    return SlaPolicy.objects.filter(account_id=account_id).order_by("name", "pk")

@@ -12,7 +12,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from helpdesk.models import AutomationEvent, Conversation, SlaBreach
+from helpdesk.models import AutomationEvent, Conversation, SlaBreach, SlaPolicy
 from helpdesk.selectors.sla import SlaTarget, sla_targets
 
 from .activities import message_create_activity
@@ -76,3 +76,27 @@ def _mark(conversation: Conversation, targets: list[SlaTarget], now: datetime) -
             notify_sla_breached(conversation=conversation, what=f"SLA {what}")
             automation_event(event=AutomationEvent.SLA_BREACHED, conversation_id=conversation.pk)
     return recorded
+
+
+def sla_policy_create(
+    *,
+    account_id: int,
+    name: str,
+    first_response_minutes: int | None = None,
+    next_response_minutes: int | None = None,
+    resolution_minutes: int | None = None,
+    business_hours_only: bool = True,
+) -> SlaPolicy:
+    """A new policy of the account: at least one target (ValidationError), a name of its own (IntegrityError)."""
+    policy = SlaPolicy(
+        account_id=account_id,
+        name=name,
+        first_response_minutes=first_response_minutes,
+        next_response_minutes=next_response_minutes,
+        resolution_minutes=resolution_minutes,
+        business_hours_only=business_hours_only,
+    )
+    policy.clean()
+    with transaction.atomic():
+        policy.save()
+    return policy

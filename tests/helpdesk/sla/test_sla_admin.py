@@ -74,3 +74,20 @@ def test_another_accounts_policy_and_bad_hours_are_refused_on_their_fields(admin
     assert '"weekdays 9-5" is not like' in errors["telegram_business_hours"][0]
     inbox.refresh_from_db()
     assert inbox.sla_policy is None and "business_hours" not in inbox.provider_config
+
+
+def test_sla_policies_over_the_api_for_administrators():
+    from rest_framework.test import APIClient
+
+    admin = MembershipFactory(role=Membership.Role.ADMIN)
+    agent = MembershipFactory(account=admin.account, role=Membership.Role.AGENT)
+    url = f"/api/v1/accounts/{admin.account_id}/sla-policies/"
+    api = APIClient()
+    api.force_authenticate(agent.user)
+    assert api.get(url).status_code == 403
+    api.force_authenticate(admin.user)
+    made = api.post(url, {"name": "Gold", "first_response_minutes": 15}, format="json")
+    assert made.status_code == 201 and made.data["first_response_minutes"] == 15
+    assert api.post(url, {"name": "Empty"}, format="json").status_code == 400
+    assert api.post(url, {"name": "Gold", "resolution_minutes": 60}, format="json").status_code == 400
+    assert [p["name"] for p in api.get(url).data["results"]] == ["Gold"]
