@@ -108,6 +108,10 @@ INSTALLED_APPS = [
     "helpdesk",
     "captain",
     "axes",
+    # Two-factor sign-in (helpdesk.services.two_factor): authenticator-app codes and one-time backup codes.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "csp",
     "config",  # config.checks: refuses DEBUG off without a real SECRET_KEY
 ]
@@ -121,6 +125,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): whether this session passed the two-factor step (django-otp).
+    "django_otp.middleware.OTPMiddleware",
     # The signed-in person's chosen language wins over the browser's (it needs the user, so after auth).
     "helpdesk.i18n.PersonLanguageMiddleware",
     # The request being served, for the audit log's who and where (helpdesk.services.audit).
@@ -208,6 +214,10 @@ AXES_HANDLER = "config.login_throttle.LoginAttempts"
 AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_ip"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
+# Two-factor sign-in (django-otp): the name an authenticator app shows beside the code. A wrong code doubles the
+# wait before the next one is checked (django-otp's throttling, factor 1: 1 s, 2 s, 4 s...), and every wrong code
+# also counts as a failed sign-in for axes above (helpdesk.views.sign_in).
+OTP_TOTP_ISSUER = "Captain Helpdesk"
 
 # ---- Content-Security-Policy (django-csp) ------------------------------------------------------------------------
 # Everything from this origin, no inline script or style: templates/ keep theirs in static files, and the few
@@ -409,6 +419,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "helpdesk.tasks.event_webhooks_retention_sweep",
         "schedule": 3600.0,
     },
+    # Sign-in history past HELPDESK_SIGN_IN_RETENTION_DAYS.
+    "helpdesk-sign-in-retention": {"task": "helpdesk.tasks.sign_in_retention_sweep", "schedule": 3600.0},
     # Event webhook deliveries whose task was never published (broker down) or got lost.
     "helpdesk-event-webhooks-sweep": {"task": "helpdesk.tasks.event_webhooks_sweep", "schedule": 30.0},
 }
@@ -442,6 +454,7 @@ HELPDESK = {
             "SECRETS_KEYS": ("HELPDESK_SECRETS_KEYS", env_list),
             # Audit log entries and finished webhook deliveries older than these days are deleted (0 keeps them).
             "AUDIT_RETENTION_DAYS": ("HELPDESK_AUDIT_RETENTION_DAYS", int),
+            "SIGN_IN_RETENTION_DAYS": ("HELPDESK_SIGN_IN_RETENTION_DAYS", int),
             "WEBHOOK_DELIVERY_RETENTION_DAYS": ("HELPDESK_WEBHOOK_DELIVERY_RETENTION_DAYS", int),
         }
     ),

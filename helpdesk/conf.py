@@ -48,6 +48,9 @@ DEFAULTS: dict[str, Any] = {
     # Finished event webhook deliveries (the delivery log) are kept this many days; 0 keeps them. A month is
     # enough to see why an integration missed something and to replay it.
     "WEBHOOK_DELIVERY_RETENTION_DAYS": 30,
+    # Sign-in history (helpdesk.models.SignInEvent) is kept this many days; 0 keeps it. Three months answer "was
+    # that me?" for a person and "who tried this account?" for an administrator.
+    "SIGN_IN_RETENTION_DAYS": 90,
 }
 
 

@@ -12,6 +12,7 @@ from .inbox import Inbox, InboxMember
 from .message import Message
 from .notification import Notification
 from .person import Language, PersonSettings
+from .sign_ins import SignInEvent
 from .sla import SlaBreach, SlaPolicy
 from .team import Team, TeamMember
 from .webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -41,6 +42,7 @@ __all__ = [
     "Message",
     "Notification",
     "PersonSettings",
+    "SignInEvent",
     "SlaBreach",
     "SlaPolicy",
     "Team",

@@ -37,6 +37,11 @@ class Account(models.Model):
         help_text="A conversation where people answered and the customer has not replied for this long is "
         "resolved. Empty: never.",
     )
+    require_two_factor = models.BooleanField(
+        default=False,
+        help_text="Everyone in the account signs in with a code from an authenticator app; a member without one "
+        "is asked to set it up before any page of the account opens.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
