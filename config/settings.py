@@ -439,6 +439,8 @@ HELPDESK = {
             # Per client address; only failed authentications count, a signed request is never refused by it.
             "WEBHOOK_AUTH_FAILURES_PER_MINUTE": ("HELPDESK_WEBHOOK_AUTH_FAILURE_LIMIT", int),
             "PASSWORD_RESETS_PER_HOUR": ("HELPDESK_PASSWORD_RESETS_PER_HOUR", int),
+            # How long an invitation's link works, in days.
+            "INVITATION_DAYS": ("HELPDESK_INVITATION_DAYS", int),
             "DELIVERY_MAX_RETRIES": ("HELPDESK_DELIVERY_MAX_RETRIES", int),
             "OUTBOX_UNPUBLISHED_AFTER_SECONDS": ("HELPDESK_OUTBOX_UNPUBLISHED_AFTER_SECONDS", int),
             "DELIVERY_TIMEOUT_SECONDS": ("HELPDESK_DELIVERY_TIMEOUT", float),

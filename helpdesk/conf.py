@@ -21,6 +21,9 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_AUTH_FAILURES_PER_MINUTE": 60,
     # Password-reset requests per client address and hour (shared by every web process); 0 disables the limit.
     "PASSWORD_RESETS_PER_HOUR": 5,
+    # An invitation's link works this many days (helpdesk.services.invitations): a week covers a holiday,
+    # and a link forwarded or left in a mailbox does not open the account for ever.
+    "INVITATION_DAYS": 7,
     "DELIVERY_MAX_RETRIES": 5,
     "OUTBOX_UNPUBLISHED_AFTER_SECONDS": 10,
     "DELIVERY_TIMEOUT_SECONDS": 10.0,

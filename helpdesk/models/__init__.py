@@ -9,6 +9,7 @@ from .conversation import Conversation, Label
 from .csat import CsatResponse
 from .delivery import Delivery
 from .inbox import Inbox, InboxMember
+from .invitations import Invitation
 from .message import Message
 from .notification import Notification
 from .person import Language, PersonSettings
@@ -35,6 +36,7 @@ __all__ = [
     "Delivery",
     "Inbox",
     "InboxMember",
+    "Invitation",
     "Label",
     "Language",
     "Macro",
