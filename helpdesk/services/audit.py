@@ -34,6 +34,7 @@ from helpdesk.models import (
     CustomAttributeDefinition,
     Inbox,
     InboxMember,
+    Invitation,
     Membership,
     Team,
     TeamMember,
@@ -123,6 +124,9 @@ def register_helpdesk_models() -> None:
     audit_register(WebhookEndpoint)
     audit_register(CannedResponse)
     audit_register(CustomAttributeDefinition)
+    # Invitations made and withdrawn (accepting one shows as the membership it creates); the token's hash is
+    # of no use to a reader.
+    audit_register(Invitation, exclude={"token_hash"})
     # Deleting an account deletes its log too: nothing may be written for it while it goes.
     pre_delete.connect(_account_deleting, sender=Account, dispatch_uid="audit-account-deleting", weak=False)
     post_delete.connect(_account_deleted, sender=Account, dispatch_uid="audit-account-deleted", weak=False)

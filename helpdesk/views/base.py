@@ -42,6 +42,7 @@ ADMIN_NAV_LINKS: tuple[tuple[str, StrOrPromise], ...] = (
     # Reports compare colleagues (conversations and ratings per agent): for the account's administrators.
     ("dashboard:reports", _("Reports")),
     ("dashboard:audit-log", _("Audit log")),
+    ("dashboard:people", _("People")),
     ("captain-dashboard:playground", _("Playground")),
     ("captain-dashboard:usage", _("Usage")),
     ("captain-dashboard:faq-review", _("FAQ review")),

@@ -16,6 +16,7 @@ from . import (
     conversation_actions,
     conversations,
     events,
+    invitations,
     languages,
     macros,
     notifications,
@@ -76,5 +77,6 @@ for module in (
     typing,
     audit,
     whatsapp_templates,
+    invitations,
 ):
     urlpatterns += module.urlpatterns
