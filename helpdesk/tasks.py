@@ -21,6 +21,7 @@ from helpdesk.services.event_webhooks import (
     webhook_deliveries_republish,
     webhook_delivery_attempt,
 )
+from helpdesk.services.sign_ins import sign_ins_purge
 
 __all__ = [
     "attachment_fetch",
@@ -64,6 +65,15 @@ def audit_retention_sweep() -> int:
     if days <= 0:
         return 0
     return audit_purge(older_than=timezone.now() - timedelta(days=days))
+
+
+@shared_task(acks_late=True)
+def sign_in_retention_sweep() -> int:
+    """Delete sign-in history older than `SIGN_IN_RETENTION_DAYS` (0 keeps it); returns how many went."""
+    days = int(helpdesk_setting("SIGN_IN_RETENTION_DAYS"))
+    if days <= 0:
+        return 0
+    return sign_ins_purge(older_than=timezone.now() - timedelta(days=days))
 
 
 @shared_task(name=DELIVER_TASK, bind=True, acks_late=True, max_retries=None)

@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('username', models.CharField(blank=True, max_length=150)),
-                ('outcome', models.CharField(choices=[('signed_in', 'Signed in'), ('signed_in_2fa', 'Signed in with a two-factor code'), ('wrong_password', 'Wrong username or password'), ('wrong_code', 'Wrong two-factor code'), ('locked_out', 'Refused: too many failed attempts')], max_length=16)),
+                ('outcome', models.CharField(choices=[('signed_in', 'Signed in'), ('signed_in_2fa', 'Signed in with a two-factor code'), ('wrong_password', 'Wrong username or password'), ('wrong_code', 'Wrong two-factor code'), ('locked_out', 'Locked: too many failed attempts')], max_length=16)),
                 ('ip_address', models.GenericIPAddressField(blank=True, null=True)),
                 ('user_agent', models.CharField(blank=True, max_length=300)),
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),

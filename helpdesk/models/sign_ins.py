@@ -14,7 +14,7 @@ class SignInEvent(models.Model):
         SIGNED_IN_TWO_FACTOR = "signed_in_2fa", _("Signed in with a two-factor code")
         WRONG_PASSWORD = "wrong_password", _("Wrong username or password")
         WRONG_CODE = "wrong_code", _("Wrong two-factor code")
-        LOCKED_OUT = "locked_out", _("Refused: too many failed attempts")
+        LOCKED_OUT = "locked_out", _("Locked: too many failed attempts")
 
     # Null for a username that matches nobody: the attempt is still kept, under what was typed.
     user = models.ForeignKey(
