@@ -301,6 +301,9 @@ SPECTACULAR_SETTINGS = {
         # `visibility` of macros and `event` of automation rules.
         "MacroVisibilityEnum": "helpdesk.models.automation.Visibility",
         "AutomationEventEnum": "helpdesk.models.AutomationEvent",
+        # An invitation's `role` (a membership's roles) and `state`.
+        "MembershipRoleEnum": "helpdesk.models.Membership.Role",
+        "InvitationStateEnum": "helpdesk.models.Invitation.State",
     },
     # `<id:...>` in a path (helpdesk.ids): a 64-bit positive integer, as `<int:...>` was typed before.
     "PATH_CONVERTER_OVERRIDES": {

@@ -47,3 +47,8 @@ def user_with_email(*, email: str) -> Any | None:
 def is_account_member_email(*, account_id: int, email: str) -> bool:
     """Whether someone with this e-mail address is already a member of the account."""
     return Membership.objects.filter(account_id=account_id, user__email__iexact=email.strip()).exists()
+
+
+def account_invitations(*, account_id: int) -> QuerySet[Invitation]:
+    """Every invitation of the account (pending, expired, accepted, withdrawn), newest first."""
+    return Invitation.objects.filter(account_id=account_id).order_by("-created_at", "-id")
