@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
@@ -42,7 +42,8 @@ ADMIN_NAV_LINKS: tuple[tuple[str, StrOrPromise], ...] = (
     # Reports compare colleagues (conversations and ratings per agent): for the account's administrators.
     ("dashboard:reports", _("Reports")),
     ("dashboard:audit-log", _("Audit log")),
-    ("dashboard:people", _("People")),
+    # "People" is elsewhere the people as opposed to the AI (人工); here the account's members.
+    ("dashboard:people", pgettext_lazy("account members", "People")),
     ("captain-dashboard:playground", _("Playground")),
     ("captain-dashboard:usage", _("Usage")),
     ("captain-dashboard:faq-review", _("FAQ review")),
