@@ -28,6 +28,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
+from captain.answering.services.config_cache import cached
 from captain.answering.services.redaction import account_secrets, scrub
 from captain.runtime import Agent, RunContext, RunEvent, RunHooks
 
@@ -103,7 +104,8 @@ class LivePublisher(RunHooks):
     def _known_secrets(self, context: RunContext) -> list[str] | None:
         if self._secrets is None:
             try:
-                self._secrets = account_secrets(context.account_id)
+                account_id = context.account_id
+                self._secrets = cached(("secrets", account_id), lambda: account_secrets(account_id))
             except Exception:  # the database away: publish nothing rather than risk showing a credential
                 logger.exception(
                     "live updates for %s stopped: the account's secrets cannot be read", self.scope

@@ -17,6 +17,7 @@ from captain.actions.services.confirmations import Settled, confirmation_record_
 from captain.actions.services.plans import LoadedPlan, plan_load
 from captain.actions.services.shortcuts import agent_name, shortcut_for_batch, shortcut_reply_result
 from captain.answering.models import ReplyJob
+from captain.answering.services.config_cache import cached, config_version_pinned
 from captain.answering.services.credits import credit_release, credit_reserve
 from captain.answering.services.jobs import (
     job_claim_attempt,
@@ -39,6 +40,7 @@ from captain.answering.services.team import (
 )
 from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.services.agents.builder import AgentModel
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
 from captain.memory.services.memory_step import StepResult, ai_writable, remember_step
@@ -135,7 +137,9 @@ def run_for_message(*, message_id: int) -> str:
         if not slot.acquire():
             raise AccountBusy(job.account_id)
         try:
-            return _run_locked(message_id=message_id, conversation_id=job.conversation_id)
+            # One reading of the configuration's version for the run: what it caches is this version's.
+            with config_version_pinned():
+                return _run_locked(message_id=message_id, conversation_id=job.conversation_id)
         finally:
             slot.release()
     finally:
@@ -198,6 +202,7 @@ def _run_batch_locked(
         agent_names: dict[str, str] = {}
         outcome: Outcome | None = None
         credits: int | None = None
+        overrides: dict[str, AgentModel] = {}
         plan = LoadedPlan(state=None, row=None)
         if attempts > captain_setting("MAX_ATTEMPTS"):
             outcome = RunError(error="attempts_exhausted", detail=f"{attempts - 1} attempts failed")
@@ -207,7 +212,8 @@ def _run_batch_locked(
             except EndpointUnavailable as exc:
                 outcome = RunError(error="model_unavailable", detail=str(exc))
             else:
-                credits = team_credits(team_model, scenario_models(assistant, team_model))
+                overrides = scenario_models(assistant, team_model)
+                credits = team_credits(team_model, overrides)
                 span.set_attribute(sc.CAPTAIN_CREDIT_PRICE, credits)
                 # Held before the model is called, released by outcome_apply unless the AI replies.
                 if not credit_reserve(
@@ -217,7 +223,9 @@ def _run_batch_locked(
         if outcome is None:
             try:
                 plan = plan_load(conversation)
-                result = _run_team(conversation, assistant, agent_names, team_model, trigger_ids, plan)
+                result = _run_team(
+                    conversation, assistant, agent_names, team_model, trigger_ids, plan, overrides
+                )
                 outcome = result.outcome
             except PromptTemplateError as exc:
                 # Builder text saved before the static check existed: people take over, the reason says why.
@@ -255,6 +263,7 @@ def _run_team(
     team_model: TeamModel,
     batch_ids: list[int],
     plan: LoadedPlan,
+    overrides: dict[str, AgentModel],
 ) -> RunResult:
     """One turn of the assistant's team (captain.runtime.team) on this run's batch; the routing decisions it
     took are recorded as `captain.router` spans and `RoutingDecision` rows."""
@@ -286,6 +295,7 @@ def _run_team(
         contact_name=conversation.contact.name,
         record_content=record_content,
         live_scope=f"conversation:{conversation.id}",
+        overrides=overrides,
         facts=turn_facts(
             assistant=assistant,
             conversation=conversation,
@@ -374,7 +384,7 @@ def _remember(
 ) -> StepResult | None:
     """The remember step on this run's customer messages, when the assistant declares variables the AI may
     write; None when there is nothing to remember."""
-    if not ai_writable(assistant):
+    if not cached(("ai_writable", assistant.pk), lambda: ai_writable(assistant)):
         return None
     texts = list(
         Message.objects.filter(pk__in=batch_ids, message_type=Message.Type.INCOMING)

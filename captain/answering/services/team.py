@@ -5,14 +5,16 @@ both call it, so the playground shows exactly what production does."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from captain.answering.services.config_cache import cached
 from captain.answering.services.live import LivePublisher
 from captain.assistants.models import Assistant, KnowledgeMode, Scenario
 from captain.assistants.services.agents import build_team
-from captain.assistants.services.agents.builder import AgentModel, PromptVariables
+from captain.assistants.services.agents.builder import AgentModel, PromptVariables, turn_context
 from captain.assistants.services.model_endpoints import (
     Endpoint,
     EndpointUnavailable,
@@ -22,11 +24,13 @@ from captain.assistants.services.model_endpoints import (
 from captain.conf import captain_setting
 from captain.knowledge.services.knowledge_search import AssistantKnowledge, has_knowledge
 from captain.prompts.context import TurnFacts
+from captain.prompts.variables import memory_context
+from captain.routing.models import RoutingConfig
 from captain.routing.services.routing import routing_graph, star_graph
-from captain.runtime import RunContext, Runner
+from captain.runtime import Agent, RunContext, Runner
 from captain.runtime.hooks import FanOutHooks
 from captain.runtime.knowledge import KnowledgeAnswerer, KnowledgeSettings, TopicGate
-from captain.runtime.routing import OursStrategy, Policy, Router, RouterEndpoint
+from captain.runtime.routing import Graph, OursStrategy, Policy, Router, RouterEndpoint
 from captain.runtime.team import Answerer, Team, TeamHooks, TeamRunner
 from captain.runtime.tracing import TracingHooks
 
@@ -49,12 +53,20 @@ def team_model_for(assistant: Assistant) -> TeamModel:
     return TeamModel(endpoint, model)
 
 
+def enabled_scenarios(assistant: Assistant) -> list[Scenario]:
+    """The assistant's enabled scenarios in their order (cached per configuration version: never mutate)."""
+    return cached(
+        ("scenarios", assistant.pk),
+        lambda: list(Scenario.objects.filter(assistant=assistant, enabled=True).order_by("id")),
+    )
+
+
 def scenario_models(assistant: Assistant, team_model: TeamModel) -> dict[str, AgentModel]:
     """Specialists that answer with another model or temperature than the assistant's. A model is used only
     when its endpoint offers it (the same check as the assistant's own); one that is gone falls back to the
     assistant's model, with a warning, rather than failing the turn."""
     overrides: dict[str, AgentModel] = {}
-    for scenario in Scenario.objects.filter(assistant=assistant, enabled=True):
+    for scenario in enabled_scenarios(assistant):
         if not (scenario.model or scenario.model_endpoint or scenario.temperature is not None):
             continue
         temperature = scenario.temperature if scenario.temperature is not None else assistant.temperature
@@ -109,22 +121,91 @@ def team_for(
     contact_name: str = "",
     facts: TurnFacts | None = None,
     structured: bool = True,
+    overrides: dict[str, AgentModel] | None = None,
+    knowledge: bool | None = None,
 ) -> Team:
     """The assistant's agents and graph. Without a routing configuration the team is the plain star: the
-    agents are built exactly as always (triage <-> every specialist) and every node decides with its tools."""
+    agents are built exactly as always (triage <-> every specialist) and every node decides with its tools.
+    `overrides`: `scenario_models(...)` when the caller has it already; `knowledge`: whether the assistant
+    uses knowledge and has some (`_uses_knowledge`), likewise."""
     variables = PromptVariables(contact_name=contact_name if assistant.share_contact_details else "")
-    graph = routing_graph(assistant)
-    agents = build_team(
-        assistant,
-        graph=graph,  # None: the plain star, built exactly as always
-        variables=variables,
-        model=team_model.model,
-        facts=facts,
-        structured=structured,
-        scenario_models=scenario_models(assistant, team_model),
-        text_tools=team_model.endpoint.uses_text_tools(team_model.model),
+    # Whether a routing configuration exists is configuration (cached); the graph itself is read every run,
+    # because its learned examples change without a save signal (reviews, drafts).
+    routed = cached(
+        ("routed", assistant.pk), lambda: RoutingConfig.objects.filter(assistant=assistant).exists()
     )
-    return Team(agents=agents, graph=graph if graph is not None else star_graph(assistant))
+    graph = routing_graph(assistant) if routed else None
+    if overrides is None:
+        overrides = scenario_models(assistant, team_model)
+    if knowledge is None:
+        knowledge = _uses_knowledge(assistant)
+    text_tools = team_model.endpoint.uses_text_tools(team_model.model)
+    # Everything the built agents depend on besides the configuration (which the version covers): the
+    # builder's template variables, the models, the graph's handoffs, whether there is knowledge to search.
+    key = (
+        "team",
+        assistant.pk,
+        _template_key(assistant, variables, facts),
+        team_model.model,
+        structured,
+        text_tools,
+        knowledge,
+        _overrides_key(overrides),
+        None if graph is None else _handoffs_key(graph),
+    )
+
+    def build() -> dict[str, Agent]:
+        return build_team(
+            assistant,
+            graph=graph,  # None: the plain star, built exactly as always
+            variables=variables,
+            model=team_model.model,
+            facts=facts,
+            structured=structured,
+            scenario_models=overrides,
+            text_tools=text_tools,
+        )
+
+    built = cached(key, build)
+    # The turn's context is the only per-turn part of an agent (sent after its fixed instructions).
+    context = turn_context(facts)
+    agents = {
+        k: a if a.context == context else dataclasses.replace(a, context=context) for k, a in built.items()
+    }
+    if graph is None:
+        graph = cached(("star", assistant.pk), lambda: star_graph(assistant))
+    return Team(agents=agents, graph=graph)
+
+
+def _template_key(assistant: Assistant, variables: PromptVariables, facts: TurnFacts | None) -> str:
+    """The variables the builder's text is rendered with (the contact's name, memory values), when that text
+    has any template syntax: text without a `{` is used as written (`render_builder_text`), so the same agents
+    serve every customer."""
+    texts = [assistant.instructions, *[s.instruction for s in enabled_scenarios(assistant)]]
+    if not any("{" in text for text in texts):
+        return ""
+    remembered = {m.name: m.value for m in facts.memory} if facts is not None else {}
+    return json.dumps([variables.as_dict(assistant), memory_context(remembered)], sort_keys=True, default=str)
+
+
+def _uses_knowledge(assistant: Assistant) -> bool:
+    """The assistant uses knowledge and has some to search (read every run: documents change without a save
+    of the assistant)."""
+    return assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant)
+
+
+def _overrides_key(overrides: dict[str, AgentModel]) -> tuple[object, ...]:
+    # A client is the same object run after run (clients are cached per endpoint); the entry holding it keeps
+    # it alive, so its id cannot be reused by another client while the entry exists.
+    return tuple(
+        (k, o.model, o.temperature, id(o.client) if o.client is not None else None, o.credits, o.text_tools)
+        for k, o in sorted(overrides.items())
+    )
+
+
+def _handoffs_key(graph: Graph) -> tuple[object, ...]:
+    """What the builder reads of a graph: every node's candidates."""
+    return tuple((k, tuple(graph.candidates(k))) for k in graph.nodes)
 
 
 def runner_for(
@@ -137,12 +218,21 @@ def runner_for(
     hooks: Sequence[TeamHooks] = (),
     facts: TurnFacts | None = None,
     live_scope: str | None = None,
+    overrides: dict[str, AgentModel] | None = None,
 ) -> TeamRunner:
     """The TeamRunner for one turn of `assistant`'s team. `record_content=None` follows RECORD_CONTENT;
     `hooks` observe the turn as it runs (spans are always recorded); `facts`: the turn's context block;
     `live_scope` (`conversation:<id>`, `playground:<run_id>`): publish thoughts and events there as they
-    happen (captain.answering.services.live)."""
-    team = team_for(assistant, team_model=team_model, contact_name=contact_name, facts=facts)
+    happen (captain.answering.services.live); `overrides`: `scenario_models(...)` when the caller has it."""
+    knowledge = _uses_knowledge(assistant)
+    team = team_for(
+        assistant,
+        team_model=team_model,
+        contact_name=contact_name,
+        facts=facts,
+        overrides=overrides,
+        knowledge=knowledge,
+    )
     if record_content is None:
         record_content = captain_setting("RECORD_CONTENT")
     tracing = TracingHooks(record_content=record_content)
@@ -168,7 +258,7 @@ def runner_for(
     # Every reply is checked, knowledge or not: an assistant without knowledge has its tools' results and the
     # conversation as sources, and an order number no tool returned is refused like an invented price.
     settings = knowledge_settings_for(assistant, team)
-    knows = encoder is not None and assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant)
+    knows = encoder is not None and knowledge
     if not knows:
         settings = dataclasses.replace(settings, mode="off")
     answer: Answerer = KnowledgeAnswerer(
@@ -217,10 +307,8 @@ def knowledge_settings_for(assistant: Assistant, team: Team) -> KnowledgeSetting
 def _scope_texts(assistant: Assistant) -> list[str]:
     """What the builder says the assistant is for: the gate's measure of "a question about the company"."""
     texts = [assistant.product_name, assistant.description]
-    for title, description in Scenario.objects.filter(assistant=assistant, enabled=True).values_list(
-        "title", "description"
-    ):
-        texts.append(f"{title}: {description}")
+    for scenario in enabled_scenarios(assistant):
+        texts.append(f"{scenario.title}: {scenario.description}")
     return [t for t in texts if t and t.strip()]
 
 
