@@ -9,7 +9,7 @@ the limit reached after the provider had already been paid."""
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db.models import Count, F, Q, Sum
 
 from captain.answering.models import CreditBalance, CreditLedgerEntry, CreditReservation
 from captain.answering.services.jobs import jobs_pending_ids_query
@@ -26,6 +26,18 @@ def credit_balance_for(account_id: int) -> CreditBalance:
     return balance
 
 
+def _balance_locked(account_id: int) -> CreditBalance:
+    """The account's balance row, locked until the caller's transaction ends; made first (with the default
+    limit) for an account that has none yet. The lock is tried first: the row exists for every account that
+    ever had a run, so its creation costs a query only once."""
+    locked = CreditBalance.objects.select_for_update(no_key=True)
+    try:
+        return locked.get(account_id=account_id)
+    except CreditBalance.DoesNotExist:
+        credit_balance_for(account_id)
+        return locked.get(account_id=account_id)
+
+
 def _held(account_id: int, *, excluding: list[int] | None = None) -> int:
     holds = CreditReservation.objects.filter(account_id=account_id)
     if excluding:
@@ -37,12 +49,15 @@ def credit_reserve(*, account_id: int, message_id: int, amount: int) -> bool:
     """Hold `amount` for the run answering `message_id` before the model is called. True when held (or already
     held by an earlier attempt at the same message); False when the account's unheld credits are short.
     The balance row is locked for the check and the insert, so two runs cannot both take the last credit."""
-    credit_balance_for(account_id)
     with transaction.atomic():
-        balance = CreditBalance.objects.select_for_update(no_key=True).get(account_id=account_id)
-        if CreditReservation.objects.filter(message_id=message_id).exists():
+        balance = _balance_locked(account_id)
+        # The account's holds and whether this message has one, in one read (a message's hold is its account's).
+        holds = CreditReservation.objects.filter(account_id=account_id).aggregate(
+            total=Sum("amount"), mine=Count("pk", filter=Q(message_id=message_id))
+        )
+        if holds["mine"]:
             return True  # a retried attempt (worker killed mid-run) keeps its first hold
-        if balance.used + _held(account_id) + amount > balance.limit:
+        if balance.used + (holds["total"] or 0) + amount > balance.limit:
             return False
         CreditReservation.objects.create(account_id=account_id, message_id=message_id, amount=amount)
     return True
@@ -73,8 +88,7 @@ def credit_debit(
     be exceeded. The run's own hold (`held_for`: the messages it answers) becomes this charge; other runs'
     holds still count, and the balance row is locked for the check, so concurrent runs cannot overdraw."""
     amount = captain_setting("CREDITS_PER_REPLY") if amount is None else amount
-    credit_balance_for(message.account_id)
-    balance = CreditBalance.objects.select_for_update(no_key=True).get(account_id=message.account_id)
+    balance = _balance_locked(message.account_id)
     held_for = held_for or []
     CreditReservation.objects.filter(message_id__in=held_for).delete()
     if balance.used + _held(message.account_id) + amount > balance.limit:

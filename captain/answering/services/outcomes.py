@@ -120,8 +120,10 @@ def outcome_apply(
         trigger_message_ids=trigger_message_ids,
         credits=credits,
     )
-    # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing).
-    credit_release(message_ids=trigger_message_ids)
+    # Whatever the run held and did not turn into a charge goes back (handoffs and failures cost nothing); a
+    # charge already took the holds of these messages (`credit_debit(held_for=...)`).
+    if not effect.credit_used:
+        credit_release(message_ids=trigger_message_ids)
 
     jobs_finish(
         message_ids=trigger_message_ids,

@@ -173,7 +173,7 @@ def _run_locked(*, message_id: int, conversation_id: int) -> str:
     attempts = job_claim_attempt(message_id=message_id)
     if attempts is None:
         return "already_handled"
-    conversation = Conversation.objects.select_related("inbox", "contact").get(pk=conversation_id)
+    conversation = Conversation.objects.select_related("inbox", "contact", "account").get(pk=conversation_id)
     trigger_ids = job_pending_message_ids(conversation_id=conversation.id)
     if conversation.status != Conversation.Status.PENDING:
         jobs_finish(message_ids=trigger_ids, status=ReplyJob.Status.SKIPPED)
