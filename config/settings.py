@@ -105,13 +105,14 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "helpdesk",
-    "captain",
-    "axes",
     # Two-factor sign-in (helpdesk.services.two_factor): authenticator-app codes and one-time backup codes.
+    # Before helpdesk, whose admin replaces django-otp's device admins (they show the secret and its QR code).
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
+    "helpdesk",
+    "captain",
+    "axes",
     "csp",
     "config",  # config.checks: refuses DEBUG off without a real SECRET_KEY
 ]

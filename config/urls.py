@@ -8,8 +8,11 @@ from helpdesk.api.exceptions import api_not_found
 from helpdesk.api.provider_webhooks import email_webhook, slack_webhook, telegram_webhook, whatsapp_webhook
 from helpdesk.api.webhooks import api_channel_webhook
 from helpdesk.views.people import RateLimitedPasswordResetView
+from helpdesk.views.sign_in import SignInView, admin_sign_in, two_factor_verify
 
 urlpatterns = [
+    # Before the admin's own: its sign-in form has no two-factor step.
+    path("admin/login/", admin_sign_in, name="admin-sign-in"),
     path("admin/", admin.site.urls),
     path("webhooks/api/<str:webhook_token>/", api_channel_webhook, name="webhook-api"),
     path("webhooks/telegram/<str:webhook_token>/", telegram_webhook, name="webhook-telegram"),
@@ -22,6 +25,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("auth/password_reset/", RateLimitedPasswordResetView.as_view(), name="password_reset"),
+    path("auth/login/", SignInView.as_view(), name="login"),
+    path("auth/two-factor/", two_factor_verify, name="two-factor-verify"),
     path("auth/", include("django.contrib.auth.urls")),
     path("", include("captain.urls_dashboard")),
     path("", include("helpdesk.views.urls")),

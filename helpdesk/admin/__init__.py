@@ -12,7 +12,18 @@ their admins, in the order the single module had.
 
 from __future__ import annotations
 
-from . import accounts, audit, automation, conversations, inboxes, sla, teams, webhooks, whatsapp_templates
+from . import (
+    accounts,
+    audit,
+    automation,
+    conversations,
+    inboxes,
+    sign_ins,
+    sla,
+    teams,
+    webhooks,
+    whatsapp_templates,
+)
 from .accounts import (
     AccountAdmin,
     AttributeDefinitionAdminForm,
@@ -87,6 +98,7 @@ __all__ = [
     "inboxes",
     "provider_field_name",
     "scoped_queryset",
+    "sign_ins",
     "sla",
     "teams",
     "webhooks",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -29,11 +30,27 @@ def membership_with_user(*, user_id: int, account_id: int) -> Membership | None:
     return Membership.objects.filter(user_id=user_id, account_id=account_id).select_related("user").first()
 
 
+class TwoFactorRequired(PermissionDenied):
+    """The account requires two-factor sign-in and this session has not passed it (the dashboard sends the
+    person to set it up or enter a code; the API answers 403)."""
+
+
+def session_verified(user: Any) -> bool:
+    """Whether the signed-in session passed two-factor sign-in. A session's user carries django-otp's
+    `is_verified` (its middleware); a user resolved from an API token has none: tokens are their own credential,
+    made by someone signed in, and are not asked for a code."""
+    is_verified = getattr(user, "is_verified", None)
+    return True if is_verified is None else bool(is_verified())
+
+
 def access_membership(*, user: Any, account_id: int) -> Membership:
-    """The caller's membership in the account; 404 when there is none (never reveal the account exists)."""
+    """The caller's membership in the account; 404 when there is none (never reveal the account exists), 403
+    (`TwoFactorRequired`) when the account requires two-factor sign-in and the session has not passed it."""
     membership = membership_for(user=user, account_id=account_id) if user.is_authenticated else None
     if membership is None:
         raise Http404("No such account.")
+    if membership.account.require_two_factor and not session_verified(user):
+        raise TwoFactorRequired("This account requires two-factor sign-in.")
     return membership
 
 

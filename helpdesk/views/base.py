@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
@@ -19,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import Membership
 from helpdesk.selectors import access_membership, account_switcher_accounts
+from helpdesk.selectors.accounts import TwoFactorRequired
 
 if TYPE_CHECKING:  # django-stubs-ext is a development requirement
     from django_stubs_ext import StrOrPromise
@@ -42,6 +44,7 @@ ADMIN_NAV_LINKS: tuple[tuple[str, StrOrPromise], ...] = (
     # Reports compare colleagues (conversations and ratings per agent): for the account's administrators.
     ("dashboard:reports", _("Reports")),
     ("dashboard:audit-log", _("Audit log")),
+    ("dashboard:account-security", _("Sign-in security")),
     # "People" is elsewhere the people as opposed to the AI (人工); here the account's members.
     ("dashboard:people", pgettext_lazy("account members", "People")),
     ("captain-dashboard:playground", _("Playground")),
@@ -68,7 +71,11 @@ def account_view(*, admin_only: bool = False) -> Callable[[AccountView[P]], Call
         @login_required
         @wraps(view)
         def wrapper(request: HttpRequest, account_id: int, *args: Any, **kwargs: Any) -> HttpResponse:
-            membership = access_membership(user=request.user, account_id=account_id)
+            try:
+                membership = access_membership(user=request.user, account_id=account_id)
+            except TwoFactorRequired:
+                # Set it up (or, with an authenticator already, enter a code), then come back here.
+                return redirect_to_login(request.get_full_path(), reverse("dashboard:security"))
             if admin_only and membership.role != Membership.Role.ADMIN:
                 raise PermissionDenied(gettext("Only administrators of this account may open this page."))
             # Only write the session when the account changes: a write is a query on every page otherwise.

@@ -22,6 +22,7 @@ from . import (
     notifications,
     reports,
     search,
+    security,
     teams,
     typing,
     whatsapp_templates,
@@ -76,6 +77,7 @@ for module in (
     search,
     typing,
     audit,
+    security,
     whatsapp_templates,
     invitations,
 ):

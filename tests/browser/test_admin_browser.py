@@ -73,10 +73,10 @@ def seed_builder_team(account) -> object:
 
 
 def admin_login(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/admin/login/")
+    page.goto(f"{base_url}/admin/login/")  # sends to the dashboard's sign-in, which comes back to the admin
     page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
+    page.click("button[type=submit]")
     page.wait_for_url(f"{base_url}/admin/")
 
 

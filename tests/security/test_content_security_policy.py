@@ -57,7 +57,7 @@ ADMIN_URLS = [
 
 
 def test_every_page_allows_scripts_and_styles_from_this_origin_only(client, team):
-    pages = ["/auth/login/", "/admin/login/"]
+    pages = ["/auth/login/", "/auth/password_reset/"]
     responses = [client.get(url) for url in pages]
     client.force_login(team["admin"])
     responses += [client.get(url) for url in [*dashboard_urls(team), *ADMIN_URLS]]
