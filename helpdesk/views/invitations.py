@@ -191,6 +191,9 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
         "form": form,
         "error": error,
         "signed_in": signed_in,
+        # Someone else's session (a shared computer): say so before they click, not after.
+        "wrong_person": signed_in
+        and (getattr(request.user, "email", "") or "").strip().lower() != invitation.email,
         "existing": existing is not None,
         "login_url": f"{reverse('login')}?next={reverse('dashboard:invitation-accept', args=[token])}",
         "password_help": password_validators_help_text_html(),

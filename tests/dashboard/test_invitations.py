@@ -407,3 +407,23 @@ def test_an_existing_user_is_asked_to_sign_in_and_then_joins(team, client, invit
 
     assert joined.status_code == 302
     assert Membership.objects.get(user=dana).account == team.account
+
+
+def test_someone_else_signed_in_is_told_to_sign_out_and_cannot_join(team, client, invite):
+    _, token = invite()
+    url = f"/invite/{token}/"
+    client.force_login(team.agent)
+
+    page = client.get(url).content.decode()
+    refused = client.post(url)
+
+    assert (
+        "You are signed in as bob. Sign out, then open this link again to join as dana@example.com." in page
+    )
+    assert "data-wrong-person" in page
+    assert refused.status_code == 400
+    assert (
+        "This invitation is for dana@example.com: sign in as that person to accept it."
+        in refused.content.decode()
+    )
+    assert Invitation.objects.get().accepted_at is None
