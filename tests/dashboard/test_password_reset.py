@@ -53,3 +53,17 @@ def test_reset_requests_are_rate_limited_per_address(client, settings):
     ]
     assert answers == [302, 302, 429]
     assert len(mail.outbox) == 2
+
+
+def test_the_reset_pages_are_ours_and_speak_the_browsers_language(client):
+    """Our frame (not the admin's), reached from the sign-in page, in Chinese for a Chinese browser."""
+    sign_in_page = client.get("/auth/login/").content.decode()
+    assert 'href="/auth/password_reset/"' in sign_in_page
+    english = client.get("/auth/password_reset/")
+    assert english.status_code == 200
+    assert [t.name for t in english.templates][:2] == ["registration/password_reset_form.html", "dashboard/base.html"]
+    assert "Reset your password" in english.content.decode()
+    chinese = client.get("/auth/password_reset/", HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert "重置密码" in chinese.content.decode()
+    bad_link = client.get("/auth/reset/MQ/set-password/", follow=True, HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert "此链接已失效" in bad_link.content.decode()
