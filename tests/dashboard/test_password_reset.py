@@ -61,7 +61,10 @@ def test_the_reset_pages_are_ours_and_speak_the_browsers_language(client):
     assert 'href="/auth/password_reset/"' in sign_in_page
     english = client.get("/auth/password_reset/")
     assert english.status_code == 200
-    assert [t.name for t in english.templates][:2] == ["registration/password_reset_form.html", "dashboard/base.html"]
+    assert [t.name for t in english.templates][:2] == [
+        "registration/password_reset_form.html",
+        "dashboard/base.html",
+    ]
     assert "Reset your password" in english.content.decode()
     chinese = client.get("/auth/password_reset/", HTTP_ACCEPT_LANGUAGE="zh-CN")
     assert "重置密码" in chinese.content.decode()
