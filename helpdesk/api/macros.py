@@ -4,7 +4,8 @@
   `POST` one (`personal: true` is the person's own; the account's are for administrators).
 - `accounts/<id>/macros/<macro_id>/run/`: `POST {"conversation_ids": [...]}` runs it on those the person sees
   (at most 1,000), through the same services as the dashboard; the answer says what was done and what failed.
-- `accounts/<id>/automation-rules/` (administrators): `GET` the rules, `POST` one.
+- `accounts/<id>/automation-rules/` (administrators): `GET` the rules, `POST` one;
+  `accounts/<id>/automation-rules/<rule_id>/`: `GET`, `PATCH` (any of the fields; `{}` changes nothing), `DELETE`.
 - `accounts/<id>/conversations/<cid>/automation-runs/`: `GET` the rule runs recorded on a conversation.
 """
 
@@ -19,10 +20,18 @@ from rest_framework.response import Response
 
 import helpdesk.ids  # noqa: F401  (registers the <id:...> path converter used below)
 from helpdesk.models import AutomationEvent, AutomationRule, AutomationRun, Macro, Membership
-from helpdesk.selectors.automation import account_automation_rules, conversation_automation_runs
+from helpdesk.selectors.automation import (
+    account_automation_rule,
+    account_automation_rules,
+    conversation_automation_runs,
+)
 from helpdesk.selectors.conversations import dashboard_conversation
 from helpdesk.selectors.macros import macro_for, macros_for
-from helpdesk.services.automation_rules import automation_rule_create
+from helpdesk.services.automation_rules import (
+    automation_rule_create,
+    automation_rule_delete,
+    automation_rule_update,
+)
 from helpdesk.services.bulk import BULK_LIMIT, BulkTooLarge
 from helpdesk.services.macros import macro_create, macro_run
 
@@ -92,6 +101,17 @@ class RuleInputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "AutomationRuleInput"
+
+
+class RuleUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False)
+    event = serializers.ChoiceField(choices=AutomationEvent.choices, required=False)
+    conditions = serializers.JSONField(required=False, help_text='e.g. {"text_contains": "refund"}')
+    actions = serializers.JSONField(required=False, help_text=ACTIONS_HELP)
+    active = serializers.BooleanField(required=False)
+
+    class Meta:
+        ref_name = "AutomationRuleUpdate"
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -164,6 +184,32 @@ class RuleCollectionApi(AccountAdminApi):
         return Response(RuleSerializer(rule).data, status=status.HTTP_201_CREATED)
 
 
+class RuleDetailApi(AccountAdminApi):
+    def rule(self, rule_id: int) -> AutomationRule:
+        rule = account_automation_rule(account_id=self.account_id, rule_id=rule_id)
+        if rule is None:
+            raise NotFound("No such rule.")
+        return rule
+
+    @extend_schema(responses=RuleSerializer)
+    def get(self, request: Request, account_id: int, rule_id: int) -> Response:
+        return Response(RuleSerializer(self.rule(rule_id)).data)
+
+    @extend_schema(request=RuleUpdateSerializer, responses=RuleSerializer)
+    def patch(self, request: Request, account_id: int, rule_id: int) -> Response:
+        rule = self.rule(rule_id)
+        data = RuleUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with service_errors_as_400():
+            rule = automation_rule_update(rule=rule, **data.validated_data)
+        return Response(RuleSerializer(rule).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, account_id: int, rule_id: int) -> Response:
+        automation_rule_delete(rule=self.rule(rule_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class ConversationRunsApi(AccountApi):
     pagination_class = Pagination
 
@@ -180,6 +226,11 @@ urlpatterns = [
     path("accounts/<id:account_id>/macros/<id:macro_id>/run/", MacroRunApi.as_view(), name="macro-run"),
     path(
         "accounts/<id:account_id>/automation-rules/", RuleCollectionApi.as_view(), name="automation-rule-list"
+    ),
+    path(
+        "accounts/<id:account_id>/automation-rules/<id:rule_id>/",
+        RuleDetailApi.as_view(),
+        name="automation-rule-detail",
     ),
     path(
         "accounts/<id:account_id>/conversations/<id:conversation_id>/automation-runs/",

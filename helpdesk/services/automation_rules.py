@@ -205,3 +205,24 @@ def automation_rule_create(
     rule.full_clean()
     rule.save()
     return rule
+
+
+RULE_FIELDS = ("name", "event", "conditions", "actions", "active")
+
+
+def automation_rule_update(*, rule: AutomationRule, **changes: Any) -> AutomationRule:
+    """Change some of a rule's fields, checked like a new rule (ValidationError says what is wrong); no
+    change saves nothing, so `updated_at` moves only when something did."""
+    changed = [name for name in RULE_FIELDS if name in changes and getattr(rule, name) != changes[name]]
+    if not changed:
+        return rule
+    for name in changed:
+        setattr(rule, name, changes[name])
+    rule.full_clean()
+    rule.save(update_fields=[*changed, "updated_at"])
+    return rule
+
+
+def automation_rule_delete(*, rule: AutomationRule) -> None:
+    """Delete a rule; the runs it made stay on their conversations with its name (`AutomationRun.rule_name`)."""
+    rule.delete()

@@ -13,6 +13,7 @@ from captain.evaluation.models import EvalSet
 from captain.memory.models import MemoryVariable
 from captain.routing.models import RoutingExample
 from helpdesk.models import (
+    AutomationRule,
     CannedResponse,
     ContactNote,
     CustomAttributeDefinition,
@@ -91,6 +92,9 @@ def ids(admin) -> dict[str, int]:
             secret_encrypted="x",
         ).pk,
         "set_id": EvalSet.objects.create(account=account, assistant=assistant, name="Launch check").pk,
+        "rule_id": AutomationRule.objects.create(
+            account=account, name="Refunds", event="message_created", actions=[{"kind": "resolve"}]
+        ).pk,
         "note_id": ContactNote.objects.create(
             account=account, contact_id=conversation.contact_id, author=admin.user, content="Prefers e-mail."
         ).pk,

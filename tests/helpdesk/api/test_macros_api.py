@@ -108,3 +108,46 @@ def test_rules_are_for_administrators_and_runs_are_listed(agent, admin):
     )
     runs = client_of(agent).get(f"{base(agent)}conversations/{conversation.pk}/automation-runs/")
     assert runs.status_code == 200 and runs.data["results"][0]["actions_done"] == ["added label billing"]
+
+
+def test_an_administrator_changes_pauses_and_deletes_a_rule_and_it_is_in_the_audit_log(admin, agent):
+    from helpdesk.models import AuditEntry, AutomationRule
+
+    api = client_of(admin)
+    rule = api.post(
+        base(admin) + "automation-rules/",
+        {
+            "name": "Refunds",
+            "event": "message_created",
+            "conditions": {"text_contains": "refund"},
+            "actions": [{"kind": "add_label", "value": "refund"}],
+        },
+        format="json",
+    ).json()
+    url = base(admin) + f"automation-rules/{rule['id']}/"
+
+    unchanged = api.patch(url, {}, format="json")
+    assert unchanged.status_code == 200
+    assert unchanged.json()["updated_at"] == rule["updated_at"]
+    paused = api.patch(url, {"active": False, "conditions": {"text_contains": "money back"}}, format="json")
+    assert paused.status_code == 200
+    assert paused.json()["active"] is False
+    assert paused.json()["conditions"] == {"text_contains": "money back"}
+    bad = api.patch(url, {"actions": [{"kind": "explode"}]}, format="json")
+    assert bad.status_code == 400
+    assert AutomationRule.objects.get(pk=rule["id"]).actions == [{"kind": "add_label", "value": "refund"}]
+
+    assert client_of(agent).patch(url, {"active": True}, format="json").status_code == 403
+    assert client_of(agent).delete(url).status_code == 403
+    other = MembershipFactory(role=Membership.Role.ADMIN)
+    assert (
+        client_of(other)
+        .get(f"/api/v1/accounts/{other.account_id}/automation-rules/{rule['id']}/")
+        .status_code
+        == 404
+    )
+
+    assert api.delete(url).status_code == 204
+    assert api.get(url).status_code == 404
+    logged = AuditEntry.objects.filter(model="helpdesk.automationrule", object_id=str(rule["id"]))
+    assert sorted(logged.values_list("action", flat=True)) == ["created", "deleted", "updated"]
