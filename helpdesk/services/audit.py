@@ -30,12 +30,15 @@ from django.http import HttpRequest, HttpResponse
 from helpdesk.models import (
     Account,
     AuditEntry,
+    AutomationRule,
     CannedResponse,
     CustomAttributeDefinition,
     Inbox,
     InboxMember,
     Invitation,
+    Macro,
     Membership,
+    SlaPolicy,
     Team,
     TeamMember,
     WebhookEndpoint,
@@ -124,6 +127,10 @@ def register_helpdesk_models() -> None:
     audit_register(WebhookEndpoint)
     audit_register(CannedResponse)
     audit_register(CustomAttributeDefinition)
+    # What the team's automation does to conversations: rules, macros (personal ones too) and SLA policies.
+    audit_register(AutomationRule)
+    audit_register(Macro)
+    audit_register(SlaPolicy)
     # Invitations made and withdrawn (accepting one shows as the membership it creates); the token's hash is
     # of no use to a reader.
     audit_register(Invitation, exclude={"token_hash"})
