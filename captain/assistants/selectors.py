@@ -6,6 +6,7 @@ from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404
 
 from captain.assistants.models import Assistant, AssistantInbox, ModelEndpoint, Scenario
+from captain.knowledge.models import FaqEntry, KnowledgeChunk
 
 
 def assistant_list(*, account_id: int) -> QuerySet[Assistant]:
@@ -22,6 +23,18 @@ def access_assistant(*, account_id: int, assistant_id: int) -> Assistant:
     if assistant is None:
         raise Http404("No such assistant.")
     return assistant
+
+
+def assistant_serving(*, inbox_id: int) -> Assistant | None:
+    """The assistant that answers the inbox, for a reply run: annotated `knowledge_present`, whether it has an
+    approved, enabled FAQ entry or a document chunk to search (`has_knowledge`), read in the same query."""
+    faq = FaqEntry.objects.filter(assistant=OuterRef("pk"), status=FaqEntry.Status.APPROVED, enabled=True)
+    chunks = KnowledgeChunk.objects.filter(assistant=OuterRef("pk"))
+    return (
+        Assistant.objects.filter(assistant_inboxes__inbox_id=inbox_id)
+        .annotate(knowledge_present=Exists(faq) | Exists(chunks))
+        .first()
+    )
 
 
 def scenario_list(*, assistant: Assistant) -> QuerySet[Scenario]:

@@ -40,6 +40,7 @@ from captain.answering.services.team import (
 )
 from captain.answering.services.turn_context import turn_facts
 from captain.assistants.models import TRIAGE_KEY, Assistant
+from captain.assistants.selectors import assistant_serving
 from captain.assistants.services.agents.builder import AgentModel
 from captain.assistants.services.model_endpoints import EndpointUnavailable, model_client_for
 from captain.conf import captain_setting
@@ -185,7 +186,7 @@ def _run_locked(*, message_id: int, conversation_id: int) -> str:
 def _run_batch_locked(
     conversation: Conversation, message_id: int, trigger_ids: list[int], attempts: int
 ) -> str:
-    assistant = assistant_for_inbox(conversation.inbox_id)
+    assistant = assistant_serving(inbox_id=conversation.inbox_id)
     if assistant is None:
         jobs_finish(message_ids=trigger_ids, status=ReplyJob.Status.SKIPPED)
         credit_release(message_ids=trigger_ids)

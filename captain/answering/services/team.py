@@ -190,8 +190,11 @@ def _template_key(assistant: Assistant, variables: PromptVariables, facts: TurnF
 
 def _uses_knowledge(assistant: Assistant) -> bool:
     """The assistant uses knowledge and has some to search (read every run: documents change without a save
-    of the assistant)."""
-    return assistant.knowledge_mode != KnowledgeMode.OFF and has_knowledge(assistant)
+    of the assistant); read with the assistant when it came from `assistant_serving`."""
+    if assistant.knowledge_mode == KnowledgeMode.OFF:
+        return False
+    present = getattr(assistant, "knowledge_present", None)
+    return bool(present) if present is not None else has_knowledge(assistant)
 
 
 def _overrides_key(overrides: dict[str, AgentModel]) -> tuple[object, ...]:

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.django_db]
 
 # Queries of one reply run on SQLite (savepoints included: the test runs inside a transaction), measured with a
 # worker that already answered once for this assistant.
-MAX_REPLY_RUN_QUERIES = 45
+MAX_REPLY_RUN_QUERIES = 43
 
 
 def by_table(queries: CaptureQueriesContext) -> str:
