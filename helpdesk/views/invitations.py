@@ -27,6 +27,7 @@ from helpdesk.selectors.invitations import (
     pending_invitations,
     user_with_email,
 )
+from helpdesk.selectors.sign_ins import two_factor_user_ids
 from helpdesk.services.invitations import (
     InvitationError,
     invitation_accept,
@@ -96,6 +97,7 @@ def _people_page(
         membership,
         people=list(account_people(account_id=membership.account_id)),
         invitations=invitations,
+        two_factor_users=two_factor_user_ids(account_id=membership.account_id),
         form=form,
         expired=Invitation.State.EXPIRED,
     )

@@ -268,3 +268,16 @@ def test_only_a_superuser_sees_devices_in_the_admin_and_never_their_secret(membe
     # Lost phone: the superuser deletes the authenticator, and the person signs in with the password again.
     root_client.post(f"/admin/otp_totp/totpdevice/{device.pk}/delete/", {"post": "yes"})
     assert not TOTPDevice.objects.filter(pk=device.pk).exists()
+
+
+def test_the_people_page_shows_who_has_it_and_links_each_history(member):
+    agent = MembershipFactory(account=member.account, user=UserFactory(username="ben"))
+    TOTPDevice.objects.create(user=agent.user, name="authenticator", confirmed=True)
+    TOTPDevice.objects.create(user=member.user, name="authenticator", confirmed=False)  # set-up not finished
+    client = Client()
+    client.force_login(member.user)
+    page = client.get(f"/app/accounts/{member.account_id}/people/").content.decode()
+    assert f'<tr data-member="{agent.user_id}">' in page
+    assert page.count('data-two-factor="on"') == 1
+    assert page.count('data-two-factor="off"') == 1
+    assert f"/app/accounts/{member.account_id}/security/members/{agent.user_id}/" in page
