@@ -384,7 +384,7 @@ class OpenAIChatModel:
 
     def _create(self, body: dict[str, Any]) -> object:
         try:
-            return self.client.chat.completions.create(**body)
+            return self._post(body)
         except openai.OpenAIError as exc:
             raise _map_openai_error(exc) from exc
         except ValueError as exc:
@@ -398,6 +398,25 @@ class OpenAIChatModel:
             # longer wraps) is still a model outage to the run: it must end in a typed outcome, not a crashed
             # task.
             raise ModelError("unexpected", f"{type(exc).__name__}: {exc}") from exc
+
+    def _post(self, body: dict[str, Any]) -> object:
+        """What `client.chat.completions.create(**body)` sends and returns, without its first step: `create`
+        walks every message and tool schema through the SDK's typed-dict transform (key aliases, date and file
+        formats), which the chat request parameters do not use, so on our plain JSON body it returns what it
+        was given. Measured: a call with five tools costs 0.83 ms of CPU instead of 1.46 ms, and the walk alone
+        takes 2.2 ms for six tools and thirteen messages. The request is the same (headers, JSON body):
+        `test_model_request_bytes` compares the two, so an SDK upgrade that changes what `create` sends fails
+        there. Another client (a test double) gets `create` itself."""
+        if not isinstance(self.client, openai.OpenAI):
+            return self.client.chat.completions.create(**body)
+        return self.client.post(
+            "/chat/completions",
+            body=body,
+            options={"security": {"bearer_auth": True}},  # as `create` asks: the API key as a bearer token
+            cast_to=ChatCompletion,
+            stream=bool(body.get("stream")),
+            stream_cls=openai.Stream[ChatCompletionChunk],
+        )
 
 
 @dataclass
