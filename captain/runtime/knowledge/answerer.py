@@ -309,7 +309,9 @@ class KnowledgeAnswerer:
         check = turn_check(
             # Text only: an image's base64 digits must not "support" a number in the reply.
             conversation=[content_text(m.get("content")) for m in messages],
-            instructions=[f"{a.instructions}\n{a.context}" for a in self.agents.values()],
+            # The fixed part and the turn's part apart, in the order they were joined in: the fixed part's reading
+            # is kept from one turn to the next (claims.turn_check).
+            instructions=[text for a in self.agents.values() for text in (a.instructions, a.context)],
             sources=[(s.title, f"{s.text}\n{s.url}") for s in ledger.sources],
             # Tool results are sources: an order number or a date the reply states must be in one of them.
             tool_results=[

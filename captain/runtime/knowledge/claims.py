@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -375,6 +376,19 @@ class ClaimCheck:
         return self._unit_vectors
 
 
+# An agent's instructions are the same text run after run (the team is built once per configuration): what they
+# allow a reply to state is read once. Per text: no number, address, link, currency or word spans a line break,
+# so the texts read one by one give what their join gave. Bounded: turn contexts pass through here too.
+@lru_cache(maxsize=512)
+def _instruction_evidence(text: str) -> Evidence:
+    return Evidence.of([text])
+
+
+@lru_cache(maxsize=512)
+def _instruction_words(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
+
+
 def turn_check(
     *,
     conversation: Sequence[str],
@@ -400,9 +414,9 @@ def turn_check(
     return ClaimCheck(
         units=[*prose, *units_of(tool_results)],
         prose_units=len(prose),
-        free=Evidence.of([*conversation, *instructions]),
+        free=Evidence.joined([Evidence.of(conversation), *map(_instruction_evidence, instructions)]),
         free_text="\n".join([*conversation, *instructions]),
-        told=frozenset([*tokens("\n".join(instructions)), *known]),
+        told=frozenset().union(*map(_instruction_words, instructions), known),
         question=question,
         language=language,
         encode=encode,

@@ -119,6 +119,17 @@ class Evidence:
                 currencies.add(_CURRENCIES[mark.lower().rstrip("s") if mark.isascii() else mark])
         return cls(frozenset(numbers), frozenset(emails), frozenset(urls), frozenset(currencies))
 
+    @classmethod
+    def joined(cls, parts: Iterable[Evidence]) -> Evidence:
+        """What the parts' texts allow together (`of` over all their texts gives the same)."""
+        parts = list(parts)
+        return cls(
+            frozenset().union(*(p.numbers for p in parts)),
+            frozenset().union(*(p.emails for p in parts)),
+            frozenset().union(*(p.urls for p in parts)),
+            frozenset().union(*(p.currencies for p in parts)),
+        )
+
 
 @dataclass(frozen=True)
 class Specific:
