@@ -17,7 +17,8 @@ report:
   newest customer message the reply answers, minus `--delay` (queueing behind the conversation's previous run
   is included: it is what a customer waits for).
 
-It also prints each worker's resident memory (main + pool processes, from /proc) before any run, once a tenth
+It prints the worker's CPU time per reply (its processes' user + system time from the first webhook to the last
+reply, divided by the replies), and each worker's resident memory (main + pool processes, from /proc) before any run, once a tenth
 of the runs is done (caches warm), and after all of them; `--webhooks 1000 --conversations 1000` makes that
 "after 1,000 runs". It runs with DEBUG off, as in production (a bench-only key, plain HTTP on loopback): with DEBUG on,
 Django keeps the last 9,000 queries of every database connection (one per worker thread).
@@ -113,6 +114,8 @@ class PoolResult:
     """The same after every webhook was answered."""
     stages: dict[str, list[float]] = field(default_factory=dict)
     """Where a reply's time went, per run (seconds, or a count for `llm_calls`): see `run_stages`."""
+    worker_cpu_s: float = 0.0
+    """CPU seconds the worker's processes used from the first webhook to the last reply (see `worker_cpu`)."""
 
 
 def run_stages(runs: Any) -> dict[str, list[float]]:
@@ -128,6 +131,30 @@ def run_stages(runs: Any) -> dict[str, list[float]]:
         if stored is not None:
             stages["queued"].append((created - stored).total_seconds() - duration_ms / 1000)
     return stages
+
+
+def worker_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a Celery worker so far: its main process with the pool processes it reaped
+    (cutime, cstime) and those still running (Linux /proc). Divided by the replies, what one reply costs the
+    worker: the run, the delivery task, Celery's own work."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(p: int) -> list[str]:
+        # The command name (field 2) may hold spaces: split after its closing parenthesis.
+        return Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+
+    try:
+        own = fields(pid)
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return 0.0
+    total = sum(int(v) for v in own[11:15])  # utime, stime, cutime, cstime
+    for child in children:
+        try:
+            total += sum(int(v) for v in fields(child)[11:13])
+        except OSError:
+            continue
+    return total / tick
 
 
 def worker_rss(pid: int) -> dict[int, float]:
@@ -262,9 +289,11 @@ def main() -> None:
 
                     sampler = threading.Thread(target=sample_when_warm, daemon=True)
                     sampler.start()
+                    cpu_before = worker_cpu(worker.proc.pid)
                     result = _run_pool(
                         args, pool, int(concurrency or 4), port, link, receiver, model_calls, Message
                     )
+                    result.worker_cpu_s = worker_cpu(worker.proc.pid) - cpu_before
                     finished.set()
                     sampler.join()
                     result.rss_before, result.rss_after = rss_before, worker_rss(worker.proc.pid)
@@ -384,6 +413,12 @@ def _print(args, results: list[PoolResult]) -> None:
             f"stages {r.pool}:{r.concurrency}: queued p50 {percentile(q, 0.5):.2f} s p95 {percentile(q, 0.95):.2f} s; "
             f"run p50 {percentile(run, 0.5):.2f} s p95 {percentile(run, 0.95):.2f} s; "
             f"model calls per run {statistics.mean(calls) if calls else float('nan'):.2f}"
+        )
+    for r in results:
+        per_reply = r.worker_cpu_s * 1000 / r.replies if r.replies else float("nan")
+        print(
+            f"worker CPU {r.pool}:{r.concurrency}: {r.worker_cpu_s:.1f} s for {r.replies} replies, "
+            f"{per_reply:.1f} ms per reply (run, delivery and Celery's own work)"
         )
     for r in results:
         # Prefork pool processes share the parent's pages copy-on-write, so the sum overstates real use; the
