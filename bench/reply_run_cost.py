@@ -16,10 +16,11 @@ Reported per run, after `--warmup` runs (imports, per-process caches):
 - `queries`: the SQL statements the run sent (counted on separate runs, as counting itself costs CPU).
 Spans are not stored (CAPTAIN_STORE_SPANS=0, as in the other worker benchmarks).
 
-Measured 2026-11-29 on the 2-core machine (load ~2.5 from other work), 200 runs, 3 scenarios, SQLite, the code
-before and after the per-process configuration cache and the credit reads, one after the other:
-    before: cpu_ms p50 20.9  p90 22.9   queries 63
-    after:  cpu_ms p50 15.5  p90 17.6   queries 44
+Measured 2026-11-29 on the 2-core machine (load ~3.5 from other work), 300 runs, 3 scenarios, SQLite, the code
+before this session's changes (the per-process configuration cache, the credit reads, the SDK transform skipped,
+the instructions read once) and after, alternating, twice:
+    before: cpu_ms p50 22.4 / 20.7   queries 63
+    after:  cpu_ms p50 15.4 / 14.8   queries 42
 (`wall_ms` sits ~40 ms above the CPU time in both: the scripted server's HTTP answer, not the run.)
 """
 
