@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace
 
@@ -19,17 +17,16 @@ from captain.actions.services.shortcuts import agent_name, shortcut_for_batch, s
 from captain.answering.models import ReplyJob
 from captain.answering.services.config_cache import cached, config_version_pinned
 from captain.answering.services.credits import credit_release, credit_reserve
+from captain.answering.services.history import chat_history
 from captain.answering.services.jobs import (
     job_claim_attempt,
     job_pending,
     job_pending_message_ids,
     job_pending_span,
     jobs_finish,
-    jobs_pending_ids_query,
 )
 from captain.answering.services.live import conversation_scope, live_end
 from captain.answering.services.locks import account_run_slot, conversation_lock
-from captain.answering.services.media_content import media_contents
 from captain.answering.services.outcomes import outcome_apply
 from captain.answering.services.team import (
     TeamModel,
@@ -52,7 +49,6 @@ from captain.runtime import HumanHandoff, Outcome, RunContext, RunError, RunEven
 from captain.runtime import semconv as sc
 from captain.runtime.team import TeamTurn, TurnInput
 from helpdesk.models import Conversation, Message
-from helpdesk.services.attachments import attachments_ready
 
 logger = logging.getLogger(__name__)
 tracer = trace.get_tracer("captain")
@@ -66,62 +62,8 @@ class AccountBusy(Exception):
     """The account already has `MAX_CONCURRENT_RUNS_PER_ACCOUNT` runs going; the task waits in the queue."""
 
 
-def _pending_outside(batch_ids: Collection[int]) -> Q:
-    """Customer messages still waiting for the AI that this run did not take. A message that arrives after the
-    run took its batch has its own task and gets its own run afterwards, so it must not appear in this run's
-    history either: otherwise it would be answered twice (once merged into this answer, once by its own run)."""
-    return Q(pk__in=jobs_pending_ids_query()) & ~Q(pk__in=list(batch_ids))
-
-
 def assistant_for_inbox(inbox_id: int) -> Assistant | None:
     return Assistant.objects.filter(assistant_inboxes__inbox_id=inbox_id).first()
-
-
-def chat_history(
-    conversation: Conversation, *, batch_ids: Collection[int], sees_images: bool | None = None
-) -> list[dict[str, Any]]:
-    """The last public messages as chat turns (customer -> user, AI and people -> assistant), ending with the
-    customer messages of this run's batch; pending messages outside the batch are left to their own runs.
-
-    `sees_images`: whether the run's model can see images (`Endpoint.sees_images`). True or False first fetches
-    the batch's files still pending (`attachments_ready`, at most `MEDIA_WAIT_SECONDS`), then renders the
-    messages that carried files (captain.answering.services.media_content): True gives this turn's images as
-    `image_url` parts (the message's content is then a content list), False a statement that the model cannot
-    see them; voice notes become their transcript or a statement either way. None keeps the stored text only.
-    """
-    if sees_images is not None:
-        attachments_ready(message_ids=batch_ids, timeout=float(captain_setting("MEDIA_WAIT_SECONDS")))
-    limit = captain_setting("HISTORY_MESSAGES")
-    rows = list(
-        Message.objects.filter(conversation=conversation, private=False)
-        .exclude(message_type=Message.Type.ACTIVITY)
-        # Canned system texts (the inbox greeting) are not the AI's words; keeping them would end the history on
-        # an assistant turn before the customer's question is answered.
-        .exclude(sender_type=Message.SenderType.SYSTEM)
-        .exclude(_pending_outside(batch_ids))
-        # Provider order is the order we stored them in: one conversation's webhooks commit in arrival order.
-        .order_by("-created_at", "-id")
-        .values_list("pk", "message_type", "content", "attachments")[:limit]
-    )
-    rows.reverse()
-    media: dict[int, Any] = {}
-    if sees_images is not None:
-        with_files = [
-            (pk, content)
-            for pk, kind, content, reported in rows
-            if kind == Message.Type.INCOMING and reported
-        ]
-        if with_files:
-            media = media_contents(with_files, sees_images=sees_images, batch_ids=batch_ids)
-    history = [
-        {"role": "user" if kind == Message.Type.INCOMING else "assistant", "content": media.get(pk, content)}
-        for pk, kind, content, _reported in rows
-        if content or pk in media
-    ]
-    # A window that starts with our own reply confuses small models; start at a customer turn.
-    while history and history[0]["role"] != "user":
-        history.pop(0)
-    return history
 
 
 def run_for_message(*, message_id: int) -> str:
