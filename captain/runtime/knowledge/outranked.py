@@ -8,6 +8,8 @@ price, a time against a time) ranks clearly above every sentence holding the rep
 give that better-ranked value too, the small model copied a neighbour: the course fee for "how much does moving
 my course cost", the day's emergency fee for a care-plan member at 3 am, the bike's own weight for "can I ride it
 at 110 kg". The customer gets a rewrite that names the better sentence, then "say it straight" or a person.
+A value with two or more sentences of any kind ranked above its own ("buried", `BURIED_RANK`) is refused the same
+way, unless the reply also gives the first sentence's value.
 
 Measured on the tuning help centres' saved replies (`python -m bench.replay_knowledge`, docs/knowledge.md): it
 refuses replies the benchmark scores wrong and none it scores right; the held-out sets report how far that carries.
@@ -23,6 +25,12 @@ from .units import Unit
 
 OUTRANK_MARGIN = 0.03
 """How much higher (evidence score) the other sentence must rank than the best one holding the reply's value."""
+BURIED_RANK = 2
+"""A value whose best sentence has this many source sentences ranked above it (of any kind, not said already in
+the conversation) is not the answer either: the small model quoted a true sentence that answers something else
+(the warranty years for "how long do you hold a reserved sofa", the adult fare for a senior's). Measured with
+saved replies (docs/knowledge.md, "Buried values"): one sentence above is common in right replies that give two
+values; two above mostly in wrong ones."""
 
 
 def outranking(
@@ -38,7 +46,9 @@ def outranking(
     margin: float = OUTRANK_MARGIN,
 ) -> Unit | None:
     """The source sentence ranked clearly above every sentence holding the number `specific`, stating another
-    number (a price against a price: both with a currency or neither) that the reply does not also give; None when there is none (or the value is a tool's: tools are not ranked).
+    number (a price against a price: both with a currency or neither) that the reply does not also give, or else the
+    best of `BURIED_RANK` or more sentences ranked above it; None when there is none (or the value is a tool's:
+    tools are not ranked).
     `said_numbers`: the conversation's; a sentence whose values were all said already is no rival."""
     # Numbers only (prices, times, counts): the neighbouring row's value. An e-mail or a link is rarely a
     # neighbour's, and "all its values were said" and "the reply gives it too" are read on numbers.
@@ -59,9 +69,24 @@ def outranking(
         and not unit_evidence[i].numbers <= said_numbers
     ]
     # A reply that also gives the better-ranked value answered it; the other value is an addition, not a swap.
-    if not above or any(unit_evidence[i].numbers & reply_numbers for i in above):
+    if above and not any(unit_evidence[i].numbers & reply_numbers for i in above):
+        return units[max(above, key=lambda i: ranking[units[i].text])]
+    ahead = [
+        i
+        for i in range(prose)
+        if i not in holding
+        and units[i].text in ranking
+        and ranking[units[i].text] > best
+        and not (unit_evidence[i].numbers and unit_evidence[i].numbers <= said_numbers)
+    ]
+    if len({units[i].text for i in ahead}) < BURIED_RANK:
         return None
-    return units[max(above, key=lambda i: ranking[units[i].text])]
+    first = max(ahead, key=lambda i: ranking[units[i].text])
+    # A reply that gives the first sentence's value answered the question; a further value is an addition (the
+    # second season's hours, the other plan's fee), as with the same-kind rival above.
+    if unit_evidence[first].numbers & reply_numbers:
+        return None
+    return units[first]
 
 
 def outranked(

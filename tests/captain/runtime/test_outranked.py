@@ -109,3 +109,68 @@ def test_in_a_follow_up_the_answer_already_given_is_no_rival() -> None:
     assert problems_after(conversation) == []
     # Had the fee not been said, the better-ranked fee would stand against it.
     assert problems_after([conversation[0], conversation[2]]) == ["wrong_context"]
+
+
+# Three sentences of a furniture shop's help centre: two about reserving, one about warranties. The reserve
+# sentences state no value of the reply's kind, so no same-kind rival outranks the warranty's years.
+RESERVE = (
+    "Reserving in the showroom",
+    "We hold a sofa for you for three days. Ask the showroom staff to reserve it.",
+)
+WARRANTY = ("Warranty", "Sofa frames have a 10-year warranty, counted from delivery.")
+RESERVE_QUESTION = "can I reserve a sofa at the showroom and think about it? how long do you hold it"
+
+
+def reserve_problems(reply: str, scores: dict[str, float]) -> list[str]:
+    check = turn_check(
+        conversation=[RESERVE_QUESTION],
+        instructions=[],
+        sources=[RESERVE, WARRANTY],
+        question=RESERVE_QUESTION,
+        language="en",
+        encode=None,
+        sentence_support=None,
+        asked=RESERVE_QUESTION,
+        ranking=scores,
+    )
+    return [f.problem for f in check.findings(reply)]
+
+
+def test_a_value_from_a_sentence_with_two_others_ranked_above_it_is_refused() -> None:
+    hold, ask = (u.text for u in units_of([RESERVE]))
+    (warranty,) = (u.text for u in units_of([WARRANTY]))
+    reply = "Sofa frames have a 10-year warranty, counted from delivery."
+    # Two reserve sentences above the warranty: the quoted neighbour is refused.
+    assert "wrong_context" in reserve_problems(reply, {hold: 0.81, ask: 0.74, warranty: 0.52})
+    # One sentence above is not enough (a right reply's second value often comes from the second sentence).
+    assert "wrong_context" not in reserve_problems(reply, {hold: 0.81, ask: 0.40, warranty: 0.52})
+    # Without a ranking, only the words' check decides, and the reply's words are its source's.
+    assert "wrong_context" not in reserve_problems(reply, {})
+
+
+def test_a_reply_that_also_gives_the_first_sentences_value_is_not_refused_for_a_buried_addition() -> None:
+    fee = (
+        "Reserving",
+        "A reservation costs RM 50, taken off the sofa's price. Ask the showroom staff to reserve it.",
+    )
+    costs, ask = (u.text for u in units_of([fee]))
+    (warranty,) = (u.text for u in units_of([WARRANTY]))
+
+    def found(reply: str) -> list[str]:
+        check = turn_check(
+            conversation=[RESERVE_QUESTION],
+            instructions=[],
+            sources=[fee, WARRANTY],
+            question=RESERVE_QUESTION,
+            language="en",
+            encode=None,
+            sentence_support=None,
+            asked=RESERVE_QUESTION,
+            ranking={costs: 0.81, ask: 0.74, warranty: 0.52},
+        )
+        return [f.problem for f in check.findings(reply)]
+
+    assert "wrong_context" in found("Sofa frames have a 10-year warranty.")
+    assert "wrong_context" not in found(
+        "A reservation costs RM 50. Sofa frames also have a 10-year warranty."
+    )
