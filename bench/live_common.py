@@ -72,17 +72,17 @@ def start_stack(*, web_workers: int, prefix: str) -> Stack:
     return Stack(workdir=workdir, redis=redis_server, web=web)
 
 
-def worker_bench_django(workdir: Path, *, database_url: str = "") -> Any:
+def worker_bench_django(workdir: Path, *, database_url: str = "", store_spans: bool = False) -> Any:
     """The set-up of the benchmarks that run Celery workers against a scripted model: production settings with a
     bench-only key, a migrated database (SQLite in `workdir` unless `database_url`), a redis-server (returned: the
-    caller stops it) and Django set up in this process. Spans are not stored (the benchmarks time runs, not
-    traces), and the outbound policy lets the workers reach the model and the callback receiver on 127.0.0.1."""
+    caller stops it) and Django set up in this process. Spans are not stored unless `store_spans` (the
+    benchmarks time runs, not traces), and the outbound policy lets the workers reach the model and the callback receiver on 127.0.0.1."""
     os.environ.update(
         {
             "DATABASE_URL": database_url or f"sqlite:///{workdir / 'bench.sqlite3'}",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "HELPDESK_VAR_DIR": str(workdir),
-            "CAPTAIN_STORE_SPANS": "0",
+            "CAPTAIN_STORE_SPANS": "1" if store_spans else "0",
             "LOG_LEVEL": "WARNING",
             "HELPDESK_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
         }
