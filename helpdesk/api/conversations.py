@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from helpdesk.ids import IdFilterField
 from helpdesk.models import Attachment, Conversation, Message, Team
 from helpdesk.selectors import access_conversation, account_members, conversation_list, conversation_messages
+from helpdesk.selectors.whatsapp_templates import whatsapp_window_closed
 from helpdesk.services.conversations import (
     conversation_add_label,
     conversation_assign,
@@ -165,6 +166,12 @@ class UploadField(serializers.FileField):
     where drf-spectacular writes a file field as a URL)."""
 
 
+WINDOW_CLOSED_API = (
+    "The customer last wrote more than 24 hours ago, so WhatsApp delivers only an approved template now: "
+    "send one with POST .../conversations/<id>/whatsapp-template/ (a private note is still possible)."
+)
+
+
 class ConversationMessagesApi(AccountApi):
     """`GET` the thread (oldest first, paginated) / `POST` a reply or a private note.
 
@@ -239,6 +246,9 @@ class ConversationMessagesApi(AccountApi):
         data.is_valid(raise_exception=True)
         content, user = data.validated_data["content"], request.user
         files = data.validated_data.get("files", [])
+        if not data.validated_data["private"] and whatsapp_window_closed(conversation=conversation):
+            # The provider would refuse it after the fact (WhatsApp's 131047): say so now, store nothing.
+            raise serializers.ValidationError({"content": [WINDOW_CLOSED_API]})
         try:
             if data.validated_data["private"]:
                 message = message_create_note(

@@ -72,3 +72,30 @@ def test_send_stores_the_filled_reply(agent: Membership, inbox: Inbox, template:
         body="x",
     )
     assert api.post(url, {"template_id": other.pk, "variables": []}, format="json").status_code == 404
+
+
+def test_free_text_on_a_closed_window_is_refused_at_once_and_stores_nothing(
+    agent: Membership, inbox: Inbox
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    conversation = ConversationFactory(contact_inbox__inbox=inbox)
+    wrote = MessageFactory(conversation=conversation, content="hello")
+    Message.objects.filter(pk=wrote.pk).update(created_at=timezone.now() - timedelta(hours=25))
+    url = f"/api/v1/accounts/{agent.account_id}/conversations/{conversation.pk}/messages/"
+    api = client_of(agent)
+    before = Message.objects.filter(conversation=conversation).count()
+
+    refused = api.post(url, {"content": "Are you still there?"}, format="json")
+    assert refused.status_code == 400
+    assert "whatsapp-template" in refused.json()["content"][0]
+    assert Message.objects.filter(conversation=conversation).count() == before
+    # A private note is never sent, so the window does not matter.
+    assert (
+        api.post(url, {"content": "Called them instead", "private": True}, format="json").status_code == 201
+    )
+    # The customer writes again: the window is open and free text goes.
+    MessageFactory(conversation=conversation, content="yes, still here")
+    assert api.post(url, {"content": "Great, here is the answer."}, format="json").status_code == 201

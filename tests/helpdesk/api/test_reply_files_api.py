@@ -10,7 +10,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from helpdesk.models import Attachment, Delivery, Inbox, Membership, Message
-from tests.factories import ContactInboxFactory, ConversationFactory, InboxFactory, MembershipFactory
+from tests.factories import (
+    ContactInboxFactory,
+    ConversationFactory,
+    InboxFactory,
+    MembershipFactory,
+    MessageFactory,
+)
 from tests.support.fake_files import JPEG, PNG, WINDOWS_EXE
 from tests.support.openapi import api_schema
 from tests.support.outbox import delivery_of
@@ -79,12 +85,14 @@ def test_a_multipart_note_of_a_file_alone(client, member):
 
 def test_a_refused_file_is_a_400_naming_it_and_nothing_is_stored(client, member, media_root):
     url, conversation_id = messages_url(member, Inbox.ChannelType.WHATSAPP)
+    # The customer wrote first, as on WhatsApp they must: the reply window is open.
+    MessageFactory(conversation_id=conversation_id, content="can you send the manual?")
     files = [SimpleUploadedFile("ok.png", PNG), SimpleUploadedFile("setup.pdf", WINDOWS_EXE)]
     response = client.post(url, {"content": "x", "files": files}, format="multipart")
     assert response.status_code == 400
     [error] = response.json()["files"]
     assert error.startswith("“setup.pdf” cannot be attached: only images, audio and PDF")
-    assert not Message.objects.filter(conversation_id=conversation_id).exists()
+    assert Message.objects.filter(conversation_id=conversation_id).count() == 1
     assert not Attachment.objects.exists()
     assert [p for p in media_root.rglob("*") if p.is_file()] == []
 
