@@ -398,6 +398,9 @@ def _quiet_handle_error(request: Any, client_address: Any) -> None:
 def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+        # The headers and the body go out as two writes; with Nagle's algorithm the second waited for the
+        # client's delayed ACK, ~40 ms on every call (a real model server sets TCP_NODELAY too).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
