@@ -36,7 +36,7 @@ from helpdesk.services.two_factor import (
 )
 
 from .base import ACCOUNT, account_view, frame_context
-from .sign_in import CodeForm, _safe_next
+from .sign_in import CodeForm, safe_next
 
 
 def _verified(request: HttpRequest) -> bool:
@@ -52,7 +52,10 @@ def _page(request: HttpRequest, *, status: int = 200, **extra: Any) -> HttpRespo
         "required": two_factor_required(user=user),
         "codes_left": backup_codes_left(user=user) if enabled else 0,
         "history": sign_ins_for(user_id=cast(int, user.pk)),  # login_required: never anonymous
-        "next": request.POST.get("next") or request.GET.get("next", ""),
+        # Only a path on this site: the page links to it ("Continue") and posts it back.
+        "next": safe_next(request, wanted)
+        if (wanted := request.POST.get("next") or request.GET.get("next"))
+        else "",
         "form": CodeForm(),
         **extra,
     }
@@ -84,7 +87,7 @@ def my_security(request: HttpRequest) -> HttpResponse:
             if not check.ok:
                 raise TwoFactorError(_refusal(check.wait_seconds))
             otp_login(request, check.device)
-            return redirect(_safe_next(request, request.POST.get("next", "")))
+            return redirect(safe_next(request, request.POST.get("next", "")))
         if action in ("backup", "disable") and not _verified(request):
             raise TwoFactorError(gettext("Enter a code first to confirm it is you."))
         if action == "backup":

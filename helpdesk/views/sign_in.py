@@ -106,7 +106,7 @@ def two_factor_verify(request: HttpRequest) -> HttpResponse:
             # django-otp marks the session verified when the user signed in carries the device.
             setattr(user, "otp_device", check.device)  # noqa: B010 (not a field of User: mypy refuses the attribute)
             auth_login(request, user, backend=pending["backend"])
-            return HttpResponseRedirect(_safe_next(request, pending.get("next") or ""))
+            return HttpResponseRedirect(safe_next(request, pending.get("next") or ""))
         if check.wait_seconds:
             form.add_error(
                 "code",
@@ -137,7 +137,7 @@ def _locked_out(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _safe_next(request: HttpRequest, target: str) -> str:
+def safe_next(request: HttpRequest, target: str) -> str:
     allowed = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False)
     return target if target and allowed else str(settings.LOGIN_REDIRECT_URL)
 

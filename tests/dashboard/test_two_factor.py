@@ -281,3 +281,11 @@ def test_the_people_page_shows_who_has_it_and_links_each_history(member):
     assert page.count('data-two-factor="on"') == 1
     assert page.count('data-two-factor="off"') == 1
     assert f"/app/accounts/{member.account_id}/security/members/{agent.user_id}/" in page
+
+
+def test_the_security_page_never_links_to_another_site(client, member):
+    client.force_login(member.user)
+    page = client.get(SECURITY + "?next=https://evil.example/steal")
+    assert page.context["next"] == "/app/"
+    assert 'href="https://evil.example' not in page.content.decode()
+    assert client.get(SECURITY + "?next=/app/accounts/1/").context["next"] == "/app/accounts/1/"
