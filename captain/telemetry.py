@@ -16,14 +16,10 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SimpleSpanProcessor,
-    SpanExporter,
-    SpanExportResult,
-)
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from captain.conf import captain_setting
+from captain.span_batches import TraceBatchSpanProcessor
 
 logger = logging.getLogger(__name__)
 _configured = False
@@ -87,8 +83,9 @@ def build_tracer_provider(environ: Mapping[str, str] = os.environ) -> TracerProv
     `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` variable is set (the exporter reads the other `OTEL_*` itself)."""
     provider = TracerProvider(resource=_resource(environ))
     if captain_setting("STORE_SPANS"):
-        # Synchronous on purpose: the debug log must show a run as soon as its task ends.
-        provider.add_span_processor(SimpleSpanProcessor(DatabaseSpanExporter()))
+        # One write per trace when its task ends, in the task's thread: the debug log shows a run as soon as its
+        # task ends, without a row-by-row insert per span.
+        provider.add_span_processor(TraceBatchSpanProcessor(DatabaseSpanExporter()))
     if environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
