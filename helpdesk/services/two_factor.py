@@ -29,7 +29,12 @@ BACKUP_CODE_COUNT = 10
 
 
 class TwoFactorError(Exception):
-    """A step refused, with the sentence the page shows."""
+    """A step refused, with the sentence the page shows; `wrong_code` when a code was checked and was wrong (the
+    caller records it like a failed sign-in)."""
+
+    def __init__(self, message: str, *, wrong_code: bool = False) -> None:
+        super().__init__(message)
+        self.wrong_code = wrong_code
 
 
 @dataclass(frozen=True)
@@ -122,10 +127,10 @@ def _backup_codes_replace(*, user: Any) -> list[str]:
 def two_factor_disable(*, user: Any, code: str) -> None:
     """Turn two-factor sign-in off, proven by a current code (or a backup code): a stolen session alone cannot."""
     check = two_factor_check(user=user, code=code)
+    if check.wait_seconds:
+        raise TwoFactorError(_wait_sentence(check.wait_seconds))
     if not check.ok:
-        raise TwoFactorError(
-            _wait_sentence(check.wait_seconds) if check.wait_seconds else gettext("That code is not right.")
-        )
+        raise TwoFactorError(gettext("That code is not right."), wrong_code=True)
     with transaction.atomic():
         TOTPDevice.objects.filter(user=user).delete()
         StaticDevice.objects.filter(user=user).delete()

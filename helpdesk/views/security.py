@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.signals import user_login_failed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
@@ -85,7 +87,7 @@ def my_security(request: HttpRequest) -> HttpResponse:
         if action == "verify":
             check = two_factor_check(user=request.user, code=code)
             if not check.ok:
-                raise TwoFactorError(_refusal(check.wait_seconds))
+                raise TwoFactorError(_refusal(request, check.wait_seconds))
             otp_login(request, check.device)
             return redirect(safe_next(request, request.POST.get("next", "")))
         if action in ("backup", "disable") and not _verified(request):
@@ -93,12 +95,14 @@ def my_security(request: HttpRequest) -> HttpResponse:
         if action == "backup":
             check = two_factor_check(user=request.user, code=code)
             if not check.ok:
-                raise TwoFactorError(_refusal(check.wait_seconds))
+                raise TwoFactorError(_refusal(request, check.wait_seconds))
             return _page(request, new_codes=backup_codes_renew(user=request.user))
         if action == "disable":
             two_factor_disable(user=request.user, code=code)
             return redirect("dashboard:security")
     except TwoFactorError as refused:
+        if refused.wrong_code:
+            _wrong_code(request)
         pending = None
         if action in ("start", "confirm") and not two_factor_enabled(user=request.user):
             pending = totp_enrolment_start(user=request.user)
@@ -106,7 +110,15 @@ def my_security(request: HttpRequest) -> HttpResponse:
     return _page(request, status=400, error=gettext("Unknown action."))
 
 
-def _refusal(wait_seconds: int) -> str:
+def _wrong_code(request: HttpRequest) -> None:
+    """A wrong code here counts like one at sign-in: the history shows it and django-axes counts it."""
+    credentials = {get_user_model().USERNAME_FIELD: request.user.get_username(), "two_factor": True}
+    user_login_failed.send(sender=__name__, credentials=credentials, request=request)
+
+
+def _refusal(request: HttpRequest, wait_seconds: int) -> str:
+    if not wait_seconds:
+        _wrong_code(request)
     if wait_seconds:
         return gettext("Too many wrong codes. Wait %(seconds)s seconds and try again.") % {
             "seconds": wait_seconds

@@ -192,6 +192,8 @@ def test_turning_it_off_needs_a_current_code(client, member):
     refused = client.post(SECURITY, {"action": "disable", "code": "999999"})
     assert refused.status_code == 400
     assert TOTPDevice.objects.filter(user=member.user, confirmed=True).exists()
+    # Counted like a wrong code at sign-in: in the history, and towards the lockout.
+    assert SignInEvent.objects.filter(user=member.user, outcome=SignInEvent.Outcome.WRONG_CODE).count() == 1
     TOTPDevice.objects.filter(pk=device.pk).update(throttling_failure_timestamp=None)
     StaticToken.objects.filter(device__user=member.user)  # untouched by the refusal
     client.post(SECURITY, {"action": "disable", "code": code_for(device, steps_ahead=1)})
