@@ -28,9 +28,9 @@ OUTRANK_MARGIN = 0.03
 BURIED_RANK = 2
 """A value whose best sentence has this many source sentences ranked above it (of any kind, not said already in
 the conversation) is not the answer either: the small model quoted a true sentence that answers something else
-(the warranty years for "how long do you hold a reserved sofa", the adult fare for a senior's). Measured with
-saved replies (docs/knowledge.md, "Buried values"): one sentence above is common in right replies that give two
-values; two above mostly in wrong ones."""
+(the 30 days' notice for "what's the fee if I cancel last minute?", the invoice rule for "who do I e-mail for an
+invoice?"). Measured with saved replies (docs/knowledge.md, "buried values"): one sentence above is common in
+right replies that give two values; two above mostly in wrong ones."""
 
 
 def outranking(

@@ -111,7 +111,7 @@ def test_in_a_follow_up_the_answer_already_given_is_no_rival() -> None:
     assert problems_after([conversation[0], conversation[2]]) == ["wrong_context"]
 
 
-# Three sentences of a furniture shop's help centre: two about reserving, one about warranties. The reserve
+# Three sentences of a shop's help centre (made up for the test): two about reserving, one about warranties. The reserve
 # sentences state no value of the reply's kind, so no same-kind rival outranks the warranty's years.
 RESERVE = (
     "Reserving in the showroom",
