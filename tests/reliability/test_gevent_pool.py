@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.db import connection
 
 from captain.answering.models import Run
 from tests.factories import AssistantInboxFactory
@@ -40,6 +41,11 @@ class InFlight:
 
 
 def test_one_gevent_worker_holds_every_run_in_flight(client, workers):
+    if connection.vendor != "postgresql":
+        # The product runs gevent's pool on PostgreSQL only (scripts/supervisor.py, docs/deploy.md): a SQLite call
+        # holds the whole process, so one greenlet waiting on a write lock stalls every other run for up to the
+        # lock timeout. CI's PostgreSQL pass runs this test.
+        pytest.skip("gevent's pool is for PostgreSQL; SQLite calls block every greenlet")
     model_calls = InFlight(target=CONVERSATIONS)
     link = AssistantInboxFactory(inbox__secret=SECRET)
     with fake.FakeLLMServer(responder=model_calls) as model, captain_settings(DEBOUNCE_SECONDS=0.0):
