@@ -50,9 +50,7 @@ def member_security(*, account_id: int) -> list[MemberSecurity]:
         Membership.objects.filter(account_id=account_id).select_related("user").order_by("user__username")
     )
     user_ids = [m.user_id for m in memberships]
-    with_totp = set(
-        TOTPDevice.objects.filter(user_id__in=user_ids, confirmed=True).values_list("user_id", flat=True)
-    )
+    with_totp = two_factor_user_ids(account_id=account_id)
     succeeded = (SignInEvent.Outcome.SIGNED_IN, SignInEvent.Outcome.SIGNED_IN_TWO_FACTOR)
     last = dict(
         SignInEvent.objects.filter(user_id__in=user_ids, outcome__in=succeeded)

@@ -57,6 +57,13 @@ def _sign_in_failed(
     sign_in_record(request=request, username=username, user=user, outcome=outcome)
 
 
+def code_failure_record(*, request: HttpRequest, username: str) -> None:
+    """A wrong two-factor code counts like a wrong password: sent as a failed sign-in, so the history records it
+    (`_sign_in_failed`) and django-axes counts it towards the lockout (it sets `request.axes_locked_out`)."""
+    credentials = {get_user_model().USERNAME_FIELD: username, "two_factor": True}
+    user_login_failed.send(sender=__name__, credentials=credentials, request=request)
+
+
 def connect_signals() -> None:
     user_logged_in.connect(_signed_in, dispatch_uid="helpdesk.sign_in_history")
     user_login_failed.connect(_sign_in_failed, dispatch_uid="helpdesk.sign_in_history_failed")

@@ -96,7 +96,7 @@ def totp_enrolment_confirm(*, user: Any, code: str) -> tuple[TOTPDevice, list[st
         raise TwoFactorError(gettext("Start the set-up again: there is no authenticator waiting for a code."))
     allowed, _ = device.verify_is_allowed()
     if not allowed:
-        raise TwoFactorError(_wait_sentence(_wait_seconds([device])))
+        raise TwoFactorError(wait_sentence(_wait_seconds([device])))
     if not device.verify_token(_normalised(code)):
         raise TwoFactorError(
             gettext("That code is not right. Check the time on your phone and try the newest code.")
@@ -128,7 +128,7 @@ def two_factor_disable(*, user: Any, code: str) -> None:
     """Turn two-factor sign-in off, proven by a current code (or a backup code): a stolen session alone cannot."""
     check = two_factor_check(user=user, code=code)
     if check.wait_seconds:
-        raise TwoFactorError(_wait_sentence(check.wait_seconds))
+        raise TwoFactorError(wait_sentence(check.wait_seconds))
     if not check.ok:
         raise TwoFactorError(gettext("That code is not right."), wrong_code=True)
     with transaction.atomic():
@@ -136,7 +136,8 @@ def two_factor_disable(*, user: Any, code: str) -> None:
         StaticDevice.objects.filter(user=user).delete()
 
 
-def _wait_sentence(seconds: int) -> str:
+def wait_sentence(seconds: int) -> str:
+    """What a person reads while their devices refuse to check a code (django-otp's throttling)."""
     return gettext("Too many wrong codes. Wait %(seconds)s seconds and try again.") % {
         "seconds": max(seconds, 1)
     }

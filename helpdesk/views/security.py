@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.signals import user_login_failed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
@@ -25,6 +23,7 @@ from helpdesk.selectors.sign_ins import (
     two_factor_enabled,
     two_factor_required,
 )
+from helpdesk.services.sign_ins import code_failure_record
 from helpdesk.services.two_factor import (
     TwoFactorError,
     account_two_factor_set,
@@ -35,6 +34,7 @@ from helpdesk.services.two_factor import (
     totp_secret,
     two_factor_check,
     two_factor_disable,
+    wait_sentence,
 )
 
 from .base import ACCOUNT, account_view, frame_context
@@ -112,17 +112,13 @@ def my_security(request: HttpRequest) -> HttpResponse:
 
 def _wrong_code(request: HttpRequest) -> None:
     """A wrong code here counts like one at sign-in: the history shows it and django-axes counts it."""
-    credentials = {get_user_model().USERNAME_FIELD: request.user.get_username(), "two_factor": True}
-    user_login_failed.send(sender=__name__, credentials=credentials, request=request)
+    code_failure_record(request=request, username=request.user.get_username())
 
 
 def _refusal(request: HttpRequest, wait_seconds: int) -> str:
-    if not wait_seconds:
-        _wrong_code(request)
     if wait_seconds:
-        return gettext("Too many wrong codes. Wait %(seconds)s seconds and try again.") % {
-            "seconds": wait_seconds
-        }
+        return wait_sentence(wait_seconds)
+    _wrong_code(request)
     return gettext("That code is not right.")
 
 

@@ -18,7 +18,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth import login as auth_login
 from django.contrib.auth.forms import AuthenticationForm
-from django.contrib.auth.signals import user_login_failed
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -32,7 +31,8 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from helpdesk.selectors.sign_ins import active_user, two_factor_enabled
-from helpdesk.services.two_factor import two_factor_check
+from helpdesk.services.sign_ins import code_failure_record
+from helpdesk.services.two_factor import two_factor_check, wait_sentence
 
 PENDING_KEY = "two_factor_pending"
 PENDING_SECONDS = 300
@@ -108,14 +108,10 @@ def two_factor_verify(request: HttpRequest) -> HttpResponse:
             auth_login(request, user, backend=pending["backend"])
             return HttpResponseRedirect(safe_next(request, pending.get("next") or ""))
         if check.wait_seconds:
-            form.add_error(
-                "code",
-                gettext("Too many wrong codes. Wait %(seconds)s seconds and try again.")
-                % {"seconds": check.wait_seconds},
-            )
+            form.add_error("code", wait_sentence(check.wait_seconds))
         else:
             # Counted by axes (lockout) and recorded in the sign-in history as a wrong code.
-            user_login_failed.send(sender=__name__, credentials=credentials, request=request)
+            code_failure_record(request=request, username=user.get_username())
             if getattr(request, "axes_locked_out", False):
                 request.session.pop(PENDING_KEY, None)
                 return _locked_out(request)
