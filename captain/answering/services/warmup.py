@@ -6,7 +6,7 @@ llama.cpp server; hosted APIs cache long prefixes too) reads that part once and 
 bundled model on two cores, reading ~800 prompt tokens is most of a reply's time. After a worker starts, the
 customer lane (it is for the first customers; `scripts/run` waits for it) sends the prefix of every agent (the
 triage assistant and each specialist: the router may send a message straight to a specialist) of the most
-recently active assistants once, asking for one token.
+recently active assistants once, asking for one token. It loads the sentence encoder first, for the same reason.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def prompt_prefixes_warm(*, limit: int | None = None, assistant_id: int | None =
         # Only while warming is on, and only an assistant that serves an inbox: nobody else is answered.
         serving = Assistant.objects.filter(pk=assistant_id, assistant_inboxes__isnull=False).distinct()
         assistants = list(serving) if count > 0 else []
+    if assistant_id is None:
+        _encoder_warm()
     warmed = 0
     for assistant in assistants:
         try:
@@ -88,6 +90,20 @@ def prompt_prefixes_warm(*, limit: int | None = None, assistant_id: int | None =
     if assistant_id is None:
         _record_finished(warmed)
     return warmed
+
+
+def _encoder_warm() -> None:
+    """Load the sentence encoder's weights in this worker now: routing and knowledge read every customer message
+    with it, and its first sentence costs ~0.6 s (the weights load), which was the first customer's."""
+    from captain.knowledge.services.retrieval import encoder_available, get_encoder
+
+    if not encoder_available():
+        return
+    try:
+        get_encoder().encode(["warm-up"])
+    except Exception:
+        # Only an optimisation: the first reply loads it instead.
+        logger.warning("could not load the sentence encoder at start-up", exc_info=True)
 
 
 def _record_finished(warmed: int) -> None:

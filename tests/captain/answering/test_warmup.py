@@ -189,3 +189,23 @@ def test_warming_one_assistant_sends_only_its_agents(link, llm_settings, setting
     assert all("Ben" not in json.dumps(r["messages"]) for r in sent)
     assert any("Be warm and brief." in json.dumps(r["messages"]) for r in sent)
     assert prompt_prefixes_warm(assistant_id=other.assistant.pk, limit=0) == 0  # warming off: nothing sent
+
+
+def test_the_start_up_warm_up_loads_the_sentence_encoder_before_the_first_customer(
+    link, llm_settings, monkeypatch
+):
+    # Its weights load on the first sentence (~0.6 s): that was the first customer's message.
+    from captain.knowledge.services.retrieval import embeddings
+
+    if not embeddings.encoder_available():
+        pytest.skip("the sentence encoder is not installed")
+    monkeypatch.setattr(embeddings, "_encoder", None)
+    llm_settings.push(text("."), text("."))
+    prompt_prefixes_warm(limit=4)
+    assert embeddings._encoder is not None
+
+    # Warming one changed assistant (a builder's save) is not a start-up: it leaves the process as it is.
+    monkeypatch.setattr(embeddings, "_encoder", None)
+    llm_settings.push(text("."), text("."))
+    prompt_prefixes_warm(assistant_id=link.assistant_id)
+    assert embeddings._encoder is None
