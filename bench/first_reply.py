@@ -13,22 +13,28 @@ callback, as the README's second terminal does. Everything started is stopped by
 alternating start by start so a machine whose load changes treats both alike. Both run on this checkout's
 virtualenv and model server code.
 
-Prints per model and checkout: seconds from the start to the ready line, seconds from the question to the reply
-(each start and the p50), and the prompt tokens of the reply's model calls with the share read again (not served
-from the server's prompt cache), from the server's own usage figures.
+Prints per model and checkout: seconds from the start to the ready line, seconds from running the command to its
+end (each start and the p50; the command's own Python and Django start-up included, as a newcomer waits for it)
+and from its webhook POST to the reply stored and delivered (what a customer waits), split into the time before
+the reply's first model call (debounce, queue, routing) and in the model, and the prompt tokens of the reply's
+model calls with the share read again (not served from the server's prompt cache), from the server's own usage
+figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +53,25 @@ def clean_env(**extra: str) -> dict[str, str]:
     """This shell's environment without what would point the product elsewhere."""
     drop = ("OPENAI_", "CAPTAIN_", "HELPDESK_", "DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DEMO_")
     return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
+
+
+def message_times(database: Path) -> tuple[float, float]:
+    """When the demo's customer message and the AI's reply were stored (epoch seconds), from the product's own
+    database: the customer's side of the wait, without the command's start-up or its polling."""
+    with sqlite3.connect(database) as db:
+        asked_id, asked_at = db.execute(
+            "SELECT id, created_at FROM helpdesk_message WHERE sender_type = 'contact' ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        (answered_at,) = db.execute(
+            "SELECT created_at FROM helpdesk_message WHERE sender_type = 'assistant' AND id > ? ORDER BY id "
+            "LIMIT 1",
+            (asked_id,),
+        ).fetchone()
+
+    def stamp(at: str) -> float:
+        return datetime.fromisoformat(at).replace(tzinfo=UTC).timestamp()
+
+    return stamp(asked_at), stamp(answered_at)
 
 
 def one_start(root: Path, model: str, timeout: float) -> dict[str, Any]:
@@ -122,6 +147,14 @@ def one_start(root: Path, model: str, timeout: float) -> dict[str, Any]:
             1 for e in proxy.log if e not in calls and e["at"] < ended and e["at"] + e["seconds"] > asked_at
         )
         prompt = sum(int((e["usage"] or {}).get("prompt_tokens") or 0) for e in calls)
+        output = sum(int((e["usage"] or {}).get("completion_tokens") or 0) for e in calls)
+        # Where the seconds went: the command's own start-up (Python and Django) comes before its POST; its
+        # "done in" counts from the POST to the reply stored and delivered (polled every 0.3 s).
+        done = re.search(r"^done in ([0-9.]+) s", chat.stdout, re.M)
+        posted = float(done.group(1)) if done else float("nan")
+        in_model = sum(float(e["seconds"]) for e in calls)
+        first_call = min((float(e["at"]) for e in calls), default=float("nan"))
+        stored, answered = message_times(work / "var" / "db.sqlite3")
         cached = sum(
             int(((e["usage"] or {}).get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
             for e in calls
@@ -133,6 +166,12 @@ def one_start(root: Path, model: str, timeout: float) -> dict[str, Any]:
             "prompt": prompt,
             "read": prompt - cached,
             "beside": beside,
+            "output": output,
+            "posted": posted,
+            "stored_to_reply": answered - stored,
+            "model": in_model,
+            # From the customer's message stored to the reply's first model call (debounce, queue, routing).
+            "before_model": first_call - stored,
         }
     finally:
         os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
@@ -163,14 +202,18 @@ def main() -> None:
                 print(
                     f"{model} {label} start {n + 1}: ready {row['ready']:.1f} s, first reply {row['seconds']:.1f} s, "
                     f"{row['calls']} call(s), {row['prompt']} prompt tokens, {row['read']} read again, "
-                    f"{row['beside']} other call(s) meanwhile",
+                    f"{row['beside']} other call(s) meanwhile; from the POST {row['posted']:.1f} s, from the "
+                    f"message stored to the reply stored {row['stored_to_reply']:.1f} s (before the model "
+                    f"{row['before_model']:.1f} s, model {row['model']:.1f} s for "
+                    f"{row['output']} output tokens)",
                     flush=True,
                 )
     print(
         f"\nThe demo's first question after a fresh start ({args.starts} starts each; load {os.getloadavg()[0]:.1f})"
     )
     print(
-        f"{'model':<6} {'code':<7} {'ready s':>8} {'reply p50 s':>12}  each s            {'read again':>10}"
+        f"{'model':<6} {'code':<7} {'ready s':>8} {'reply p50 s':>12}  each s            {'read again':>10} "
+        f"{'from POST p50 s':>16} {'stored->reply p50 s':>20}"
     )
     for (model, label), rows in results.items():
         each = " ".join(f"{r['seconds']:.1f}" for r in rows)
@@ -178,10 +221,15 @@ def main() -> None:
         prompt = statistics.median(r["prompt"] for r in rows)
         print(
             f"{model:<6} {label:<7} {statistics.median(r['ready'] for r in rows):>8.1f} "
-            f"{statistics.median(r['seconds'] for r in rows):>12.1f}  {each:<17} {read:>5.0f}/{prompt:.0f}"
+            f"{statistics.median(r['seconds'] for r in rows):>12.1f}  {each:<17} {read:>5.0f}/{prompt:.0f} "
+            f"{statistics.median(r['posted'] for r in rows):>16.1f} "
+            f"{statistics.median(r['stored_to_reply'] for r in rows):>20.1f}"
         )
     print(
-        "ready: from the supervisor's start (set-up done) to its ready line; read again: prompt tokens not cached"
+        "ready: from the supervisor's start (set-up done) to its ready line; reply: from starting "
+        "`captain_demo_chat` (its Python and Django start-up included) to its end; from POST: from its webhook "
+        "POST to the reply stored and delivered (polled every 0.3 s); stored->reply: from the customer's message "
+        "stored to the reply stored (the product's own timestamps); read again: prompt tokens not cached"
     )
 
 
