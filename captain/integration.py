@@ -43,6 +43,7 @@ class CaptainResponder:
         """
         from captain.answering import tasks
         from captain.answering.services.jobs import job_mark_published
+        from captain.model_gate import customer_coming
 
         global _broker_down_until
         if time.monotonic() < _broker_down_until:
@@ -50,6 +51,8 @@ class CaptainResponder:
             logger.warning("broker marked down; message %s left to the sweeper", message_id)
             return
         countdown = float(captain_setting("DEBOUNCE_SECONDS"))
+        # From now until the reply's first model call, no background call starts on a CPU-bound model.
+        customer_coming(token=f"message:{message_id}", seconds=countdown)
         try:
             tasks.reply_generate.apply_async(
                 (message_id,),

@@ -14,6 +14,11 @@ on any host agree:
   two calls at half speed each, and a reply is several calls in a row (route, answer, check): a background call
   slipping in between them shares the cores with the rest of that reply. On a hosted API two calls do not slow
   each other down, so this is off there.
+- In that mode a customer's message also holds background calls from the moment it is stored
+  (`customer_coming`, called by the web process that took the message), through the debounce window in which the
+  customer may still be typing and until the reply's first call begins: a background call starting in that window
+  shared the cores with the whole reply (the demo's first question, asked while the seed's routing examples were
+  drafted). The hold is one key for every endpoint: the cores are the machine's, whichever endpoint runs on them.
 
 Crash safety: a slot is a lease (the call's worst-case duration), a waiting customer a short lease it renews while
 it polls; a killed process's entries lapse by themselves. Availability over priority: when Redis does not
@@ -49,6 +54,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local token, lane = ARGV[1], ARGV[2]
 local slots, background_slots = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, wait_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -70,7 +76,7 @@ end
 if redis.call('ZCARD', KEYS[2]) > 0 or held >= background_slots then
   return 0
 end
-if alone and redis.call('ZCARD', KEYS[3]) > 0 then
+if alone and (redis.call('ZCARD', KEYS[3]) > 0 or redis.call('ZCARD', KEYS[4]) > 0) then
   return 0
 end
 redis.call('ZADD', KEYS[1], now + lease_ms, token)
@@ -88,6 +94,20 @@ if ARGV[2] == 'customer' then
 end
 return 1
 """
+
+_HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease_ms = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lease_ms, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < lease_ms then
+  redis.call('PEXPIRE', KEYS[1], lease_ms)
+end
+return 1
+"""
+
+COMING_KEY = "captain:gate:customer-coming"
+"""Customer messages stored and not yet at the model (one key for every endpoint: see the module's docstring)."""
 
 CUSTOMER_GRACE_MS = 3000
 """How long after a customer call ends background calls still wait (background-alone mode): the next call of the
@@ -115,10 +135,14 @@ class GateSettings:
 class RedisModelGate:
     """The gate of one endpoint (see the module's docstring); implements `captain.runtime.ModelGate`."""
 
-    def __init__(self, endpoint_key: str, config: GateSettings, client: redis.Redis) -> None:
+    def __init__(
+        self, endpoint_key: str, config: GateSettings, client: redis.Redis, coming_key: str = COMING_KEY
+    ) -> None:
         digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
-        # Held slots (both lanes), waiting customers, and the held slots of customer calls.
+        # Held slots (both lanes), waiting customers, the held slots of customer calls, and customer messages on
+        # their way to the model.
         self.keys = [f"captain:gate:{digest}:{name}" for name in ("held", "waiting", "customer")]
+        self.keys.append(coming_key)
         self.config = config
         self.client = client
         self._acquire_script = client.register_script(_ACQUIRE)
@@ -180,6 +204,21 @@ class RedisModelGate:
     def _forget_waiting(self, token: str) -> None:
         with suppress(redis.RedisError):
             self.client.zrem(self.keys[1], token)
+
+
+def customer_coming(
+    *, token: str, seconds: float, client: redis.Redis | None = None, key: str = COMING_KEY
+) -> None:
+    """A customer's message was stored and its reply starts within `seconds` (the debounce): on a CPU-bound model
+    (`MODEL_GATE_BACKGROUND_ALONE`) no background call starts until then and `CUSTOMER_GRACE_MS` more, by which time
+    the reply's first call holds them back itself. A no-op elsewhere; never raises (only an optimisation)."""
+    if not lanes.enabled() or not captain_setting("MODEL_GATE_BACKGROUND_ALONE"):
+        return
+    lease_ms = int(max(0.0, seconds) * 1000) + CUSTOMER_GRACE_MS
+    try:
+        (client or _redis(settings.REDIS_URL)).eval(_HOLD, 1, key, token, lease_ms)
+    except redis.RedisError as exc:
+        logger.info("could not hold background model calls for a customer: %s", exc)
 
 
 def gate_redis(url: str) -> redis.Redis:

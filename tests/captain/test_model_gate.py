@@ -13,7 +13,14 @@ import pytest
 import redis
 
 from captain import lanes
-from captain.model_gate import CUSTOMER_GRACE_MS, GateSettings, RedisModelGate, gate_redis
+from captain.model_gate import (
+    COMING_KEY,
+    CUSTOMER_GRACE_MS,
+    GateSettings,
+    RedisModelGate,
+    customer_coming,
+    gate_redis,
+)
 from captain.runtime import ModelError, OpenAIChatModel, make_openai_client
 from tests.support.fake_llm_server import FakeLLMServer, text
 
@@ -22,7 +29,8 @@ CTX = multiprocessing.get_context("fork")
 
 def _gate(url: str, key: str, **overrides: Any) -> RedisModelGate:
     config = {"slots": 1, "customer_slots": 0, "lease_seconds": 30.0, "max_wait_seconds": 20.0, **overrides}
-    return RedisModelGate(key, GateSettings(**config), gate_redis(url))
+    # Each test's own "customer coming" key too: tests in other processes share the redis-server.
+    return RedisModelGate(key, GateSettings(**config), gate_redis(url), coming_key=f"{key}:coming")
 
 
 def _call(url: str, key: str, lane: str, hold: float, events: Any, name: str, overrides: dict) -> None:
@@ -110,6 +118,58 @@ def test_on_a_cpu_bound_model_a_background_call_does_not_slip_in_between_a_reply
         lanes.leave(token)
     # It waited out the grace after the customer call, in which the reply's next call would have started.
     assert waited >= CUSTOMER_GRACE_MS / 1000 - 0.2
+
+
+def test_on_a_cpu_bound_model_a_stored_customer_message_holds_background_calls_until_its_reply_starts(
+    redis_server, settings
+):
+    settings.CAPTAIN = {**settings.CAPTAIN, "LANES": True, "MODEL_GATE_BACKGROUND_ALONE": True}
+    events = CTX.Queue()
+    key = f"coming-{os.getpid()}-{time.monotonic()}"
+    cpu_bound = {"slots": 2, "customer_slots": 1, "background_alone": True}
+    # The web process stored a message; its reply starts after a 0.5 s debounce. No model call is running.
+    customer_coming(token="message:1", seconds=0.5, client=gate_redis(redis_server.url), key=f"{key}:coming")
+    held_until = time.monotonic() + 0.5 + CUSTOMER_GRACE_MS / 1000
+    background = _start(redis_server.url, key, "background", 0.1, events, "background", **cpu_bound)
+    time.sleep(0.2)
+    customer = _start(redis_server.url, key, "customer", 0.1, events, "customer", **cpu_bound)
+    for proc in (background, customer):
+        proc.join(timeout=30)
+        assert proc.exitcode == 0
+    t = _timeline(events, 4)
+    # The customer's own call is not held; the background call waited for the message's hold to lapse.
+    assert t[("customer", "in")] < t[("background", "in")]
+    assert t[("background", "in")] >= held_until - 0.3
+
+
+def test_on_a_hosted_model_a_stored_customer_message_holds_nothing(redis_server, settings):
+    settings.CAPTAIN = {**settings.CAPTAIN, "LANES": True, "MODEL_GATE_BACKGROUND_ALONE": False}
+    client = gate_redis(redis_server.url)
+    key = f"hosted-coming-{os.getpid()}-{time.monotonic()}"
+    customer_coming(token="message:1", seconds=1.5, client=client, key=key)
+    assert client.exists(key) == 0
+
+
+@pytest.mark.django_db
+def test_the_web_process_holds_background_calls_for_each_customer_message_it_passes_on(redis_url, settings):
+    from captain.answering.models import ReplyJob
+    from captain.integration import CaptainResponder
+    from tests.factories import MessageFactory
+
+    settings.CAPTAIN = {
+        **settings.CAPTAIN,
+        "LANES": True,
+        "MODEL_GATE_BACKGROUND_ALONE": True,
+        "DEBOUNCE_SECONDS": 1.5,
+    }
+    message = MessageFactory(content="hello", reply_job=ReplyJob.Status.PENDING)
+    client = redis.Redis.from_url(redis_url)
+    CaptainResponder().message_received(message.id)
+    server_ms = int(client.time()[0]) * 1000
+    lapses_at = client.zscore(COMING_KEY, f"message:{message.id}")
+    assert lapses_at is not None
+    # The debounce and the grace in which the reply's first call begins.
+    assert 1500 + CUSTOMER_GRACE_MS - 1000 <= lapses_at - server_ms <= 1500 + CUSTOMER_GRACE_MS + 1000
 
 
 def test_on_a_hosted_model_a_background_call_takes_the_free_slot_beside_a_customer(redis_server):
