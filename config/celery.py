@@ -27,3 +27,37 @@ def _refuse_unsafe_start(**kwargs: Any) -> None:
         # Celery logs an exception from a signal handler and starts anyway; SystemExit is not caught.
         sys.stderr.write(f"Refusing to start: {exc}\n")
         raise SystemExit(1) from exc
+
+
+@signals.task_prerun.connect
+def _drop_old_connections(sender: Any = None, **kwargs: Any) -> None:
+    """Before a task, as Django before a request: a connection past CONN_MAX_AGE or left unusable goes. Not for
+    a task run eagerly inside its caller (its caller's connection and transaction are in use)."""
+    from django.db import close_old_connections
+
+    if not _eager(sender):
+        close_old_connections()
+
+
+@signals.task_postrun.connect
+def _release_connections(sender: Any = None, **kwargs: Any) -> None:
+    """After a task: in a pool whose threads outlive their tasks (threads, prefork, solo) the connection stays for
+    the thread's next task while CONN_MAX_AGE allows, as between Django's requests; in gevent's pool each task runs
+    in a greenlet of its own whose connections nothing would reuse, so they are closed now, not when collected."""
+    from django.db import close_old_connections, connections
+
+    if _eager(sender):
+        return
+    if _greenlets():
+        connections.close_all()
+    else:
+        close_old_connections()
+
+
+def _eager(task: Any) -> bool:
+    return bool(getattr(getattr(task, "request", None), "is_eager", False))
+
+
+def _greenlets() -> bool:
+    gevent_monkey = sys.modules.get("gevent.monkey")
+    return gevent_monkey is not None and gevent_monkey.is_module_patched("threading")

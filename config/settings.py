@@ -375,6 +375,11 @@ CELERY_TASK_DEFAULT_QUEUE = "helpdesk"
 CELERY_TASK_ROUTES = ("captain.lanes.route_task",)
 # Task modules outside the apps' `tasks.py` (autodiscovered): the conversation timers (see helpdesk/timers.py).
 CELERY_IMPORTS = ("helpdesk.timers",)
+# Celery's Django fixup closes every database connection before and after each task, so every task opened a new
+# one (an eighth of a busy worker's samples). A practically endless reuse count turns that off; config.celery
+# closes connections as Django does around a request instead (CONN_MAX_AGE, broken ones), and always in gevent's
+# pool, where each task is a new greenlet with connections of its own.
+CELERY_DB_REUSE_MAX = 10**9
 CELERY_BEAT_SCHEDULE = {
     # Outgoing messages whose delivery task was never published (broker down, worker killed after commit).
     "helpdesk-outbox-sweep": {"task": "helpdesk.tasks.outbox_sweep", "schedule": 15.0},
