@@ -85,6 +85,11 @@ class Calibrator:
                 self._texts.popitem(last=False)
             return found
 
+    @staticmethod
+    def noise_of(priors: Sequence[tuple[float, float]]) -> float:
+        """The noise unit of a decision: the mean spread of its texts, at least `MIN_NOISE`."""
+        return max(float(np.mean([spread for _, spread in priors])), MIN_NOISE)
+
     def measure(
         self, encoder: Encoder, documents: Mapping[str, tuple[str, ...]], message: str, keys: Sequence[str]
     ) -> Evidence:
@@ -101,7 +106,7 @@ class Calibrator:
         if not texts:
             return Evidence(raw, evidence, MIN_NOISE)
         priors = self.priors(encoder, texts)
-        noise = max(float(np.mean([spread for _, spread in priors])), MIN_NOISE)
+        noise = self.noise_of(priors)
         vectors = encoder.encode([message, *texts])
         sims = vectors[1:] @ vectors[0]
         per: dict[str, list[float]] = {}

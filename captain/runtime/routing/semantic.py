@@ -3,7 +3,8 @@ encoder. Every comparison is relative: a candidate against the node in charge, t
 
 1. People: only when the customer asks for a person (`people`); otherwise they are set aside for the decision.
 2. A specialist's way back to triage is worth what triage could route the message to ("reach").
-3. Best candidate below the evidence `floor`: stay.
+3. Best candidate below the evidence `floor`: stay. At triage, a message closer to a topic none of the
+   scenarios covers (`scope`) than to the best scenario by `scope_margin`: stay, it is triage's own.
 4. A clear switch (margin over staying, gap to the second): switch. Not better than staying: stay.
 5. Anything else is unclear: the caller puts it to a tie-break (a model) or, without one, decides on the
    evidence alone with half the margin.
@@ -62,9 +63,11 @@ def judge(
     t: RoutingThresholds,
     measured: Evidence,
     people: PeopleCheck | None = None,
+    scope: float = float("-inf"),
 ) -> Judgement:
     """`measured`: the message's evidence for the node itself, each candidate and each reached node; `people`:
-    the people check, when people are among the candidates."""
+    the people check, when people are among the candidates; `scope`: at triage, the message's evidence for the
+    requests no scenario covers (`scope`), triage's own job."""
     ev = measured.evidence
     effective = {k: ev[k] for k in view.candidates}
     via: dict[str, str] = {}
@@ -95,6 +98,13 @@ def judge(
 
     if best_score < t.floor:
         return verdict(view.node, f"no candidate with evidence {t.floor:.1f} (best {label} {best_score:.1f})")
+    # Triage's own job: a topic none of the scenarios covers. Triage keeps it (also when a specialist handed it
+    # back); a specialist hands it back when it is closer to that than to its own topic and any other.
+    uncovered = f"a topic no scenario covers {scope:.1f} vs {label} {best_score:.1f}"
+    if view.node == view.root and scope - best_score >= t.scope_margin:
+        return verdict(view.node, uncovered)
+    if view.root in effective and scope - max(best_score, stay) >= t.scope_margin:
+        return verdict(view.root, f"{uncovered}, stay {stay:.1f}")
     if phase == "redispatch":
         # The specialist judged the message out of its scope: triage routes it on to a candidate with enough
         # evidence (checked above); it never goes straight back (the dispatcher excludes that specialist).

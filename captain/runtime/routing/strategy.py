@@ -27,6 +27,7 @@ from .people import asks_for_people
 from .request import DecisionRequest, RouterFactory, stay
 from .router_mode import decide_by_router
 from .rules import match_rules
+from .scope import SCOPE
 from .scoring import Encoder
 from .semantic import Judgement, Verdict, judge
 from .thresholds import RoutingThresholds
@@ -97,7 +98,12 @@ class OursStrategy:
         if view.terminal:
             t = self.thresholds
             people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
-        return judge(view, request.phase, self.thresholds, measured, people)
+        scope = float("-inf")  # triage's own job (`scope`): at triage, and where triage can take it back
+        if view.root == view.node or view.root in view.candidates:
+            t = self.thresholds
+            uncovered = SCOPE.uncovered(CALIBRATOR, encoder, view.scenarios, t.scope_cover)
+            scope = SCOPE.evidence(CALIBRATOR, encoder, uncovered, request.message, measured.noise)
+        return judge(view, request.phase, self.thresholds, measured, people, scope)
 
     def _topics(
         self, request: DecisionRequest, view: RoutingView, encoder: Encoder, judgement: Judgement

@@ -30,6 +30,12 @@ class RoutingThresholds:
     """Best other candidate not better than staying by more than this: stay without asking."""
     which_gap: float = 0.5
     """The best candidate beats the second by this: 'which one' is clear (0-1.5 made no difference)."""
+    scope_cover: float = 6.0
+    """A background request (`scope`) counts as covered by the assistant when its evidence for one of the
+    scenarios reaches this (6-8 was a plateau on the development files; 4-5 leaves almost nothing uncovered)."""
+    scope_margin: float = 2.0
+    """Triage keeps a message whose evidence for the requests no scenario covers beats its best scenario by
+    this much (1.5-2.5 was a plateau; less costs right switches). `inf`: off."""
     people_floor: float = 0.5
     """The people check: the closest built-in request for a person must be at least this similar..."""
     people_gap: float = 0.15

@@ -48,6 +48,9 @@ class RoutingView:
     and when triage is not a candidate."""
     documents: Mapping[str, tuple[str, ...]]
     """Node, candidate or reached node -> texts the encoder compares the message with."""
+    scenarios: Mapping[str, tuple[str, ...]]
+    """Every scenario of the assistant (not triage, not people) -> its texts: what the assistant covers
+    (`scope`)."""
     recent: str
     """The node's history window (`history_rounds` customer rounds), written out for a router prompt."""
     last_round: str
@@ -95,6 +98,11 @@ def routing_view(request: DecisionRequest) -> RoutingView:
         terminal=frozenset(key for key in candidates if graph.nodes[key].terminal),
         reach=reach,
         documents={key: _documents(graph, key) for key in [node.key, *candidates, *reach]},
+        scenarios={
+            key: _documents(graph, key)
+            for key, n in graph.nodes.items()
+            if key != graph.root and not n.terminal
+        },
         recent=render_history(window(request.history, rounds), titles),
         last_round=render_history(window(request.history, min(rounds, 1)), titles),
     )
