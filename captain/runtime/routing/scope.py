@@ -53,6 +53,9 @@ BACKGROUND: tuple[str, ...] = (
     "what time is it in Tokyo?", "translate this sentence into French", "tell me a joke",
     "what is the capital of Australia?", "how do I convert miles to kilometres?",
     "who won the football match yesterday?", "what's your favourite colour?",
+    # the assistant itself: who it is and what it can do is triage's to answer, whoever is in charge
+    "who are you?", "what's your name?", "are you a robot?", "who made you?", "what can you help me with?",
+    "how are you today?",
     # 中文
     "帮我订一张机票", "找一家酒店住一晚", "我想租一辆车", "买一张火车票", "帮我叫辆出租车", "附近有什么好玩的景点",
     "坐地铁怎么去", "明天天气怎么样", "周末会下雨吗", "附近有什么好吃的餐馆", "帮我订个位子", "红烧肉怎么做",
@@ -60,7 +63,7 @@ BACKGROUND: tuple[str, ...] = (
     "附近的牙医", "预约挂号看病", "找个理发店", "租一套房子", "找人修水管", "设一个早上七点的闹钟", "查一下银行卡余额",
     "给朋友转账", "交电费", "信用卡丢了", "申请贷款", "查快递", "退货", "换手机套餐", "网络连不上", "买车险",
     "请一天假", "什么时候发工资", "报名一门课程", "招聘信息", "东京现在几点", "把这句话翻译成英文", "讲个笑话",
-    "澳大利亚的首都是哪里", "昨天的球赛谁赢了",
+    "澳大利亚的首都是哪里", "昨天的球赛谁赢了", "你是谁", "你叫什么名字", "你是机器人吗", "你能帮我做什么",
 )
 # fmt: on
 

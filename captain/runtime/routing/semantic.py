@@ -96,15 +96,17 @@ def judge(
     def verdict(target: str, reason: str) -> Judgement:
         return Judgement(scores, best, note, Verdict(target, reason), None, tuple(ranked))
 
+    # Triage's own job: a topic none of the scenarios covers. Triage keeps it (also when a specialist handed it
+    # back). A specialist hands it back when it is closer to that than to its own topic and any other by the
+    # margin any switch from it needs on top of triage's, even when no scenario reaches the floor.
+    uncovered = f"a topic no scenario covers {scope:.1f} vs {label} {best_score:.1f}"
+    if view.node == view.root and best_score >= t.floor and scope - best_score >= t.scope_margin:
+        return verdict(view.node, uncovered)
+    back = t.scope_margin + t.margin
+    if view.root in effective and scope >= t.floor and scope - max(best_score, stay) >= back:
+        return verdict(view.root, f"{uncovered}, stay {stay:.1f}")
     if best_score < t.floor:
         return verdict(view.node, f"no candidate with evidence {t.floor:.1f} (best {label} {best_score:.1f})")
-    # Triage's own job: a topic none of the scenarios covers. Triage keeps it (also when a specialist handed it
-    # back); a specialist hands it back when it is closer to that than to its own topic and any other.
-    uncovered = f"a topic no scenario covers {scope:.1f} vs {label} {best_score:.1f}"
-    if view.node == view.root and scope - best_score >= t.scope_margin:
-        return verdict(view.node, uncovered)
-    if view.root in effective and scope - max(best_score, stay) >= t.scope_margin:
-        return verdict(view.root, f"{uncovered}, stay {stay:.1f}")
     if phase == "redispatch":
         # The specialist judged the message out of its scope: triage routes it on to a candidate with enough
         # evidence (checked above); it never goes straight back (the dispatcher excludes that specialist).

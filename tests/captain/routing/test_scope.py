@@ -49,14 +49,25 @@ def test_triage_keeps_a_message_closer_to_a_topic_no_scenario_covers(scope, expe
 
 
 def test_a_specialist_hands_back_what_no_scenario_covers_and_triage_keeps_it():
-    # At refunds: the best other scenario (shipping, through triage) is 3.5, its own 1.0; the uncovered topics 6.0.
-    handed = judged_with_scope("refunds", {"refunds": 1.0, "shipping": 3.5, HUMAN: 0.0}, 6.0)
+    # At refunds: the best other scenario (shipping, through triage) 3.5, its own 1.0. A specialist hands back
+    # when the uncovered topics beat both by triage's margin plus its own (2.0 + 2.0).
+    handed = judged_with_scope("refunds", {"refunds": 1.0, "shipping": 3.5, HUMAN: 0.0}, 7.5)
     assert handed.verdict == Verdict(
-        "assistant", "a topic no scenario covers 6.0 vs assistant (via shipping) 3.5, stay 1.0"
+        "assistant", "a topic no scenario covers 7.5 vs assistant (via shipping) 3.5, stay 1.0"
+    )
+    assert judged_with_scope(
+        "refunds", {"refunds": 1.0, "shipping": 3.5, HUMAN: 0.0}, 7.4
+    ).verdict == Verdict("assistant", "assistant (via shipping) 3.5 vs stay 1.0")
+    # Also when no scenario reaches the floor ("who is your supervisor?" at a specialist)...
+    below = judged_with_scope("refunds", {"refunds": 0.5, "shipping": 1.0, HUMAN: 0.0}, 5.5)
+    assert below.verdict is not None and below.verdict.target == "assistant"
+    # ...but not on uncovered evidence below the floor itself.
+    assert judged_with_scope("refunds", {"refunds": -2.0, HUMAN: 0.0}, 2.9).verdict == Verdict(
+        "refunds", "no candidate with evidence 3.0 (best assistant 0.0)"
     )
     # Its own topic close enough: it stays.
     assert judged_with_scope(
-        "refunds", {"refunds": 4.5, "shipping": 3.5, HUMAN: 0.0}, 6.0
+        "refunds", {"refunds": 4.5, "shipping": 3.5, HUMAN: 0.0}, 7.5
     ).verdict == Verdict("refunds", "stay 4.5 >= assistant (via shipping) 3.5")
     # Triage re-dispatching the hand-back keeps it instead of routing it on to shipping.
     kept = judged_with_scope("assistant", {"shipping": 3.5, HUMAN: 0.0}, 6.0, phase="redispatch")
@@ -123,3 +134,10 @@ def test_with_the_real_encoder_triage_keeps_questions_about_attractions_at_a_hot
         dispatch_message(graph, product, current="hotel", message="酒店的电话是多少？", history=[]).node
         == "hotel"
     )
+    # A question about the assistant itself is triage's; thanks and a follow-up on the topic stay.
+    for current, message, expected in [
+        ("dining", "请问你是谁？", "assistant"),
+        ("hotel", "好的，谢谢", "hotel"),
+        ("dining", "这家餐厅几点关门？", "dining"),
+    ]:
+        assert dispatch_message(graph, product, current=current, message=message, history=[]).node == expected
