@@ -8,7 +8,6 @@ import random
 from datetime import timedelta
 
 from celery import Task, shared_task
-from celery.exceptions import Reject, Retry
 from django.utils import timezone
 from opentelemetry import trace
 
@@ -31,19 +30,24 @@ tracer = trace.get_tracer("captain")
 SWEEP_BATCH = 500
 
 
-def _retry_later(task: Task, message_id: int, countdown: float) -> Retry:
+def _retry_later(task: Task, message_id: int, countdown: float) -> str:
     """Put the task back on the queue and record when, so the sweeper leaves it alone for a while.
 
-    If the broker refuses the retry, Celery drops the task (Reject); the message is then marked unpublished so
-    the sweeper takes it within SWEEP_UNPUBLISHED_AFTER_SECONDS instead of after a whole run's time.
+    A fresh message with the same arguments, not Celery's `retry`: that raises, and the worker then copies every
+    frame of the stack into the exception's info (a seventh of a busy gevent worker's CPU went there while
+    conversations were busy). The task id changes; nothing reads it. If the broker refuses the message, it is
+    marked unpublished so the sweeper takes it within SWEEP_UNPUBLISHED_AFTER_SECONDS instead of after a whole
+    run's time.
     """
     try:
-        retry = task.retry(countdown=countdown, max_retries=None, throw=False)
-    except Reject:
+        task.apply_async(args=task.request.args, kwargs=task.request.kwargs, countdown=countdown)
+    except Exception:  # kombu raises several types for a down broker; all mean "the sweeper will do it"
         job_mark_requeued(message_id=message_id, published=False)
-        raise
+        logger.warning("could not put message %s back on the queue; the sweeper will retry", message_id)
+        return "requeue_failed"
     job_mark_requeued(message_id=message_id, published=True)
-    return retry
+    logger.info("message %s put back for %.1f s", message_id, countdown)
+    return "requeued"
 
 
 @shared_task(
@@ -61,7 +65,7 @@ def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | 
         # The customer may still be typing: wait for a quiet moment so a burst gets one reply.
         wait = debounce_remaining(message_id)
         if wait > 0.05:
-            raise _retry_later(self, message_id, wait)
+            return _retry_later(self, message_id, wait)
         try:
             done = run_for_message(message_id=message_id)
         except ConversationBusy:
@@ -76,7 +80,7 @@ def reply_generate(self: Task, message_id: int, trace_context: dict[str, str] | 
             if done not in ("already_handled", "skipped"):
                 _next_batch_now(message_id)
             return done
-        raise _retry_later(self, message_id, countdown)
+        return _retry_later(self, message_id, countdown)
 
 
 def _next_batch_now(message_id: int) -> None:

@@ -169,9 +169,11 @@ def test_a_message_sent_during_a_run_is_answered_right_after_it(client, workers)
         assert post_message(client, link.inbox, "n-1", "first question").status_code == 200
         assert first_arrived.wait(30), workers.logs()
         assert post_message(client, link.inbox, "n-2", "second question").status_code == 200
-        # The second message's task meets the busy conversation and is put back for a minute (Celery logs it).
+        # The second message's task meets the busy conversation and is put back for a minute (the task logs it).
         try:
-            wait_for(lambda: "Retry in 60" in workers.logs(), timeout=20, what="the second task put back")
+            wait_for(
+                lambda: "put back for 60.0 s" in workers.logs(), timeout=20, what="the second task put back"
+            )
         except TimeoutError as exc:
             raise TimeoutError(f"{exc}\nworker logs:\n{workers.logs()}") from None
         release.set()
