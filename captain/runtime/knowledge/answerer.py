@@ -22,6 +22,7 @@ from .gate import Gate, GateVerdict
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
 from .step import KnowledgeStep, knowledge_event, stated, summary
 from .tokens import has_cjk, tokens
+from .windows import windowed_sources
 
 KnowledgeModeName = Literal["inject", "tool", "off"]
 
@@ -63,6 +64,8 @@ class KnowledgeSettings:
     """Least encoder cosine between a factual reply sentence without specifics and a source sentence."""
     evidence_limit: int = 6
     """How many source sentences go first in the prompt as the evidence (0: none)."""
+    evidence_windows: bool = False
+    """Show the sources as windows around the evidence sentences (`windows`) instead of whole passages."""
 
 
 class SourceLedger:
@@ -191,13 +194,18 @@ class KnowledgeAnswerer:
                 step.action = "unknown"
                 text = settings.unknown_message or UNKNOWN_MESSAGE[_language(step.query)]
                 return _fixed(node, Reply(text, billable=False))
+        shown = None
         if self.encode is not None and settings.evidence_limit:
             ranked = select_evidence(
                 ledger.sources, query=step.query, context=step.context, encode=self.encode, limit=None
             )
             step.evidence = ranked[: settings.evidence_limit]
             step.ranking = evidence_ranking(ranked)
-        block = sources_block(ledger.sources, company=settings.company, language=_language(step.query))
+            if settings.evidence_windows and ranked:
+                shown = windowed_sources(ledger.sources, ranked, limit=settings.evidence_limit)
+        block = sources_block(
+            ledger.sources, company=settings.company, language=_language(step.query), shown=shown
+        )
         first = evidence_block(step.evidence)
         return self._checked(
             node, messages, self._with_block(f"{first}\n\n{block}" if first else block), ledger, step

@@ -74,8 +74,15 @@ def source_text(number: int, source: Source) -> str:
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 
 
-def sources_block(sources: Sequence[Source], *, company: str, language: str = "") -> str:
-    """The system-prompt section with the sources and the rule that facts come only from them.
+def sources_block(
+    sources: Sequence[Source],
+    *,
+    company: str,
+    language: str = "",
+    shown: Sequence[tuple[int, str]] | None = None,
+) -> str:
+    """The system-prompt section with the sources and the rule that facts come only from them. `shown`: (number,
+    text) of what to show of the sources (`windows.windowed_sources`); None: every source whole.
 
     Short and blunt on purpose: a 0.5B model follows one clear rule and copies from text right above the question
     far better than it follows a long policy."""
@@ -87,7 +94,9 @@ def sources_block(sources: Sequence[Source], *, company: str, language: str = ""
             "(no prices, times, numbers, addresses, policies). If the customer asks something, say you do not "
             "know and offer to connect them with a person."
         )
-    listed = "\n\n".join(source_text(i, s) for i, s in enumerate(sources, start=1))
+    if shown is None:
+        shown = [(i, source_text(i, s)) for i, s in enumerate(sources, start=1)]
+    listed = "\n\n".join(text for _, text in shown)
     return (
         "## Sources\n"
         f"{listed}\n\n"
