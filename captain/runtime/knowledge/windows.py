@@ -4,8 +4,8 @@ Four whole passages are up to 4,000 characters of which the answer is one senten
 copies a neighbouring fact or none. The evidence sentences alone lost answers that need the sentence before or
 after (docs/knowledge.md, "Evidence, not pages"). A window keeps both: each of the best sentences with the
 sentences next to it in its paragraph (a table row with the rows next to it), under its headings, in the source's
-own order, and nothing of a source that holds none of them. FAQ answers are short and written as one answer: they
-are shown whole when one of their sentences is evidence.
+own order, and nothing of a document passage that holds none of them. FAQ entries are short and written as one
+answer: every one retrieval found is shown whole (an address the evidence ranked low is still the entry's answer).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ NEIGHBOURS = 1
 def windowed_sources(
     sources: Sequence[Source], ranked: Sequence[Scored], *, limit: int
 ) -> list[tuple[int, str]]:
-    """(source number, the text the prompt shows of it) for each source one of the `limit` best sentences of
-    `ranked` comes from, in source order; a source none comes from is left out."""
+    """(source number, the text the prompt shows of it), in source order: every FAQ entry whole, and each document
+    passage one of the `limit` best sentences of `ranked` comes from as windows; other passages are left out."""
     units = units_of([(s.title, s.text) for s in sources])
     position = {_key(u): i for i, u in enumerate(units)}
-    keep: dict[int, set[int]] = {}
+    keep: dict[int, set[int]] = {i: set() for i, s in enumerate(sources) if s.kind == "faq"}
     for entry in ranked[:limit]:
         i = position.get(_key(entry.unit))
         if i is None:

@@ -60,9 +60,12 @@ def test_a_table_row_comes_with_the_rows_next_to_it_and_a_source_without_evidenc
     assert "Pram" not in text and "Surfboard" not in text
 
 
-def test_an_faq_answer_is_shown_whole_under_its_number():
+def test_an_faq_answer_is_shown_whole_under_its_number_even_when_none_of_its_sentences_is_evidence():
     windows = shown([FERRY, FAQ], limit=6)
     assert windows[2] == "[2] Q: Where are the lockers?\nA: By the east exit. Ask at the desk for a key."
+    # The evidence ranked the large locker's fee first; the entry found for the question still shows whole.
+    windows = shown([Source("document", "chunk:1", "Station guide", LOCKERS), FAQ], limit=1)
+    assert set(windows) == {1, 2} and windows[2].startswith("[2] Q: Where are the lockers?")
 
 
 def test_the_sources_block_lists_what_it_is_given_to_show():
