@@ -3,8 +3,9 @@ encoder. Every comparison is relative: a candidate against the node in charge, t
 
 1. People: only when the customer asks for a person (`people`); otherwise they are set aside for the decision.
 2. A specialist's way back to triage is worth what triage could route the message to ("reach").
-3. Best candidate below the evidence `floor`: stay. At triage, a message closer to a topic none of the
-   scenarios covers (`scope`) than to the best scenario by `scope_margin`: stay, it is triage's own.
+3. Triage's own job (`scope`): at triage, a message closer to a topic none of the scenarios covers than to the
+   best scenario by `scope_margin` stays; a specialist hands it back when it beats its own topic and every other
+   by `scope_margin + margin`. Otherwise, best candidate below the evidence `floor`: stay.
 4. A clear switch (margin over staying, gap to the second): switch. Not better than staying: stay.
 5. Anything else is unclear: the caller puts it to a tie-break (a model) or, without one, decides on the
    evidence alone with half the margin.
@@ -66,8 +67,8 @@ def judge(
     scope: float = float("-inf"),
 ) -> Judgement:
     """`measured`: the message's evidence for the node itself, each candidate and each reached node; `people`:
-    the people check, when people are among the candidates; `scope`: at triage, the message's evidence for the
-    requests no scenario covers (`scope`), triage's own job."""
+    the people check, when people are among the candidates; `scope`: the message's evidence for the requests no
+    scenario covers (`scope`), triage's own job (-inf: not measured, where triage cannot take the message)."""
     ev = measured.evidence
     effective = {k: ev[k] for k in view.candidates}
     via: dict[str, str] = {}

@@ -35,7 +35,8 @@ class RoutingThresholds:
     scenarios reaches this (6-8 was a plateau on the development files; 4-5 leaves almost nothing uncovered)."""
     scope_margin: float = 2.0
     """Triage keeps a message whose evidence for the requests no scenario covers beats its best scenario by
-    this much (1.5-2.5 was a plateau; less costs right switches). `inf`: off."""
+    this much (1.5-2.5 was a plateau; less costs right switches); a specialist hands one back when it beats its
+    own topic and every other by this plus `margin`. `inf`: off."""
     people_floor: float = 0.5
     """The people check: the closest built-in request for a person must be at least this similar..."""
     people_gap: float = 0.15
