@@ -96,7 +96,8 @@ class PromptRecorder:
         )
 
 
-def prompt(windows: bool) -> str:
+def prompt(windows: bool | None) -> str:
+    """The prompt the agent gets, with windows on, off, or as the settings' default (None)."""
     runner = PromptRecorder()
     agent = Agent(key="triage", name="Triage", instructions="Be kind.", model="m")
     answerer = KnowledgeAnswerer(
@@ -104,7 +105,9 @@ def prompt(windows: bool) -> str:
         agents={"triage": agent},
         context=RunContext(account_id=1, conversation_id=None),
         base=Base(),
-        settings=KnowledgeSettings(company="Port", faq_answer_score=None, evidence_windows=windows),
+        settings=KnowledgeSettings(company="Port", faq_answer_score=None)
+        if windows is None
+        else KnowledgeSettings(company="Port", faq_answer_score=None, evidence_windows=windows),
         encode=encode,
     )
     result = answerer("triage", [{"role": "user", "content": QUESTION}])
@@ -117,3 +120,7 @@ def test_the_answerer_shows_windows_instead_of_whole_passages():
     assert "The ferry leaves" in whole and "The ferry leaves" not in windowed
     assert "A large locker fee is €8 a day." in windowed
     assert len(windowed) < len(whole)
+
+
+def test_windows_are_what_an_assistant_gets_by_default():
+    assert prompt(windows=None) == prompt(windows=True)
