@@ -30,7 +30,7 @@ import numpy as np
 from .asked import unanswered
 from .conflicts import answers_no, choices, named_one, named_words, unsourced_topic, word_pairs, wrong_column
 from .findings import Finding, echo_finding, language_finding
-from .grounding import Evidence, Specific, quoted, specifics, squashed, states
+from .grounding import Evidence, Specific, quoted, specifics, squashed, states, without_list_markers
 from .outranked import outranked
 from .statements import GENERIC_WORDS, absent_names, is_claim
 from .tokens import has_cjk, idf_weights, tokens
@@ -134,7 +134,7 @@ class ClaimCheck:
         if (missing := unanswered(self.asked or self.question, reply, claims)) is not None:
             out.append(missing)
         self._reply_numbers = Evidence.of([reply]).numbers
-        for sentence in split_sentences(reply.replace("\n", " \n ")):
+        for sentence in split_sentences(without_list_markers(reply).replace("\n", " \n ")):
             out.extend(self._sentence(sentence))
         return out
 

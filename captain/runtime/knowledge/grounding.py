@@ -152,6 +152,12 @@ class Specific:
         return self.values <= evidence.currencies
 
 
+def without_list_markers(text: str) -> str:
+    """`text` without the numbers of its numbered lines ("1. Switch it off."): structure, not claims. Cut into
+    sentences first, a marker would end the sentence before it ("To reset: 1.") and read as a value."""
+    return _LIST_MARKER_RE.sub(" ", text)
+
+
 def specifics(reply: str) -> list[Specific]:
     """The checkable specifics of `reply` in order (list markers and citation markers are structure, not claims)."""
     out: list[Specific] = []
