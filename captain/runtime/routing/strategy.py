@@ -15,6 +15,7 @@ that cannot be parsed, means stay, and is recorded.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -99,7 +100,9 @@ class OursStrategy:
             t = self.thresholds
             people = asks_for_people(encoder, request.message, floor=t.people_floor, gap=t.people_gap)
         scope = float("-inf")  # triage's own job (`scope`): at triage, and where triage can take it back
-        if view.root == view.node or view.root in view.candidates:
+        if math.isfinite(self.thresholds.scope_margin) and (
+            view.root == view.node or view.root in view.candidates
+        ):
             t = self.thresholds
             uncovered = SCOPE.uncovered(CALIBRATOR, encoder, view.scenarios, t.scope_cover)
             scope = SCOPE.evidence(CALIBRATOR, encoder, uncovered, request.message, measured.noise)

@@ -16,8 +16,12 @@ from captain.runtime.routing import (
 from captain.runtime.routing.calibration import Calibrator, Evidence
 from captain.runtime.routing.scope import Scope
 from captain.runtime.routing.semantic import Verdict, judge
+from captain.runtime.routing.thresholds import SCOPE_MARGIN_MEASURED
 
 from .support import KeywordEncoder, own_calibrator, shop_graph
+
+# Off by default (thresholds.py says why); these tests are about what it does when a deployment turns it on.
+ON = RoutingThresholds(scope_margin=SCOPE_MARGIN_MEASURED)
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +34,7 @@ def judged_with_scope(node: str, evidence: dict[str, float], scope: float, phase
     keys = [view.node, *view.candidates, *view.reach]
     ev = {k: evidence.get(k, 0.0) for k in keys}
     raw = dict.fromkeys(keys, 0.1)
-    return judge(view, phase, RoutingThresholds(), Evidence(raw, ev, 0.05), None, scope)  # type: ignore[arg-type]
+    return judge(view, phase, ON, Evidence(raw, ev, 0.05), None, scope)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -115,8 +119,8 @@ def test_with_the_real_encoder_triage_keeps_questions_about_attractions_at_a_hot
             Node("car", "用车服务", "转交时机：客人需要叫出租车或安排接送。"),
         ]
     )
-    product = OursStrategy(encoder=get_encoder())
-    before = OursStrategy(encoder=get_encoder(), thresholds=RoutingThresholds(scope_margin=float("inf")))
+    product = OursStrategy(encoder=get_encoder(), thresholds=ON)
+    before = OursStrategy(encoder=get_encoder())  # the default: off
     attractions = "这附近有什么好玩的景点吗？"
     # Without triage's own evidence the restaurant scenario took it (the evidence reached the floor).
     assert (
