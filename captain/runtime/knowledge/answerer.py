@@ -64,9 +64,9 @@ class KnowledgeSettings:
     """Least encoder cosine between a factual reply sentence without specifics and a source sentence."""
     evidence_limit: int = 6
     """How many source sentences go first in the prompt as the evidence (0: none)."""
-    evidence_windows: bool = True
-    """Show document passages as windows around the evidence sentences (`windows`) instead of whole; measured in
-    docs/knowledge.md ("Evidence windows")."""
+    evidence_windows: bool = False
+    """Show document passages as windows around the evidence sentences (`windows`) instead of whole. Off: on the
+    held-out `furniture` set it was worse on every figure (docs/knowledge.md, "Evidence windows")."""
 
 
 class SourceLedger:

@@ -122,5 +122,7 @@ def test_the_answerer_shows_windows_instead_of_whole_passages():
     assert len(windowed) < len(whole)
 
 
-def test_windows_are_what_an_assistant_gets_by_default():
-    assert prompt(windows=None) == prompt(windows=True)
+def test_whole_passages_are_what_an_assistant_gets_by_default():
+    # Windows measured worse on the held-out help centre (docs/knowledge.md): off until a set shows them better.
+    assert prompt(windows=None) == prompt(windows=False)
+    assert prompt(windows=None) != prompt(windows=True)
