@@ -62,6 +62,9 @@ def stack(redis_url, tmp_path: Path) -> Iterator[dict]:
         try:
             yield {"server": server, "worker": worker, "inbox": inbox, "shop": shop, "elsewhere": elsewhere}
         finally:
+            # Shown with a failure (pytest prints a test's captured output): where the reply's time went.
+            print("---- celery worker log (end) ----\n" + worker.log()[-6000:])
+            print("---- web server log (end) ----\n" + server.log()[-4000:])
             shop.stop()
             elsewhere.stop()
             server.stop()
@@ -178,3 +181,30 @@ def test_the_pre_chat_form_asks_name_and_email_before_the_first_message(browser:
     page.get_by_role("button", name="Open chat").click()
     expect(page.get_by_label("Your message")).to_be_visible()  # asked once
     expect(page.locator("[data-widget-prechat]")).to_be_hidden()
+
+
+def test_a_reply_reaches_the_visitor_when_reading_the_messages_fails_for_a_while(browser: Browser, stack):
+    """The stream tells the page once that a message exists; a reading that fails then (the helpdesk busy or
+    restarting) is tried again, so the reply still shows, and a new conversation is still followed live."""
+    page, shop, inbox = browser.page, stack["shop"], stack["inbox"]
+    page.goto(shop.origin + "/")
+    open_widget(page)
+    failed: list[str] = []
+
+    def flaky_reads(route) -> None:
+        # The first three readings after the visitor writes fail as a dropped connection would.
+        if route.request.method == "GET" and len(failed) < 3:
+            failed.append(route.request.url)
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route("**/messages/?after=*", flaky_reads)
+    say(page, "Where is my parcel?")
+
+    expect(page.locator("[data-widget-message=reply] [data-widget-text]")).to_have_text(
+        [REPLY], timeout=60_000
+    )
+    assert len(failed) == 3
+    expect(page.locator("[data-widget-status]")).to_have_text("")  # the message was sent: no error shown
+    assert Message.objects.filter(inbox=inbox, message_type=Message.Type.OUTGOING).count() == 1

@@ -184,8 +184,9 @@
   function showTyping(on, ms) {
     clearTimeout(typingTimer);
     typing.hidden = !on;
-    // A lost "typing_end" or a reply that never comes must not leave the indicator on for ever.
-    if (on) typingTimer = setTimeout(function () { typing.hidden = true; }, ms || 15000);
+    // A lost "typing_end" or a reply that never comes must not leave the indicator on for ever; when it lapses,
+    // what was stored meanwhile is read once more, in case its event was missed.
+    if (on) typingTimer = setTimeout(function () { typing.hidden = true; refreshSoon(); }, ms || 15000);
   }
 
   function refresh() {
@@ -193,17 +194,27 @@
     return request("GET", "/messages/?after=" + state.lastId).then(function (data) { data.messages.forEach(showMessage); });
   }
 
+  // A reading that fails (the helpdesk busy or restarting, the network away) is tried again a few times: the
+  // stream says a message exists only once, and the visitor must not miss a reply because one request failed.
+  var RETRY_MS = [1000, 3000, 8000];
+  function refreshSoon(attempt) {
+    attempt = attempt || 0;
+    return refresh().catch(function () {
+      if (attempt < RETRY_MS.length) setTimeout(function () { refreshSoon(attempt + 1); }, RETRY_MS[attempt]);
+    });
+  }
+
   function listen() {
     if (state.stream) state.stream.close();
     if (!state.token || typeof EventSource === "undefined") return;
     state.stream = new EventSource(base + "/events/?visitor_token=" + encodeURIComponent(state.token));
-    state.stream.addEventListener("open", function () { refresh().catch(function () {}); });
+    state.stream.addEventListener("open", function () { refreshSoon(); });
     state.stream.addEventListener("message", function (event) {
       var data = {};
       try { data = JSON.parse(event.data); } catch (e) { data = {}; }
       if (data.type === "typing") return showTyping(true);
       if (data.type === "typing_end") showTyping(false);
-      refresh().catch(function () {});
+      refreshSoon();
     });
   }
 
@@ -304,7 +315,9 @@
         // A new conversation: the open stream follows the visitor's conversations as they were when it opened.
         var isNew = !state.conversations[data.conversation_id];
         if (data.ai_answering) showTyping(true, 60000);
-        return refresh().then(function () { if (isNew) listen(); });
+        // The message is sent whatever happens next: a failed reading is retried, and the stream follows a new
+        // conversation even then (its opening reads again).
+        return refreshSoon().then(function () { if (isNew) listen(); });
       });
     });
   }
