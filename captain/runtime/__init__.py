@@ -10,10 +10,9 @@ from .model import (
     ModelGate,
     ModelResponse,
     ModelSettings,
-    OpenAIChatModel,
     ToolCall,
-    make_openai_client,
 )
+from .openai_chat import OpenAIChatModel, make_openai_client
 from .runner import RunHooks, Runner
 from .types import (
     Agent,

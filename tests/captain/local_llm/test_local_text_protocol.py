@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from captain.local_llm import LocalLLMHandle, start_local_llm
-from captain.runtime.model import ModelSettings, OpenAIChatModel, make_openai_client
+from captain.runtime import ModelSettings, OpenAIChatModel, make_openai_client
 from captain.runtime.text_protocol import assistant_item, complete_text_turn, protocol_prompt, reask_message
 
 pytestmark = pytest.mark.local_llm

@@ -137,8 +137,7 @@ def test_tracing_in_the_fan_out_writes_thoughts_and_plans_as_span_events(record_
 def test_a_streamed_text_protocol_thought_reaches_every_hook_in_pieces_and_the_trace_whole() -> None:
     """The text protocol over real streamed HTTP (the scripted server): the recorder gets the thought in many
     pieces as it is written, the trace gets it once per model call, whole."""
-    from captain.runtime import Tool
-    from captain.runtime.model import OpenAIChatModel, make_openai_client
+    from captain.runtime import OpenAIChatModel, Tool, make_openai_client
     from tests.support.fake_llm_server import FakeLLMServer, streamed
 
     first = (

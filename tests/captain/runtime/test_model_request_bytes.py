@@ -1,4 +1,4 @@
-"""`OpenAIChatModel` posts its chat requests without the SDK's parameter transform (captain.runtime.model
+"""`OpenAIChatModel` posts its chat requests without the SDK's parameter transform (captain.runtime.openai_chat
 `_post`): what reaches the server must be what `client.chat.completions.create(**body)` sends: the same
 headers and the same JSON body (its top-level keys in our order rather than the SDK's), for a plain call, a call
 with tools and router options, and a streamed call. A server on 127.0.0.1 records the raw requests of both."""
@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from captain.runtime import ModelSettings
-from captain.runtime.model import OpenAIChatModel, make_openai_client
+from captain.runtime import ModelSettings, OpenAIChatModel, make_openai_client
 
 COMPLETION = {
     "id": "c1",

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from captain.runtime.model import ModelError, ModelSettings, OpenAIChatModel, make_openai_client
+from captain.runtime import ModelError, ModelSettings, OpenAIChatModel, make_openai_client
 from tests.support.fake_llm_server import FakeLLMServer, error, raw, streamed, text, tool_call
 
 MESSAGES = [{"role": "user", "content": "Where is my order?"}]

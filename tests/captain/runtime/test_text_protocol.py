@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from captain.runtime.model import ModelResponse, OpenAIChatModel, ToolCall, make_openai_client
+from captain.runtime import ModelResponse, OpenAIChatModel, ToolCall, make_openai_client
 from captain.runtime.text_protocol import (
     TextProtocolParser,
     TextTurn,
