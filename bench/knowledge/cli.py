@@ -28,6 +28,7 @@ from typing import Any
 from django.conf import settings
 
 from bench.cli import BenchError, BenchModel, run_main, write
+from bench.knowledge.attempts import overridden, parse_overrides, recorded
 from bench.knowledge.dataset import HelpCentre, load_help_centre
 from bench.knowledge.figures import format_table, retrieval_figures, strategy_figures
 from bench.knowledge.harness import (
@@ -81,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=180.0, help="Seconds per model call.")
     parser.add_argument("--json", dest="json_path", default="", help="Also write figures and answers here.")
     parser.add_argument("--quiet", action="store_true", help="No per-question progress.")
+    parser.add_argument(
+        "--knowledge",
+        default="",
+        help="KnowledgeSettings changed for the run: name=value,... (e.g. refusal_retry=0).",
+    )
     return parser
 
 
@@ -182,7 +188,7 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
         captain = {**settings.CAPTAIN, "KNOWLEDGE_GROUNDING_CHECK": config["grounding_check"]}
         from django.test.utils import override_settings
 
-        with override_settings(CAPTAIN=captain):
+        with override_settings(CAPTAIN=captain), recorded(), overridden(parse_overrides(opts["knowledge"])):
             for n, question in enumerate(questions, start=1):
                 answer = ask(loaded, question, strategy=strategy, serial=n)
                 answers.append(answer)
@@ -203,6 +209,7 @@ def _one_set(centre: HelpCentre, strategies: list[str], opts: dict[str, Any]) ->
                 "sources": a.sources,
                 "credit": a.credit_used,
                 "detail": a.detail,
+                "attempts": a.attempts,
             }
             for a in answers
         ]

@@ -20,6 +20,7 @@ import numpy as np
 from django.db import connection
 from django.test.utils import override_settings, setup_test_environment, teardown_test_environment
 
+from .attempts import take
 from .dataset import HelpCentre, Question
 
 STRATEGIES: dict[str, dict[str, Any]] = {
@@ -46,6 +47,8 @@ class Answer:
     expected_refs: set[str] = field(default_factory=set)
     detail: str = ""
     """The run's handoff reason (the grounding check's findings when it refused the reply)."""
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    """Each model attempt's reply and the knowledge step's evidence and action (`attempts.recorded`)."""
 
 
 @dataclass
@@ -193,6 +196,7 @@ def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> An
                 sender_contact=person if incoming else None,
                 content=turn.get("content", ""),
             )
+    take()  # anything recorded before this question (loading the help centre) is not its
     started = time.monotonic()
     result = message_ingest(
         inbox=inbox,
@@ -217,6 +221,7 @@ def ask(loaded: Loaded, question: Question, *, strategy: str, serial: int) -> An
         sources=list(run.sources) if run else [],
         expected_refs=expected_refs(loaded, question),
         detail=run.detail if run else "",
+        attempts=take(),
     )
 
 

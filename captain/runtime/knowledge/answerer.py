@@ -19,6 +19,7 @@ from .evidence import clear_answer, evidence_block, evidence_ranking, select_evi
 from .faq_direct import FaqChoice, faq_direct
 from .findings import Finding, correction_note
 from .gate import Gate, GateVerdict
+from .refusals import blanket_refusal, reask_messages
 from .sources import KnowledgeBase, Retrieval, Source, sources_block
 from .step import KnowledgeStep, knowledge_event, stated, summary
 from .tokens import has_cjk, tokens
@@ -67,6 +68,12 @@ class KnowledgeSettings:
     evidence_windows: bool = False
     """Show document passages as windows around the evidence sentences (`windows`) instead of whole. Off: on the
     held-out `furniture` set it was worse on every figure (docs/knowledge.md, "Evidence windows")."""
+    refusal_reask: bool = False
+    """A blanket refusal of the model ("抱歉，我无法协助完成这个请求。") when the evidence is on topic is asked once
+    more, with the evidence and the question in the customer's language (`refusals`); refused again, the customer
+    gets the sentence that clearly answers or an honest handoff, never the refusal."""
+    refusal_evidence_score: float = 0.0
+    """Least score of the best evidence sentence for the re-ask: below it the sources are not on topic."""
 
 
 class SourceLedger:
@@ -223,6 +230,12 @@ class KnowledgeAnswerer:
         """Run the agent; a reply the check refuses is written again once with the findings named. Refused
         again, the customer gets the one source sentence that clearly answers, or an honest handoff (free)."""
         result = self._run(node, messages, agents)
+        if self._refused(result, ledger, step):
+            # Asked once more with the evidence and the question in the customer's language; a second refusal
+            # is not sent either: the customer is better served by a person than by "I can't help with that".
+            result = _merge(result, self._run(node, self._reask(messages, step), agents))
+            if self._refused(result, ledger, step):
+                return self._honest(result, [], step)
         if not isinstance(result.outcome, Reply):
             return result
         if not self.settings.grounding_check:
@@ -248,21 +261,49 @@ class KnowledgeAnswerer:
         if not findings:
             return self._kept_promise(retry, step)
         step.unsupported.append([summary(f) for f in findings])
+        return self._honest(retry, findings, step)
+
+    def _honest(self, result: RunResult, findings: list[Finding], step: KnowledgeStep) -> RunResult:
+        """The model's last reply is not sent (refused twice by the check, or a refusal twice): the one source
+        sentence that clearly answers, as written, or an honest handoff (free)."""
         language = _language(step.query)
         # No source sentence answers a question about something no source mentions, however close it scores.
         unknown = any(f.problem == "unknown_topic" for f in findings)
         straight = None if unknown else clear_answer(step.evidence, language=language, question=step.query)
         if straight is not None:
             step.action = "evidence_answer"
-            return dataclasses.replace(retry, outcome=Reply(straight.text))
-        step.action = "grounding_handoff"
-        values = ", ".join(dict.fromkeys(stated(f) for f in findings))
+            return dataclasses.replace(result, outcome=Reply(straight.text))
+        if findings:
+            step.action = "grounding_handoff"
+            values = ", ".join(dict.fromkeys(stated(f) for f in findings))
+            reason = f"The AI's reply stated {values}, which no source supports (grounding check)."
+        else:
+            step.action = "refusal_handoff"
+            reason = "The AI declined to answer twice although the sources are on topic."
         return dataclasses.replace(
-            retry,
-            outcome=HumanHandoff(
-                reason=f"The AI's reply stated {values}, which no source supports (grounding check).",
-                customer_message=HONEST_HANDOFF[language],
-            ),
+            result, outcome=HumanHandoff(reason=reason, customer_message=HONEST_HANDOFF[language])
+        )
+
+    def _refused(self, result: RunResult, ledger: SourceLedger, step: KnowledgeStep) -> bool:
+        """A blanket refusal of the model while the evidence is on topic (`refusals`); counted on the step."""
+        settings = self.settings
+        if not settings.refusal_reask or not step.evidence or not isinstance(result.outcome, Reply):
+            return False
+        if step.evidence[0].score < settings.refusal_evidence_score:
+            return False
+        texts = [f"{s.title}\n{s.text}" for s in ledger.sources]
+        if not blanket_refusal(result.outcome.text, texts):
+            return False
+        step.refusals += 1
+        return True
+
+    def _reask(self, messages: list[dict[str, Any]], step: KnowledgeStep) -> list[dict[str, Any]]:
+        return reask_messages(
+            messages,
+            evidence=step.evidence,
+            question=step.query,
+            language=_language(step.query),
+            company=self.settings.company,
         )
 
     def _settled(self, result: RunResult, findings: list[Finding], step: KnowledgeStep) -> RunResult | None:

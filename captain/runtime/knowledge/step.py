@@ -23,7 +23,7 @@ class KnowledgeStep:
     gate_score: float = 0.0
     action: str = "answered"
     """answered | faq_answer | evidence_answer | clarify | unknown | unknown_handoff | off_topic |
-    grounding_handoff | promised_transfer | off"""
+    grounding_handoff | refusal_handoff | promised_transfer | off"""
     sources: list[Source] = field(default_factory=list)
     cited: list[int] = field(default_factory=list)
     unsupported: list[list[str]] = field(default_factory=list)
@@ -34,6 +34,8 @@ class KnowledgeStep:
     """Every source sentence's evidence score by its text, for the grounding check (`outranked`)."""
     faq_left_out: list[str] = field(default_factory=list)
     """The customer's specific words the closest FAQ entry leaves out (so it was not sent as written)."""
+    refusals: int = 0
+    """The model's blanket refusals this turn (each re-asked once, `refusals`)."""
     latency_ms: float = 0.0
 
     def records(self) -> list[dict[str, Any]]:
@@ -80,6 +82,7 @@ def knowledge_event(step: KnowledgeStep) -> RunEvent:
             "sources": step.records(),
             "unsupported": step.unsupported,
             "faq_left_out": step.faq_left_out,
+            "refusals": step.refusals,
             "evidence": [
                 {"source": e.number, "text": e.unit.full[:300], "score": round(e.score, 3)}
                 for e in step.evidence
