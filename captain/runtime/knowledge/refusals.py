@@ -24,8 +24,11 @@ from .tokens import STOP_WORDS, tokens
 
 # The refusal itself: "can't / cannot / unable to / not able to" + "assist / help", and the Chinese family wording.
 _REFUSAL_RE = re.compile(
-    r"\b(?:can(?:'|\u2019)?t|cannot|can not|unable to|not able to)\s+(?:assist|help)\b"
-    r"|(?:无法|不能|没法|没办法)(?:为您|帮您|给您|为你|帮你)?(?:协助|帮助|帮忙|完成(?:这个|此|该|您的)?(?:请求|要求))",
+    r"\b(?:can(?:'|\u2019)?t|cannot|can not|unable to|not able to)\s+"
+    r"(?:assist|help|provide (?:that|this|the|the requested|any) (?:information|assistance|help))\b"
+    r"|(?:无法|不能|没法|没办法)(?:为您|帮您|给您|为你|帮你)?"
+    r"(?:协助|帮助|帮忙|完成(?:这个|此|该|您的)?(?:请求|要求)"
+    r"|提供(?:您|你)?(?:所要求|所需|需要|要求)?的?(?:信息|帮助|协助|资料))",
     re.IGNORECASE,
 )
 # What goes with a refusal and says nothing about the question: apologies, "with that", "this request".

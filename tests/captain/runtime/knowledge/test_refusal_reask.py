@@ -114,6 +114,8 @@ def test_a_no_about_what_the_sources_discuss_is_an_answer_not_a_refusal():
         ("I'm sorry, but I can't assist with that.", True),
         ("Sorry, I can't help with that. Would you like me to connect you with a member of our team?", True),
         ("对不起，我不能帮你完成这个要求。", True),
+        ("抱歉，我无法提供您所要求的信息。", True),
+        ("I'm sorry, but I can't provide that information.", True),
         # Declines about something the sources discuss: an answer.
         ("Sorry, we can't help with returns after 14 days.", False),
         ("我们无法协助您办理退货。", False),
