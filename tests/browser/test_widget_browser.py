@@ -208,3 +208,29 @@ def test_a_reply_reaches_the_visitor_when_reading_the_messages_fails_for_a_while
     assert len(failed) == 3
     expect(page.locator("[data-widget-status]")).to_have_text("")  # the message was sent: no error shown
     assert Message.objects.filter(inbox=inbox, message_type=Message.Type.OUTGOING).count() == 1
+
+
+def test_a_refused_live_stream_is_opened_again_and_the_reply_still_comes(browser: Browser, stack):
+    """The helpdesk refuses a visitor's stream when it cannot subscribe in time (503: EventSource then gives up for
+    good); the widget opens it again later, so the reply still comes live, well before any fallback reading."""
+    page, shop = browser.page, stack["shop"]
+    refused: list[str] = []
+
+    def busy_streams(route) -> None:
+        # The first two streams (the one opened with the chat, the one following the new conversation) refused.
+        if len(refused) < 2:
+            refused.append(route.request.url)
+            route.fulfill(status=503, content_type="text/plain", body="Live updates are unavailable.")
+        else:
+            route.continue_()
+
+    page.route("**/events/?visitor_token=*", busy_streams)
+    page.goto(shop.origin + "/")
+    open_widget(page)
+    say(page, "Where is my parcel?")
+
+    # Under the 60 s after which the page reads again whatever happened to the stream.
+    expect(page.locator("[data-widget-message=reply] [data-widget-text]")).to_have_text(
+        [REPLY], timeout=30_000
+    )
+    assert len(refused) == 2

@@ -204,12 +204,21 @@
     });
   }
 
+  var streamRefusals = 0;
   function listen() {
     if (state.stream) state.stream.close();
     if (!state.token || typeof EventSource === "undefined") return;
-    state.stream = new EventSource(base + "/events/?visitor_token=" + encodeURIComponent(state.token));
-    state.stream.addEventListener("open", function () { refreshSoon(); });
-    state.stream.addEventListener("message", function (event) {
+    var stream = state.stream = new EventSource(base + "/events/?visitor_token=" + encodeURIComponent(state.token));
+    stream.addEventListener("open", function () { streamRefusals = 0; refreshSoon(); });
+    stream.addEventListener("error", function () {
+      // EventSource reconnects by itself after a dropped connection, but gives up on a refused one (the helpdesk
+      // busy or its Redis away: 503). Then read what was stored and open it again later, waiting longer each time.
+      if (stream.readyState !== EventSource.CLOSED || state.stream !== stream) return;
+      refreshSoon();
+      var wait = Math.min(30000, 2000 * Math.pow(2, streamRefusals++));
+      setTimeout(function () { if (state.stream === stream) listen(); }, wait);
+    });
+    stream.addEventListener("message", function (event) {
       var data = {};
       try { data = JSON.parse(event.data); } catch (e) { data = {}; }
       if (data.type === "typing") return showTyping(true);
