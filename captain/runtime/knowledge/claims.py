@@ -28,7 +28,17 @@ from functools import lru_cache
 import numpy as np
 
 from .asked import unanswered
-from .conflicts import answers_no, choices, named_one, named_words, unsourced_topic, word_pairs, wrong_column
+from .conflicts import (
+    answers_no,
+    choices,
+    named_one,
+    named_words,
+    required_named,
+    unsourced_topic,
+    word_pairs,
+    wrong_column,
+)
+from .everyday import is_everyday
 from .findings import Finding, echo_finding, language_finding
 from .grounding import Evidence, Specific, quoted, specifics, squashed, states, without_list_markers
 from .outranked import outranked
@@ -45,6 +55,11 @@ NAMED_SHARE = 0.05
 NAMED_LEAST = 3
 """A question's topic word at most max(NAMED_LEAST, NAMED_SHARE x passages) of the assistant's passages hold names
 the specific thing asked about (`conflicts.named_words`): "狂犬" in a vet clinic's help centre, not "狗狗"."""
+EVERYDAY_WORDS = False
+"""Whether a named word of everyday language ("address", "whole", `everyday.is_everyday`) needs a value's sentence
+to hold it only when the reply's sentence repeats it (`conflicts.required_named`). Off: replayed on the saved
+replies it freed one right tuning reply and let three wrong ones through, and on the held-out sets one right and
+four wrong (docs/knowledge.md, "Everyday words")."""
 
 
 @dataclass
@@ -93,6 +108,8 @@ class ClaimCheck:
     """The question's topic words that few of the assistant's passages hold (`named_words`): the thing the customer
     named, as the help centre words it. A value from a sentence in the question's language holding none of them
     is about something else, however many of the question's common words ("dog", "price") it shares."""
+    everyday: frozenset[str] = frozenset()
+    """Those of `named` that are everyday language: the rule reads them only in a reply sentence repeating them."""
     _all_text: str = field(default="", init=False)
     _reply_numbers: frozenset[str] = field(default=frozenset(), init=False)
     _unit_vectors: np.ndarray | None = field(default=None, init=False)
@@ -225,15 +242,18 @@ class ClaimCheck:
         if column is not None:
             detail = f"{specific.written!r} is the {column[0]!r} column of {home.text!r}; what was asked: {column[1]!r}"
             return Finding("wrong_context", sentence, detail, (specific.written,))
-        if rivals and self.encode is not None and not home.row and scores[home_index] > 0:
+        across = home.language != ("zh" if has_cjk(self.question) else "en")
+        if rivals and self.encode is not None and not home.row and (scores[home_index] > 0 or across):
             # Words can mislead (a shared "how long"); the encoder must agree the rival is closer to the question.
             # Not between table rows: the encoder hardly tells "large locker" from "small locker", the words do.
             # Nor when the value's sentence holds none of the question's words: the IELTS course's fee given for
-            # the HSK exam that a sentence in the sources prices on its own.
+            # the HSK exam that a sentence in the sources prices on its own. A sentence in another language than
+            # the question cannot hold its words, so there only the encoder can tell: the English answer to
+            # "洗碗机安装费多少钱" is not outdone by a Chinese repair-fee sentence sharing "洗碗机".
             home_cosine = self._question_cosine(home_index)
             rivals = [i for i in rivals if self._question_cosine(i) > home_cosine]
         if not rivals:
-            if self._about_the_question(home_index):
+            if self._about_the_question(home_index, sentence):
                 return self._tie(sentence, specific, holding, scores) or self._outranked(
                     sentence, specific, holding
                 )
@@ -311,7 +331,7 @@ class ClaimCheck:
             said_numbers=said,
         )
 
-    def _about_the_question(self, index: int) -> bool:
+    def _about_the_question(self, index: int, sentence: str) -> bool:
         """Whether the best source sentence holding a value is about what was asked at all: it holds one of the
         question's rare words, or the encoder finds its paragraph close to the question (another language,
         other words). Without an encoder and without shared words there is nothing to tell by."""
@@ -320,7 +340,7 @@ class ClaimCheck:
             return True
         prose = len(self.units) if self.prose_units is None else self.prose_units
         same_language = self.units[index].language == ("zh" if has_cjk(self.question) else "en")
-        if self.named and same_language and index < prose:
+        if same_language and index < prose and required_named(self.named, self.everyday, sentence):
             # Words the rest of the help centre shares ("狗狗", "cat") do not make a sentence about what was
             # asked: the grooming prices answered "狗狗的狂犬抗体检测多少钱" through "狗狗" alone.
             return any(word_pairs(w) <= self._unit_words[index] for w in self.named)
@@ -405,12 +425,16 @@ def turn_check(
     term_passages: Mapping[str, int] | None = None,
     passages: int = 0,
     ranking: Mapping[str, float] | None = None,
+    everyday_words: bool | None = None,
 ) -> ClaimCheck:
     """The check of one turn: `sources` are (title, text) of the knowledge given, `tool_results` (tool name,
     result) what the tools returned; what the customer and the builder wrote is free to repeat. `known`: words of
     the question that the assistant's knowledge mentions somewhere, even if not in this turn's sources;
-    `term_passages`: how many of the assistant's `passages` hold each of the question's words (retrieval's)."""
+    `term_passages`: how many of the assistant's `passages` hold each of the question's words (retrieval's);
+    `everyday_words`: `EVERYDAY_WORDS` unless given."""
     prose = units_of(sources)
+    named = named_words(question, term_passages or {}, most=max(NAMED_LEAST, NAMED_SHARE * passages))
+    everyday = EVERYDAY_WORDS if everyday_words is None else everyday_words
     return ClaimCheck(
         units=[*prose, *units_of(tool_results)],
         prose_units=len(prose),
@@ -423,6 +447,7 @@ def turn_check(
         sentence_support=sentence_support,
         answer=answer,
         asked=asked,
-        named=named_words(question, term_passages or {}, most=max(NAMED_LEAST, NAMED_SHARE * passages)),
+        named=named,
+        everyday=frozenset(w for w in named if is_everyday(w)) if everyday else frozenset(),
         ranking=ranking or {},
     )

@@ -219,3 +219,13 @@ def named_words(asked: str, term_passages: Mapping[str, int], *, most: float) ->
         if counts and min(counts) > 0 and min(counts) <= most:
             named.append(word)
     return frozenset(named)
+
+
+def required_named(named: frozenset[str], everyday: frozenset[str], sentence: str) -> frozenset[str]:
+    """The named words a value stated in `sentence` must be tied to: those rare in the language itself, and the
+    everyday ones the sentence repeats. A customer's everyday word ("address", "whole bar of chocolate", "after
+    the summer one") may be said in other words by the source that answers ("Where is the service centre?", "6
+    July"), so on its own it does not tie a value to the question; a reply saying "a regular check-up costs
+    ¥1,280" does tie its value to "regular", and the sentence it came from must be about that."""
+    said = set(tokens(sentence))
+    return frozenset(w for w in named if w not in everyday or word_pairs(w) <= said)
