@@ -257,6 +257,9 @@ class KnowledgeAnswerer:
         )
         if not isinstance(retry.outcome, Reply):
             return retry
+        if self._refused(retry, ledger, step):
+            # Told what was wrong, the model declined: the first reply's findings stand.
+            return self._honest(retry, findings, step)
         findings = self._findings(retry, messages, ledger, step)
         if not findings:
             return self._kept_promise(retry, step)

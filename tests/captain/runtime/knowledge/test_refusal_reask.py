@@ -82,6 +82,15 @@ def test_refused_twice_the_customer_gets_an_honest_handoff_never_the_refusal():
     assert step.action == "refusal_handoff" and step.refusals == 2 and len(server.requests) == 2
 
 
+def test_a_refusal_as_the_rewrite_of_a_refused_reply_is_not_sent_either():
+    # The first reply states a value no source has; told so, the model declines: the customer gets a person.
+    with FakeLLMServer([text("可以在 30 天内退货。"), text(REFUSAL_ZH)]) as server:
+        result, step = answer(server, Base(RETURNS_EN), QUESTION_ZH)
+    assert isinstance(result.outcome, HumanHandoff)
+    assert result.outcome.customer_message == HONEST_HANDOFF["zh"]
+    assert step.action == "grounding_handoff" and step.refusals == 1 and len(server.requests) == 2
+
+
 def test_an_english_refusal_is_asked_again_in_english():
     with FakeLLMServer(
         [text("I'm sorry, but I can't assist with that."), text("You can return it within 14 days.")]
