@@ -71,9 +71,9 @@ class KnowledgeSettings:
     refusal_reask: bool = False
     """A blanket refusal of the model ("抱歉，我无法协助完成这个请求。") when the evidence is on topic is asked once
     more, with the evidence and the question in the customer's language (`refusals`); refused again, the customer
-    gets the sentence that clearly answers or an honest handoff, never the refusal."""
-    refusal_evidence_score: float = 0.0
-    """Least score of the best evidence sentence for the re-ask: below it the sources are not on topic."""
+    gets the sentence that clearly answers or an honest handoff, never the refusal. Off: on the tuning questions
+    the model refused, 2 more right answers but 1-2 more wrong replies and 2 fewer honest replies to unanswerable
+    questions (docs/knowledge.md, "The model's own refusals")."""
 
 
 class SourceLedger:
@@ -291,8 +291,6 @@ class KnowledgeAnswerer:
         """A blanket refusal of the model while the evidence is on topic (`refusals`); counted on the step."""
         settings = self.settings
         if not settings.refusal_reask or not step.evidence or not isinstance(result.outcome, Reply):
-            return False
-        if step.evidence[0].score < settings.refusal_evidence_score:
             return False
         texts = [f"{s.title}\n{s.text}" for s in ledger.sources]
         if not blanket_refusal(result.outcome.text, texts):
