@@ -74,6 +74,9 @@ class KnowledgeSettings:
     gets the sentence that clearly answers or an honest handoff, never the refusal. Off: on the tuning questions
     the model refused, 2 more right answers but 1-2 more wrong replies and 2 fewer honest replies to unanswerable
     questions (docs/knowledge.md, "The model's own refusals")."""
+    refusal_handoff: bool = True
+    """Without the re-ask, a blanket refusal while the evidence is on topic is not sent: the customer gets the
+    honest handoff (free: "I can't help with that" was charged as a reply) and a person answers."""
 
 
 class SourceLedger:
@@ -231,6 +234,8 @@ class KnowledgeAnswerer:
         again, the customer gets the one source sentence that clearly answers, or an honest handoff (free)."""
         result = self._run(node, messages, agents)
         if self._refused(result, ledger, step):
+            if not self.settings.refusal_reask:
+                return self._handed_over(result, step)
             # Asked once more with the evidence and the question in the customer's language; a second refusal
             # is not sent either: the customer is better served by a person than by "I can't help with that".
             result = _merge(result, self._run(node, self._reask(messages, step), agents))
@@ -287,10 +292,19 @@ class KnowledgeAnswerer:
             result, outcome=HumanHandoff(reason=reason, customer_message=HONEST_HANDOFF[language])
         )
 
+    def _handed_over(self, result: RunResult, step: KnowledgeStep) -> RunResult:
+        """A blanket refusal, not asked again: the honest handoff. Never a source sentence instead: after a
+        refusal it was as often one that answers something else (docs/knowledge.md, "The model's own refusals")."""
+        step.action = "refusal_handoff"
+        reason = "The AI declined to answer although the sources are on topic."
+        customer = HONEST_HANDOFF[_language(step.query)]
+        return dataclasses.replace(result, outcome=HumanHandoff(reason=reason, customer_message=customer))
+
     def _refused(self, result: RunResult, ledger: SourceLedger, step: KnowledgeStep) -> bool:
         """A blanket refusal of the model while the evidence is on topic (`refusals`); counted on the step."""
         settings = self.settings
-        if not settings.refusal_reask or not step.evidence or not isinstance(result.outcome, Reply):
+        wanted = settings.refusal_reask or settings.refusal_handoff
+        if not wanted or not step.evidence or not isinstance(result.outcome, Reply):
             return False
         texts = [f"{s.title}\n{s.text}" for s in ledger.sources]
         if not blanket_refusal(result.outcome.text, texts):
