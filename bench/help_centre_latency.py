@@ -146,7 +146,8 @@ def one_start(root: Path, model: str, centre: str, asked: list[Any], timeout: fl
         url = f"http://127.0.0.1:{port}/webhooks/api/{token}/"
         return {"answers": [_ask(url, receiver, proxy, q, n, timeout) for n, q in enumerate(asked)]}
     finally:
-        os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
+        if run.poll() is None:
+            os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
         try:
             run.wait(timeout=90)
         except subprocess.TimeoutExpired:
