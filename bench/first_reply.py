@@ -24,6 +24,7 @@ figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,36 @@ def clean_env(**extra: str) -> dict[str, str]:
     """This shell's environment without what would point the product elsewhere."""
     drop = ("OPENAI_", "CAPTAIN_", "HELPDESK_", "DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DEMO_")
     return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
+
+
+@contextlib.contextmanager
+def supervised(root: Path, env: dict[str, str], out_path: Path, timeout: float) -> Iterator[float]:
+    """`root`'s `scripts/supervisor.py` (what `scripts/run` runs after its set-up), its output in `out_path`;
+    yields the seconds it took to print its ready line and stops it, by PID, on leaving."""
+    began = time.monotonic()
+    with out_path.open("wb") as out:
+        run = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "python"), str(root / "scripts" / "supervisor.py")],
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        while READY_MARK not in out_path.read_text(errors="replace"):
+            if run.poll() is not None or time.monotonic() - began > timeout:
+                raise RuntimeError(f"{root}: not ready; see {out_path}")
+            time.sleep(0.2)
+        yield time.monotonic() - began
+    finally:
+        if run.poll() is None:
+            os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
+        try:
+            run.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
 
 
 def message_times(database: Path) -> tuple[float, float]:
@@ -97,88 +129,69 @@ def one_start(root: Path, model: str, timeout: float) -> dict[str, Any]:
         PYTHONUNBUFFERED="1",
     )
     python = str(ROOT / ".venv" / "bin" / "python")
-    out_path = work / "run.out"
-    began = time.monotonic()
-    with out_path.open("wb") as out:
-        run = subprocess.Popen(
-            [python, str(root / "scripts" / "supervisor.py")],
-            cwd=root,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
     try:
-        while READY_MARK not in out_path.read_text(errors="replace"):
-            if run.poll() is not None or time.monotonic() - began > timeout:
-                raise RuntimeError(f"{root}: not ready; see {out_path}")
-            time.sleep(0.2)
-        ready = time.monotonic() - began
-        asked_at = time.time()
-        started = time.monotonic()
-        chat = subprocess.run(
-            [python, "manage.py", "captain_demo_chat", QUESTION],
-            cwd=root,
-            env={
-                **env,
-                "DJANGO_DEBUG": "1",
-                "DJANGO_SETTINGS_MODULE": "config.settings",
-                "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-                "HELPDESK_PUBLIC_URL": f"http://127.0.0.1:{port}",
-            },
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        seconds = time.monotonic() - started
-        if chat.returncode != 0:
-            raise RuntimeError(f"captain_demo_chat failed: {chat.stdout}{chat.stderr}")
-        # The reply's own calls (they carry the question); background calls at the same time are not counted.
-        calls = [
-            e
-            for e in proxy.log
-            if e["at"] >= asked_at - 0.5 and QUESTION in str((e["request"] or {}).get("messages"))
-        ]
-        # Other calls (the background lane's drafts) that ran while the reply waited: they share the two cores.
-        ended = time.time()
-        beside = sum(
-            1 for e in proxy.log if e not in calls and e["at"] < ended and e["at"] + e["seconds"] > asked_at
-        )
-        prompt = sum(int((e["usage"] or {}).get("prompt_tokens") or 0) for e in calls)
-        output = sum(int((e["usage"] or {}).get("completion_tokens") or 0) for e in calls)
-        # Where the seconds went: the command's own start-up (Python and Django) comes before its POST; its
-        # "done in" counts from the POST to the reply stored and delivered (polled every 0.3 s).
-        done = re.search(r"^done in ([0-9.]+) s", chat.stdout, re.M)
-        posted = float(done.group(1)) if done else float("nan")
-        in_model = sum(float(e["seconds"]) for e in calls)
-        first_call = min((float(e["at"]) for e in calls), default=float("nan"))
-        stored, answered = message_times(work / "var" / "db.sqlite3")
-        cached = sum(
-            int(((e["usage"] or {}).get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-            for e in calls
-        )
-        return {
-            "ready": ready,
-            "seconds": seconds,
-            "calls": len(calls),
-            "prompt": prompt,
-            "read": prompt - cached,
-            "beside": beside,
-            "output": output,
-            "posted": posted,
-            "stored_to_reply": answered - stored,
-            "model": in_model,
-            # From the customer's message stored to the reply's first model call (debounce, queue, routing).
-            "before_model": first_call - stored,
-        }
+        with supervised(root, env, work / "run.out", timeout) as ready:
+            asked_at = time.time()
+            started = time.monotonic()
+            chat = subprocess.run(
+                [python, "manage.py", "captain_demo_chat", QUESTION],
+                cwd=root,
+                env={
+                    **env,
+                    "DJANGO_DEBUG": "1",
+                    "DJANGO_SETTINGS_MODULE": "config.settings",
+                    "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+                    "HELPDESK_PUBLIC_URL": f"http://127.0.0.1:{port}",
+                },
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+            seconds = time.monotonic() - started
+            if chat.returncode != 0:
+                raise RuntimeError(f"captain_demo_chat failed: {chat.stdout}{chat.stderr}")
+            # The reply's own calls (they carry the question); background calls at the same time are not counted.
+            calls = [
+                e
+                for e in proxy.log
+                if e["at"] >= asked_at - 0.5 and QUESTION in str((e["request"] or {}).get("messages"))
+            ]
+            # Other calls (the background lane's drafts) that ran while the reply waited: they share the two cores.
+            ended = time.time()
+            beside = sum(
+                1
+                for e in proxy.log
+                if e not in calls and e["at"] < ended and e["at"] + e["seconds"] > asked_at
+            )
+            prompt = sum(int((e["usage"] or {}).get("prompt_tokens") or 0) for e in calls)
+            output = sum(int((e["usage"] or {}).get("completion_tokens") or 0) for e in calls)
+            # Where the seconds went: the command's own start-up (Python and Django) comes before its POST; its
+            # "done in" counts from the POST to the reply stored and delivered (polled every 0.3 s).
+            done = re.search(r"^done in ([0-9.]+) s", chat.stdout, re.M)
+            posted = float(done.group(1)) if done else float("nan")
+            in_model = sum(float(e["seconds"]) for e in calls)
+            first_call = min((float(e["at"]) for e in calls), default=float("nan"))
+            stored, answered = message_times(work / "var" / "db.sqlite3")
+            cached = sum(
+                int(((e["usage"] or {}).get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+                for e in calls
+            )
+            return {
+                "ready": ready,
+                "seconds": seconds,
+                "calls": len(calls),
+                "prompt": prompt,
+                "read": prompt - cached,
+                "beside": beside,
+                "output": output,
+                "posted": posted,
+                "stored_to_reply": answered - stored,
+                "model": in_model,
+                # From the customer's message stored to the reply's first model call (debounce, queue, routing).
+                "before_model": first_call - stored,
+            }
     finally:
-        os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
-        try:
-            run.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
         proxy.server.shutdown()
         llm.stop()
 

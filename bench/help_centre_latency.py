@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-READY_MARK = "==> Captain Helpdesk on"
 SECRET = "bench-help-centre-secret"
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 
@@ -104,7 +102,7 @@ def questions(centre_name: str, count: int) -> list[Any]:
 def one_start(root: Path, model: str, centre: str, asked: list[Any], timeout: float) -> dict[str, Any]:
     """A fresh database with the help centre, a fresh model server and product from `root`; each question's
     seconds from the webhook's acknowledgement to its reply at the callback."""
-    from bench.first_reply import free_port
+    from bench.first_reply import free_port, supervised
     from bench.reply_latency import RecordingProxy
     from bench.webhook_throughput import Receiver
     from captain.local_llm import start_local_llm
@@ -126,32 +124,11 @@ def one_start(root: Path, model: str, centre: str, asked: list[Any], timeout: fl
         CAPTAIN_MODEL=llm.model,
         CAPTAIN_BUNDLED_MODEL="1",  # what scripts/run sets when it starts the bundled model itself
     )
-    out_path = work / "run.out"
-    began = time.monotonic()
-    with out_path.open("wb") as out:
-        run = subprocess.Popen(
-            [PYTHON, str(root / "scripts" / "supervisor.py")],
-            cwd=root,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
     try:
-        while READY_MARK not in out_path.read_text(errors="replace"):
-            if run.poll() is not None or time.monotonic() - began > timeout:
-                raise RuntimeError(f"{root}: not ready; see {out_path}")
-            time.sleep(0.2)
-        url = f"http://127.0.0.1:{port}/webhooks/api/{token}/"
-        return {"answers": [_ask(url, receiver, proxy, q, n, timeout) for n, q in enumerate(asked)]}
+        with supervised(root, env, work / "run.out", timeout):
+            url = f"http://127.0.0.1:{port}/webhooks/api/{token}/"
+            return {"answers": [_ask(url, receiver, proxy, q, n, timeout) for n, q in enumerate(asked)]}
     finally:
-        if run.poll() is None:
-            os.kill(run.pid, signal.SIGTERM)  # the supervisor stops what it started, by PID
-        try:
-            run.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
         proxy.server.shutdown()
         receiver.server.shutdown()
         llm.stop()
